@@ -1,0 +1,61 @@
+"""``[gatekeeper]`` configuration, read from luigi.cfg when used, never at import.
+
+Every value can be overridden on the luigi command line (``--gatekeeper-ledger-url ...``) and
+``${ENV}`` interpolation works as everywhere in luigi.cfg. ``GATEKEEPER_LEDGER_URL`` in the
+environment overrides the configured ledger URL for the ``gatekeeper`` command.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import luigi
+
+DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
+
+
+class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg section
+    """The ``[gatekeeper]`` section of luigi.cfg."""
+
+    ledger_url = luigi.Parameter(
+        default=DEFAULT_LEDGER_URL,
+        description="Ledger URL: sqlite:///relative.db, sqlite:////abs.db or postgresql://...",
+    )
+    timezone = luigi.Parameter(
+        default="UTC", description="IANA time zone in which business dates start at midnight"
+    )
+    lateness = luigi.Parameter(
+        default="0s",
+        description="How long after a period ends before it is due (e.g. 2h, 30m, 1d)",
+    )
+    lease_seconds = luigi.FloatParameter(
+        default=300.0,
+        description="Seconds a running attempt's lease lasts; renewed by a heartbeat",
+    )
+
+
+def settings() -> gatekeeper:
+    """The current ``[gatekeeper]`` configuration (reads luigi's config now)."""
+    return gatekeeper()
+
+
+def ledger_url() -> str:
+    """The configured ledger URL (luigi.cfg or ``--gatekeeper-ledger-url``)."""
+    return str(settings().ledger_url)
+
+
+def cli_ledger_url(explicit: str | None = None) -> str:
+    """The ``gatekeeper`` command's ledger: ``--ledger``, else ``$GATEKEEPER_LEDGER_URL``,
+    else luigi.cfg."""
+    return explicit or os.environ.get("GATEKEEPER_LEDGER_URL") or ledger_url()
+
+
+def lease_seconds() -> float:
+    return float(settings().lease_seconds)
+
+
+def lateness() -> dt.timedelta:
+    from gatekeeper.periods import parse_lateness
+
+    return parse_lateness(str(settings().lateness))

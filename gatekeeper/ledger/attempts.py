@@ -1,0 +1,255 @@
+"""Attempt records: observations, allocation with leases, heartbeats and reads."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from gatekeeper.errors import InvalidInput, LeaseHeld, StateConflict
+from gatekeeper.gate import check_name
+from gatekeeper.ledger.base import ATTEMPT_COLUMNS, SqlLedger
+from gatekeeper.periods import parse_aware_datetime, period_key
+from gatekeeper.records import Attempt, RunState, transition
+
+
+def check_attempt(value: Any, field: str = "attempt", allow_zero: bool = False) -> int:
+    """Return ``value`` if it is a positive int (0 too when ``allow_zero``); never a bool."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, value, "expected a positive integer")
+    if value < (0 if allow_zero else 1):
+        raise InvalidInput(field, value, "expected a positive integer")
+    return value
+
+
+def check_started_at(value: Any, field: str = "started_at") -> dt.datetime:
+    """Return ``value`` in UTC if it is a tz-aware datetime; raises InvalidInput."""
+    if not isinstance(value, dt.datetime):
+        kind = type(value).__name__
+        raise InvalidInput(field, value, f"expected a tz-aware datetime, got {kind}")
+    return parse_aware_datetime(value, field)
+
+
+def check_lease(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise InvalidInput("lease_seconds", value, "expected a positive number of seconds")
+    return float(value)
+
+
+def utc_now(now: dt.datetime | None = None) -> dt.datetime:
+    """Return ``now`` (validated, in UTC) or the current time."""
+    if now is None:
+        return dt.datetime.now(dt.timezone.utc)
+    return check_started_at(now, "now")
+
+
+class AttemptStore(SqlLedger):
+    """Attempt operations of the ledger contract."""
+
+    def record(
+        self,
+        job: str,
+        business_date: Any,
+        attempt: int,
+        run_id: str,
+        state: Any,
+        started_at: dt.datetime,
+        *,
+        error: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Record one observation of an attempt; writes.
+
+        Returns True when the ledger changed and False for a harmless replay. Raises
+        InvalidInput (nothing written) for bad values and StateConflict when a terminal state
+        would change or the run ID belongs to another (job, date, attempt).
+        """
+        job = check_name(job, "job")
+        period = period_key(business_date)
+        number = check_attempt(attempt)
+        run_id = check_name(run_id, "run_id")
+        new = RunState.parse(state)
+        started = check_started_at(started_at)
+        at = utc_now(now)
+        return bool(self.run_in_transaction(
+            lambda: self._record(job, period, number, run_id, new, started, at, error)
+        ))
+
+    def _record(
+        self, job: str, period: str, number: int, run_id: str, new: RunState,
+        started: dt.datetime, at: dt.datetime, error: str | None,
+    ) -> bool:
+        where = f"{job} {period} attempt {number}"
+        self._lock_key("attempt", job, period)
+        self._check_run_id(run_id, (job, period, number))
+        current = self._attempt(job, period, number)
+        if current is not None and current.run_id != run_id:
+            raise StateConflict(f"{where}: recorded with run ID {current.run_id}, not {run_id}")
+        if not transition(current.state if current else None, new, where):
+            return False
+        if current is None:
+            self.execute(
+                f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (job, period, number, run_id, new.value, self.ts_in(started), self.ts_in(at),
+                 None, error),
+            )
+        else:
+            self.execute(
+                "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
+                "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ?",
+                (new.value, self.ts_in(at), error, job, period, number),
+            )
+        return True
+
+    def _check_run_id(self, run_id: str, key: tuple[str, str, int]) -> None:
+        rows = self.execute(
+            "SELECT job, period, attempt FROM gk_attempts WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        if rows and tuple(rows[0]) != key:
+            job, period, number = rows[0]
+            raise StateConflict(
+                f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
+                f"refusing it for {key[0]} {key[1]} attempt {key[2]}"
+            )
+
+    def begin_attempt(
+        self,
+        job: str,
+        business_date: Any,
+        run_id: str,
+        *,
+        lease_seconds: float,
+        attempt: int = 0,
+        now: dt.datetime | None = None,
+    ) -> Attempt:
+        """Allocate and record a ``running`` attempt holding a lease; writes.
+
+        ``attempt=0`` takes the next ordinal; an explicit ordinal must exceed every recorded
+        one (else StateConflict). A live lease of another attempt raises LeaseHeld and writes
+        nothing; running attempts whose lease expired are recorded ``abandoned`` first.
+        Returns the new Attempt.
+        """
+        job = check_name(job, "job")
+        period = period_key(business_date)
+        wanted = check_attempt(attempt, allow_zero=True)
+        run_id = check_name(run_id, "run_id")
+        lease = check_lease(lease_seconds)
+        at = utc_now(now)
+        result = self.run_in_transaction(
+            lambda: self._begin(job, period, wanted, run_id, lease, at)
+        )
+        assert isinstance(result, Attempt)
+        return result
+
+    def _begin(
+        self, job: str, period: str, wanted: int, run_id: str, lease: float, at: dt.datetime
+    ) -> Attempt:
+        self._lock_key("attempt", job, period)
+        self._check_run_id(run_id, (job, period, wanted))
+        existing = self._attempts(job, period)
+        for old in existing:
+            if old.state is RunState.RUNNING:
+                self._abandon_if_expired(old, at)
+        top = max((a.attempt for a in existing), default=0)
+        number = top + 1 if wanted == 0 else wanted
+        if number <= top:
+            raise StateConflict(
+                f"{job} {period}: attempt {wanted} refused, attempt {top} is already recorded; "
+                f"use an attempt greater than {top} or 0 for the next one"
+            )
+        expires = at + dt.timedelta(seconds=lease)
+        self.execute(
+            f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (job, period, number, run_id, RunState.RUNNING.value, self.ts_in(at),
+             self.ts_in(at), self.ts_in(expires), None),
+        )
+        return Attempt(job, period, number, run_id, RunState.RUNNING, at, at, expires)
+
+    def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:
+        if old.lease_expires_at is None:
+            raise LeaseHeld(
+                f"{old.job} {old.business_date} attempt {old.attempt} is running without a "
+                f"lease (run ID {old.run_id}); record its outcome before starting another"
+            )
+        if old.lease_live(at):
+            raise LeaseHeld(
+                f"{old.job} {old.business_date} attempt {old.attempt} holds a live lease until "
+                f"{old.lease_expires_at.isoformat()} (run ID {old.run_id})"
+            )
+        self.execute(
+            "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ? "
+            "WHERE job = ? AND period = ? AND attempt = ? AND state = ?",
+            (RunState.ABANDONED.value, self.ts_in(at),
+             f"lease expired at {old.lease_expires_at.isoformat()}",
+             old.job, old.business_date, old.attempt, RunState.RUNNING.value),
+        )
+
+    def heartbeat(
+        self, run_id: str, *, lease_seconds: float, now: dt.datetime | None = None
+    ) -> bool:
+        """Extend a running attempt's lease; writes. False when it is no longer running."""
+        lease = check_lease(lease_seconds)
+        at = utc_now(now)
+
+        def renew() -> bool:
+            cursor = self.execute(
+                "UPDATE gk_attempts SET lease_expires_at = ?, updated_at = ? "
+                "WHERE run_id = ? AND state = ?",
+                (self.ts_in(at + dt.timedelta(seconds=lease)), self.ts_in(at), run_id,
+                 RunState.RUNNING.value),
+            )
+            return bool(cursor.rowcount == 1)
+
+        return bool(self.run_in_transaction(renew))
+
+    # -- reads ---------------------------------------------------------------------------------
+    def attempts(self, job: str, business_date: Any) -> list[Attempt]:
+        """Every attempt of ``job`` for the date, ordered by attempt; reads only."""
+        return self._attempts(check_name(job, "job"), period_key(business_date))
+
+    def latest(self, job: str, business_date: Any) -> Attempt | None:
+        """The greatest recorded attempt of ``job`` for the date, or None; reads only."""
+        found = self.attempts(job, business_date)
+        return found[-1] if found else None
+
+    def history(self, job: str, business_date: Any = None) -> list[Attempt]:
+        """Attempts of ``job`` (for one date, or all dates) by date then attempt; reads only."""
+        if business_date is not None:
+            return self.attempts(job, business_date)
+        rows = self.read(
+            f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? ORDER BY period, attempt",
+            (check_name(job, "job"),),
+        )
+        return [self.to_attempt(r) for r in rows]
+
+    def latest_states(self, job: str, first: str, last: str) -> dict[str, RunState]:
+        """Period key -> state of the latest attempt, for keys in [first, last]; one query."""
+        rows = self.read(
+            "SELECT a.period, a.state FROM gk_attempts a WHERE a.job = ? "
+            "AND a.period >= ? AND a.period <= ? AND a.attempt = (SELECT MAX(b.attempt) "
+            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)",
+            (job, first, last),
+        )
+        return {r[0]: RunState(r[1]) for r in rows}
+
+    def _attempts(self, job: str, period: str) -> list[Attempt]:
+        rows = self.read(
+            f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? "
+            "ORDER BY attempt",
+            (job, period),
+        )
+        return [self.to_attempt(r) for r in rows]
+
+    def _attempt(self, job: str, period: str, number: int) -> Attempt | None:
+        rows = self.read(
+            f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? "
+            "AND attempt = ?",
+            (job, period, number),
+        )
+        return self.to_attempt(rows[0]) if rows else None
+
+    def to_attempt(self, row: Any) -> Attempt:
+        started, updated, lease = (self.ts_out(v) for v in (row[5], row[6], row[7]))
+        assert started is not None and updated is not None
+        return Attempt(
+            row[0], row[1], int(row[2]), row[3], RunState(row[4]), started, updated, lease, row[8]
+        )

@@ -1,0 +1,155 @@
+"""Readiness reads and atomic publication: output and evidence in one transaction."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gatekeeper.errors import NotReady, PublicationConflict
+from gatekeeper.gate import Requirement, check_name, evaluate_readiness, normalize_requirements
+from gatekeeper.ledger.attempts import AttemptStore, utc_now
+from gatekeeper.ledger.base import ATTEMPT_COLUMNS
+from gatekeeper.periods import period_key
+from gatekeeper.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
+
+WriteFn = Callable[[Any], Any]
+
+
+class PublicationStore(AttemptStore):
+    """Readiness and publication operations of the ledger contract."""
+
+    def readiness(self, jobs: Iterable[Any], business_date: Any) -> Readiness:
+        """Return the Readiness of ``jobs`` for the date; reads only (one query)."""
+        period = period_key(business_date)
+        required = normalize_requirements(jobs, period)
+        return evaluate_readiness(period, required, self._latest_many(required))
+
+    def _latest_many(self, required: tuple[Requirement, ...]) -> dict[Requirement, Attempt]:
+        clauses = " OR ".join("(a.job = ? AND a.period = ?)" for _ in required)
+        params = [value for pair in required for value in pair]
+        rows = self.read(
+            f"SELECT {', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
+            f"FROM gk_attempts a WHERE ({clauses}) AND a.attempt = (SELECT MAX(b.attempt) "
+            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)",
+            params,
+        )
+        found = (self.to_attempt(r) for r in rows)
+        return {(a.job, a.business_date): a for a in found}
+
+    def publish(
+        self,
+        consumer: str,
+        business_date: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        write: WriteFn | None = None,
+        *,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Publish ``consumer``'s output for the date with its evidence, in one transaction.
+
+        Reads readiness, calls ``write(connection)`` for the caller's own rows, stores the
+        publication and the authorizing run IDs, and commits. Returns True for the first
+        publication and False for a retry (same fingerprint and required jobs: nothing is
+        written and ``write`` is not called). Raises NotReady when the gate is closed,
+        PublicationConflict for a different fingerprint or required jobs, InvalidInput for bad
+        values; any exception rolls back the output rows and the evidence together.
+        """
+        consumer = check_name(consumer, "consumer")
+        period = period_key(business_date)
+        required = normalize_requirements(required_jobs, period)
+        fingerprint = check_name(fingerprint, "fingerprint")
+        at = utc_now(now)
+        return bool(self.run_in_transaction(
+            lambda: self._publish(consumer, period, required, fingerprint, write, at)
+        ))
+
+    def _publish(
+        self, consumer: str, period: str, required: tuple[Requirement, ...], fingerprint: str,
+        write: WriteFn | None, at: dt.datetime,
+    ) -> bool:
+        self._lock_key("publication", consumer, period)
+        existing = self._publications(consumer, period, newest_only=True)
+        if existing:
+            return self._judge_retry(existing[0], required, fingerprint)
+        latest = self._latest_many(required)
+        readiness = evaluate_readiness(period, required, latest)
+        if not readiness:
+            raise NotReady(readiness)
+        if write is not None:
+            write(self.connection)
+        self._insert_publication(consumer, period, 1, fingerprint, required, latest, at, None)
+        return True
+
+    def _judge_retry(
+        self, current: Publication, required: tuple[Requirement, ...], fingerprint: str
+    ) -> bool:
+        wanted = tuple(requirement_label(j, p, current.business_date) for j, p in required)
+        if current.fingerprint == fingerprint and current.required_jobs == wanted:
+            return False
+        what = "fingerprint" if current.fingerprint != fingerprint else "required jobs"
+        raise PublicationConflict(
+            f"{current.consumer} {current.business_date}: revision {current.revision} was "
+            f"published with {what} "
+            f"{current.fingerprint if what == 'fingerprint' else list(current.required_jobs)}, "
+            f"refusing {fingerprint if what == 'fingerprint' else list(wanted)}; "
+            "a correction is an explicit republish"
+        )
+
+    def _insert_publication(
+        self, consumer: str, period: str, revision: int, fingerprint: str,
+        required: tuple[Requirement, ...], latest: dict[Requirement, Attempt],
+        at: dt.datetime, reason: str | None,
+    ) -> None:
+        labels = [requirement_label(j, p, period) for j, p in required]
+        self.execute(
+            "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
+            "required_jobs, published_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (consumer, period, revision, fingerprint, json.dumps(labels), self.ts_in(at), reason),
+        )
+        for job, job_period in required:
+            found = latest[(job, job_period)]
+            self.execute(
+                "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
+                "attempt) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (consumer, period, revision, job, job_period, found.run_id, found.attempt),
+            )
+
+    def publication(self, consumer: str, business_date: Any) -> Publication | None:
+        """The newest revision of the publication for the date, or None; reads only."""
+        found = self._publications(
+            check_name(consumer, "consumer"), period_key(business_date), newest_only=True
+        )
+        return found[0] if found else None
+
+    def publications(self, consumer: str, business_date: Any) -> list[Publication]:
+        """Every revision of the publication for the date, newest first; reads only."""
+        return self._publications(check_name(consumer, "consumer"), period_key(business_date))
+
+    def _publications(
+        self, consumer: str, period: str, newest_only: bool = False
+    ) -> list[Publication]:
+        rows = self.read(
+            "SELECT revision, fingerprint, required_jobs, published_at, reason FROM "
+            "gk_publications WHERE consumer = ? AND period = ? ORDER BY revision DESC"
+            + (" LIMIT 1" if newest_only else ""),
+            (consumer, period),
+        )
+        return [self._to_publication(consumer, period, row) for row in rows]
+
+    def _to_publication(self, consumer: str, period: str, row: Any) -> Publication:
+        revision = int(row[0])
+        items = self.read(
+            "SELECT job, job_period, run_id, attempt FROM gk_evidence WHERE consumer = ? "
+            "AND period = ? AND revision = ? ORDER BY job, job_period",
+            (consumer, period, revision),
+        )
+        published = self.ts_out(row[3])
+        assert published is not None
+        return Publication(
+            consumer, period, revision, row[1], tuple(json.loads(row[2])),
+            tuple(EvidenceItem(i[0], i[1], i[2], int(i[3])) for i in items), published, row[4],
+        )
+

@@ -1,0 +1,52 @@
+"""The ledger's versioned schema: forward-only migrations shared by both dialects.
+
+Each migration is a list of statements; ``{ts}`` is replaced by the dialect's timestamp type.
+A ledger records the version it reached in ``gk_schema``; a newer version than this code
+knows is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1: attempts with leases, publications with revisions, evidence rows.
+    (
+        """CREATE TABLE gk_attempts (
+            job TEXT NOT NULL,
+            period TEXT NOT NULL,
+            attempt INTEGER NOT NULL CHECK (attempt > 0),
+            run_id TEXT NOT NULL UNIQUE,
+            state TEXT NOT NULL
+                CHECK (state IN ('running', 'succeeded', 'failed', 'abandoned')),
+            started_at {ts} NOT NULL,
+            updated_at {ts} NOT NULL,
+            lease_expires_at {ts},
+            error TEXT,
+            PRIMARY KEY (job, period, attempt)
+        )""",
+        """CREATE TABLE gk_publications (
+            consumer TEXT NOT NULL,
+            period TEXT NOT NULL,
+            revision INTEGER NOT NULL CHECK (revision > 0),
+            fingerprint TEXT NOT NULL,
+            required_jobs TEXT NOT NULL,
+            published_at {ts} NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (consumer, period, revision)
+        )""",
+        """CREATE TABLE gk_evidence (
+            consumer TEXT NOT NULL,
+            period TEXT NOT NULL,
+            revision INTEGER NOT NULL,
+            job TEXT NOT NULL,
+            job_period TEXT NOT NULL,
+            run_id TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            PRIMARY KEY (consumer, period, revision, job, job_period),
+            FOREIGN KEY (consumer, period, revision)
+                REFERENCES gk_publications (consumer, period, revision)
+        )""",
+        "CREATE INDEX gk_evidence_by_job ON gk_evidence (job, job_period)",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,122 @@
+"""The real ``gatekeeper`` command in a subprocess: exit codes, tables and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+from tests.conftest import T0, snapshot
+
+DEMO = """Backfill completed today: False
+Required business date ready: True
+First publication: True
+Same publication retried: False
+"""
+
+
+def gatekeeper(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+               ) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "GATEKEEPER_LEDGER_URL"}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "gatekeeper.cli", *args], cwd=cwd,
+                          env=full_env, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_demo_prints_exactly_four_lines() -> None:
+    done = gatekeeper("demo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == DEMO
+
+
+def test_cli_record_ready_history(sqlite_url: str) -> None:
+    for job in ("DimCustomer", "DimProduct"):
+        done = gatekeeper("--ledger", sqlite_url, "record", job, "2026-10-23", "1", f"r-{job}",
+                          "succeeded", "--started-at", "2026-10-23T07:00:00Z")
+        assert done.returncode == 0, done.stderr
+    again = gatekeeper("--ledger", sqlite_url, "record", "DimProduct", "2026-10-23", "1",
+                       "r-DimProduct", "succeeded", "--started-at", "2026-10-23T07:00:00Z",
+                       "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["changed"] is False
+    ready = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer",
+                       "DimProduct", "--json")
+    assert ready.returncode == 0
+    assert json.loads(ready.stdout)["evidence"] == {"DimCustomer": "r-DimCustomer",
+                                                    "DimProduct": "r-DimProduct"}
+    history = gatekeeper("--ledger", sqlite_url, "history", "DimCustomer")
+    assert history.returncode == 0 and "r-DimCustomer" in history.stdout
+    assert "succeeded" in history.stdout
+
+
+def test_cli_ready_not_ready_exits_1_and_names_blocker(sqlite_url: str) -> None:
+    done = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer")
+    assert done.returncode == 1
+    assert "NOT READY" in done.stdout and "missing" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["record", "A", "2026-02-30", "1", "r1", "running"], "business_date"),
+    (["record", "A", "2026-10-23", "one", "r1", "running"], "attempt"),
+    (["record", "A", "2026-10-23", "0", "r1", "running"], "attempt"),
+    (["record", "A", "2026-10-23", "1", "r1", "done"], "state"),
+    (["record", "A", "2026-10-23", "1", "r1", "running", "--started-at", "2026-10-23T07:00"],
+     "started_at"),
+    (["ready", "23/10/2026", "A"], "business_date"),
+])
+def test_cli_bad_input_exits_2_names_field_and_writes_nothing(
+        sqlite_url: str, args: list[str], field: str) -> None:
+    with gk.open_ledger(sqlite_url) as ledger:
+        before = snapshot(ledger)
+    done = gatekeeper("--ledger", sqlite_url, *args)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert field in done.stderr
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert snapshot(ledger) == before
+
+
+def test_cli_conflict_exits_3(sqlite_url: str) -> None:
+    with gk.open_ledger(sqlite_url) as ledger:
+        ledger.record("A", "2026-10-23", 1, "r1", "succeeded", T0)
+    done = gatekeeper("--ledger", sqlite_url, "record", "A", "2026-10-23", "1", "r1", "failed",
+                      "--json")
+    assert done.returncode == 3
+    assert json.loads(done.stdout)["error"] == "StateConflict"
+
+
+def test_cli_unavailable_ledger_exits_4() -> None:
+    done = gatekeeper("--ledger", "sqlite:////nonexistent-dir/x/ledger.db", "history", "A")
+    assert done.returncode == 4 and "LedgerError" in done.stderr
+
+
+def test_cli_evidence_shows_run_ids(sqlite_url: str) -> None:
+    with gk.open_ledger(sqlite_url) as ledger:
+        ledger.record("A", "2026-10-23", 1, "run-a", "succeeded", T0)
+        ledger.publish("Sales", "2026-10-23", ["A"], "fp-1")
+    done = gatekeeper("--ledger", sqlite_url, "evidence", "Sales", "2026-10-23", "--json")
+    assert done.returncode == 0, done.stderr
+    revisions: list[dict[str, Any]] = json.loads(done.stdout)["revisions"]
+    assert [(r["revision"], r["evidence"]) for r in revisions] == [(1, {"A": "run-a"})]
+    text = gatekeeper("--ledger", sqlite_url, "evidence", "Sales", "2026-10-23")
+    assert "run-a" in text.stdout and "revision 1" in text.stdout
+    missing = gatekeeper("--ledger", sqlite_url, "evidence", "Sales", "2026-10-24")
+    assert missing.returncode == 1 and "not published" in missing.stdout
+
+
+def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
+    (tmp_path / "luigi.cfg").write_text("[gatekeeper]\nledger_url = sqlite:///from-cfg.db\n")
+    done = gatekeeper("record", "A", "2026-10-23", "1", "r1", "succeeded", cwd=tmp_path,
+                      env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg")})
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "from-cfg.db").exists()
+    env_url = f"sqlite:///{tmp_path / 'from-env.db'}"
+    done = gatekeeper("ready", "2026-10-23", "A", cwd=tmp_path,
+                      env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg"),
+                           "GATEKEEPER_LEDGER_URL": env_url})
+    assert done.returncode == 1  # a fresh ledger: A is missing there
+    assert (tmp_path / "from-env.db").exists()
