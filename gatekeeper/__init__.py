@@ -11,6 +11,7 @@ from gatekeeper.errors import (
     LeaseHeld,
     LedgerError,
     NotReady,
+    OutputMismatch,
     PublicationConflict,
     RecoveryNotSafe,
     StateConflict,
@@ -18,16 +19,24 @@ from gatekeeper.errors import (
 from gatekeeper.gate import check_ready
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.records import Attempt, Publication, Readiness, RunState, fingerprint
+from gatekeeper.targets import FilePublicationTarget, PublicationTarget
+from gatekeeper.tasks import BusinessDateTask, GatedFileTask, GatedTask
 
 __all__ = [
     "Attempt",
+    "BusinessDateTask",
+    "FilePublicationTarget",
+    "GatedFileTask",
+    "GatedTask",
     "GatekeeperError",
     "InvalidInput",
     "LeaseHeld",
     "Ledger",
     "LedgerError",
     "NotReady",
+    "OutputMismatch",
     "Publication",
+    "PublicationTarget",
     "PublicationConflict",
     "Readiness",
     "RecoveryNotSafe",

@@ -51,6 +51,10 @@ class LeaseHeld(StateConflict):
     """Another attempt for the same job and date holds a live lease."""
 
 
+class OutputMismatch(GatekeeperError):
+    """A published output outside the ledger is missing or does not match its checksum."""
+
+
 class RecoveryNotSafe(GatekeeperError):
     """The recovery planner refuses to propose a restart; the message says why."""
 

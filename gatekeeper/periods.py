@@ -212,11 +212,6 @@ def period_from_key(key: Any, field: str = "business_date") -> Label:
     return parse_business_date(key, field)
 
 
-def label_step(period: str) -> dt.timedelta:
-    """Return what separates consecutive labels: one calendar day, or one hour."""
-    return _ONE_HOUR if parse_period(period) == HOURLY else _ONE_DAY
-
-
 def interval(
     period_value: Any, period: str = DAILY, timezone: Any = "UTC", *, field: str = "business_date"
 ) -> Interval:
@@ -250,12 +245,12 @@ def last_closed(until: Any, period: str = DAILY, timezone: Any = "UTC") -> Label
     try:
         if kind == HOURLY:
             return instant.replace(minute=0, second=0, microsecond=0) - _ONE_HOUR
-        # The day ending at or before ``until`` is usually the local day before; the loops
-        # correct the guess where local midnight is missing or repeated.
+        # Usually the local day before ``until``'s; the loops correct the guess where local
+        # midnight is missing or repeated.
         day = instant.astimezone(zone).date() - _ONE_DAY
-        while _day_start(day + 2 * _ONE_DAY, zone) <= instant:
+        while _ends_by(day + _ONE_DAY, instant, zone):
             day += _ONE_DAY
-        while _day_start(day + _ONE_DAY, zone) > instant:
+        while not _ends_by(day, instant, zone):
             day -= _ONE_DAY
         return day
     except OverflowError:
@@ -331,6 +326,14 @@ def periods_between(
         )
     start_ordinal = first.toordinal()
     return map(dt.date.fromordinal, range(start_ordinal, start_ordinal + count))
+
+
+def _ends_by(day: dt.date, instant: dt.datetime, zone: ZoneInfo) -> bool:
+    """True when ``day`` ends (its next local midnight) at or before ``instant``."""
+    try:
+        return _day_start(day + _ONE_DAY, zone) <= instant
+    except OverflowError:
+        return False
 
 
 def _day_start(day: dt.date, zone: ZoneInfo) -> dt.datetime:

@@ -120,6 +120,7 @@ class Publication:
     items: tuple[EvidenceItem, ...]
     published_at: dt.datetime
     reason: str | None = None
+    location: str | None = None
 
     @property
     def evidence(self) -> dict[str, str]:
@@ -143,6 +144,7 @@ class Publication:
             },
             "published_at": self.published_at.isoformat(),
             "reason": self.reason,
+            "location": self.location,
         }
 
 

@@ -82,7 +82,7 @@ def snapshot(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every gatekeeper table, for "nothing was written" assertions."""
     tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence")
     return {
-        t: sorted((tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}")))
+        t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}"))
         for t in tables
     }
 

@@ -126,6 +126,8 @@ class AttemptStore(SqlLedger):
         ``attempt=0`` takes the next ordinal; an explicit ordinal must exceed every recorded
         one (else StateConflict). A live lease of another attempt raises LeaseHeld and writes
         nothing; running attempts whose lease expired are recorded ``abandoned`` first.
+        Without ``now`` the clock is read once the key's lock is held, so time spent waiting
+        for another writer neither shortens the new lease nor predates the previous attempt.
         Returns the new Attempt.
         """
         job = check_name(job, "job")
@@ -133,17 +135,19 @@ class AttemptStore(SqlLedger):
         wanted = check_attempt(attempt, allow_zero=True)
         run_id = check_name(run_id, "run_id")
         lease = check_lease(lease_seconds)
-        at = utc_now(now)
+        fixed = None if now is None else utc_now(now)
         result = self.run_in_transaction(
-            lambda: self._begin(job, period, wanted, run_id, lease, at)
+            lambda: self._begin(job, period, wanted, run_id, lease, fixed)
         )
         assert isinstance(result, Attempt)
         return result
 
     def _begin(
-        self, job: str, period: str, wanted: int, run_id: str, lease: float, at: dt.datetime
+        self, job: str, period: str, wanted: int, run_id: str, lease: float,
+        fixed: dt.datetime | None,
     ) -> Attempt:
         self._lock_key("attempt", job, period)
+        at = fixed if fixed is not None else utc_now()
         self._check_run_id(run_id, (job, period, wanted))
         existing = self._attempts(job, period)
         for old in existing:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from gatekeeper.errors import NotReady, PublicationConflict
@@ -15,6 +16,15 @@ from gatekeeper.periods import period_key
 from gatekeeper.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
 
 WriteFn = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a publisher publishes: its fingerprint, where it lives, how to write it."""
+
+    fingerprint: str
+    location: str | None
+    write: WriteFn | None
 
 
 class PublicationStore(AttemptStore):
@@ -46,6 +56,7 @@ class PublicationStore(AttemptStore):
         fingerprint: str,
         write: WriteFn | None = None,
         *,
+        location: str | None = None,
         now: dt.datetime | None = None,
     ) -> bool:
         """Publish ``consumer``'s output for the date with its evidence, in one transaction.
@@ -54,60 +65,69 @@ class PublicationStore(AttemptStore):
         publication and the authorizing run IDs, and commits. Returns True for the first
         publication and False for a retry (same fingerprint and required jobs: nothing is
         written and ``write`` is not called). Raises NotReady when the gate is closed,
-        PublicationConflict for a different fingerprint or required jobs, InvalidInput for bad
-        values; any exception rolls back the output rows and the evidence together.
+        PublicationConflict for a different fingerprint, required jobs or location,
+        InvalidInput for bad values; any exception rolls back the output rows and the evidence
+        together. ``location`` records where an output outside the database lives (a file).
         """
         consumer = check_name(consumer, "consumer")
         period = period_key(business_date)
         required = normalize_requirements(required_jobs, period)
         fingerprint = check_name(fingerprint, "fingerprint")
+        if location is not None:
+            location = check_name(location, "location")
         at = utc_now(now)
+        output = Output(fingerprint, location, write)
         return bool(self.run_in_transaction(
-            lambda: self._publish(consumer, period, required, fingerprint, write, at)
+            lambda: self._publish(consumer, period, required, output, at)
         ))
 
     def _publish(
-        self, consumer: str, period: str, required: tuple[Requirement, ...], fingerprint: str,
-        write: WriteFn | None, at: dt.datetime,
+        self, consumer: str, period: str, required: tuple[Requirement, ...], output: Output,
+        at: dt.datetime,
     ) -> bool:
         self._lock_key("publication", consumer, period)
         existing = self._publications(consumer, period, newest_only=True)
         if existing:
-            return self._judge_retry(existing[0], required, fingerprint)
+            return self._judge_retry(existing[0], required, output)
         latest = self._latest_many(required)
         readiness = evaluate_readiness(period, required, latest)
         if not readiness:
             raise NotReady(readiness)
-        if write is not None:
-            write(self.connection)
-        self._insert_publication(consumer, period, 1, fingerprint, required, latest, at, None)
+        if output.write is not None:
+            output.write(self.connection)
+        self._insert_publication(consumer, period, 1, output, required, latest, at, None)
         return True
 
     def _judge_retry(
-        self, current: Publication, required: tuple[Requirement, ...], fingerprint: str
+        self, current: Publication, required: tuple[Requirement, ...], output: Output
     ) -> bool:
         wanted = tuple(requirement_label(j, p, current.business_date) for j, p in required)
-        if current.fingerprint == fingerprint and current.required_jobs == wanted:
+        differences = [
+            (what, old, new) for what, old, new in (
+                ("fingerprint", current.fingerprint, output.fingerprint),
+                ("required jobs", list(current.required_jobs), list(wanted)),
+                ("location", current.location, output.location),
+            ) if old != new
+        ]
+        if not differences:
             return False
-        what = "fingerprint" if current.fingerprint != fingerprint else "required jobs"
+        what, old, new = differences[0]
         raise PublicationConflict(
             f"{current.consumer} {current.business_date}: revision {current.revision} was "
-            f"published with {what} "
-            f"{current.fingerprint if what == 'fingerprint' else list(current.required_jobs)}, "
-            f"refusing {fingerprint if what == 'fingerprint' else list(wanted)}; "
-            "a correction is an explicit republish"
+            f"published with {what} {old}, refusing {new}; a correction is an explicit republish"
         )
 
     def _insert_publication(
-        self, consumer: str, period: str, revision: int, fingerprint: str,
+        self, consumer: str, period: str, revision: int, output: Output,
         required: tuple[Requirement, ...], latest: dict[Requirement, Attempt],
         at: dt.datetime, reason: str | None,
     ) -> None:
         labels = [requirement_label(j, p, period) for j, p in required]
         self.execute(
             "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
-            "required_jobs, published_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (consumer, period, revision, fingerprint, json.dumps(labels), self.ts_in(at), reason),
+            "required_jobs, published_at, reason, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (consumer, period, revision, output.fingerprint, json.dumps(labels), self.ts_in(at),
+             reason, output.location),
         )
         for job, job_period in required:
             found = latest[(job, job_period)]
@@ -116,6 +136,23 @@ class PublicationStore(AttemptStore):
                 "attempt) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (consumer, period, revision, job, job_period, found.run_id, found.attempt),
             )
+
+    def completed_periods(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> set[str]:
+        """Period keys in [first, last] whose latest attempt of ``job`` succeeded and, with
+        ``consumer``, that have a publication by it; one query, reads only."""
+        published = (
+            " AND EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? "
+            "AND p.period = a.period)" if consumer else ""
+        )
+        rows = self.read(
+            "SELECT a.period FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
+            "AND a.period <= ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)" + published,
+            (job, first, last, *((consumer,) if consumer else ())),
+        )
+        return {r[0] for r in rows}
 
     def publication(self, consumer: str, business_date: Any) -> Publication | None:
         """The newest revision of the publication for the date, or None; reads only."""
@@ -132,7 +169,7 @@ class PublicationStore(AttemptStore):
         self, consumer: str, period: str, newest_only: bool = False
     ) -> list[Publication]:
         rows = self.read(
-            "SELECT revision, fingerprint, required_jobs, published_at, reason FROM "
+            "SELECT revision, fingerprint, required_jobs, published_at, reason, location FROM "
             "gk_publications WHERE consumer = ? AND period = ? ORDER BY revision DESC"
             + (" LIMIT 1" if newest_only else ""),
             (consumer, period),
@@ -151,5 +188,6 @@ class PublicationStore(AttemptStore):
         return Publication(
             consumer, period, revision, row[1], tuple(json.loads(row[2])),
             tuple(EvidenceItem(i[0], i[1], i[2], int(i[3])) for i in items), published, row[4],
+            row[5],
         )
 

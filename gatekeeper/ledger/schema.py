@@ -47,6 +47,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX gk_evidence_by_job ON gk_evidence (job, job_period)",
     ),
+    # 2: where a publication's output lives when it is not in the ledger database (a file).
+    ("ALTER TABLE gk_publications ADD COLUMN location TEXT",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
