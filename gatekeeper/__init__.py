@@ -17,14 +17,16 @@ from gatekeeper.errors import (
     StateConflict,
 )
 from gatekeeper.gate import check_ready
+from gatekeeper.gated import GatedFileTask, GatedTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.targets import FilePublicationTarget, PublicationTarget
-from gatekeeper.tasks import BusinessDateTask, GatedFileTask, GatedTask
+from gatekeeper.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
 
 __all__ = [
     "Attempt",
     "BusinessDateTask",
+    "BusinessHourTask",
     "FilePublicationTarget",
     "GatedFileTask",
     "GatedTask",
@@ -38,6 +40,7 @@ __all__ = [
     "Publication",
     "PublicationTarget",
     "PublicationConflict",
+    "PeriodTask",
     "Readiness",
     "RecoveryNotSafe",
     "RunState",

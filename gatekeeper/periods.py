@@ -60,7 +60,13 @@ def parse_business_date(value: Any, field: str = "business_date") -> dt.date:
 
 
 def period_key(value: Any, field: str = "business_date") -> str:
-    """Return the canonical ledger key of a business period; raises InvalidInput."""
+    """Return the canonical ledger key of a business period; raises InvalidInput.
+
+    A daily period is a ``date`` or ``YYYY-MM-DD``; an hourly one is given by its key
+    ``YYYY-MM-DDTHH:00Z`` (a plain datetime is refused: it is too easily a date by mistake).
+    """
+    if isinstance(value, str) and _HOUR_KEY.match(value):
+        return hour_key(period_from_key(value, field), field)
     return parse_business_date(value, field).isoformat()
 
 

@@ -21,14 +21,14 @@ import luigi
 from luigi.parameter import _no_value
 
 from gatekeeper import config
-from gatekeeper.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
+from gatekeeper.errors import InvalidInput
 from gatekeeper.lease import Heartbeat
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.records import RunState, fingerprint
-from gatekeeper.targets import FilePublicationTarget, PublicationTarget, file_sha256
+from gatekeeper.periods import DAILY, HOURLY, hour_key, period_key
+from gatekeeper.records import Attempt, RunState
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
-IDENTITY_PARAMS = ("business_date", "attempt")
+IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
 _ledgers: dict[tuple[int, str], Ledger] = {}
 _ledgers_lock = threading.Lock()
 
@@ -60,7 +60,7 @@ def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
         )
 
     @functools.wraps(user_run)
-    def run(self: BusinessDateTask) -> Any:
+    def run(self: PeriodTask) -> Any:
         if getattr(self, "_gk_in_run", False):  # super().run() from an overriding run()
             return user_run(self)
         self._gk_in_run = True
@@ -73,22 +73,24 @@ def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return run
 
 
-class BusinessDateTask(luigi.Task):
-    """A Luigi task responsible for one business date, recorded attempt by attempt.
+class PeriodTask(luigi.Task):
+    """Base of tasks responsible for one business period, recorded attempt by attempt.
 
     Write ``run()`` as in plain Luigi. Around it gatekeeper allocates the next attempt (or the
     explicit ``--attempt N``), records it ``running`` with a fresh run ID and a lease renewed
     by a heartbeat, then ``succeeded`` or ``failed`` (the exception propagates). If the start
-    cannot be recorded, ``run()`` is not executed.
+    cannot be recorded, ``run()`` is not executed. Subclasses name their period parameter in
+    ``period_param`` (``BusinessDateTask``: daily, ``BusinessHourTask``: hourly).
     """
 
-    business_date = luigi.DateParameter(description="The business date this run is for")
     attempt = luigi.IntParameter(
         default=0, significant=False, positional=False,
         description="Attempt ordinal; 0 = the next one, allocated in the ledger at start",
     )
 
-    outputs_in_ledger = False  # True when completed_dates() also checks output()
+    period_param = ""
+    period_kind = DAILY
+    outputs_in_ledger = False  # True when completed_keys() also checks output()
     run_id: str | None = None
     attempt_ordinal: int | None = None
     _gk_in_run = False
@@ -104,7 +106,7 @@ class BusinessDateTask(luigi.Task):
     def job_id_for(cls, **params: Any) -> str:
         """The job name for these parameter values, without building a task.
 
-        Task family plus significant parameters other than business_date and attempt, in
+        Task family plus significant parameters other than the period and attempt, in
         declaration order: ``RegionLoad(region=eu)``. Override for a custom naming.
         """
         parts = []
@@ -121,9 +123,25 @@ class BusinessDateTask(luigi.Task):
         family = cls.get_task_family()
         return f"{family}({', '.join(parts)})" if parts else family
 
+    @classmethod
+    def key_of(cls, label: Any) -> str:
+        """The ledger key of a value of the period parameter."""
+        raise NotImplementedError
+
+    @classmethod
+    def label_of(cls, params: dict[str, Any]) -> Any:
+        """The normalized period value among ``params`` (parsed when given as a string)."""
+        param = dict(cls.get_params())[cls.period_param]
+        value = params[cls.period_param]
+        return param.normalize(param.parse(value) if isinstance(value, str) else value)
+
     @property
     def job_id(self) -> str:
         return type(self).job_id_for(**self.param_kwargs)
+
+    @property
+    def period_key(self) -> str:
+        return type(self).key_of(getattr(self, self.period_param))
 
     def ledger(self) -> Ledger:
         """The ledger this task records to (``[gatekeeper] ledger_url``)."""
@@ -131,12 +149,12 @@ class BusinessDateTask(luigi.Task):
 
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:
-        """True when the latest attempt for (job, date) succeeded and declared outputs exist.
+        """True when the latest attempt for (job, period) succeeded and declared outputs exist.
 
         With an explicit ``--attempt N`` (a repair), that attempt or a later one must have
         succeeded: asking for attempt N runs it once.
         """
-        latest = self.ledger().latest(self.job_id, self.business_date)
+        latest = self.ledger().latest(self.job_id, self.period_key)
         if latest is None or latest.state is not RunState.SUCCEEDED:
             return False
         if latest.attempt < self.attempt:
@@ -151,17 +169,16 @@ class BusinessDateTask(luigi.Task):
         ``functools.partial`` carrying ``of_params``).
         """
         task_cls, fixed = _unwrap_partial(cls)
-        items = list(parameter_tuples)
-        by_job: dict[str, list[tuple[Any, dt.date]]] = defaultdict(list)
-        for item in items:
+        by_job: dict[str, list[tuple[Any, str]]] = defaultdict(list)
+        for item in parameter_tuples:
             params = {**fixed, **task_cls.params_of(item)}
-            date = task_cls.business_date.normalize(_parse_date(params["business_date"]))
-            by_job[task_cls.job_id_for(**params)].append((item, date))
+            key = task_cls.key_of(task_cls.label_of(params))
+            by_job[task_cls.job_id_for(**params)].append((item, key))
         complete: list[Any] = []
         ledger = shared_ledger()
         for job, pairs in by_job.items():
-            done = task_cls.completed_dates(ledger, job, [d for _, d in pairs])
-            complete.extend(item for item, date in pairs if date in done)
+            done = task_cls.completed_keys(ledger, job, [k for _, k in pairs])
+            complete.extend(item for item, key in pairs if key in done)
         if task_cls.output is not luigi.Task.output and not task_cls.outputs_in_ledger:
             # outputs beyond the ledger: ask each succeeded task's targets
             complete = [
@@ -183,12 +200,14 @@ class BusinessDateTask(luigi.Task):
         return dict(zip(positional, values, strict=False))
 
     @classmethod
-    def completed_dates(cls, ledger: Ledger, job: str, dates: list[dt.date]) -> set[dt.date]:
-        """Dates among ``dates`` whose latest attempt of ``job`` succeeded (one query)."""
-        if not dates:
+    def completed_keys(cls, ledger: Ledger, job: str, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` whose latest attempt of ``job`` succeeded (one query); with
+        ``outputs_in_ledger``, only those also published by ``job``."""
+        wanted = set(keys)
+        if not wanted:
             return set()
-        keys = ledger.completed_periods(job, min(dates).isoformat(), max(dates).isoformat())
-        return {d for d in dates if d.isoformat() in keys}
+        consumer = job if cls.outputs_in_ledger else None
+        return wanted & ledger.completed_periods(job, min(wanted), max(wanted), consumer)
 
     # -- the recorded attempt ------------------------------------------------------------------
     def before_attempt(self, ledger: Ledger) -> None:
@@ -199,160 +218,59 @@ class BusinessDateTask(luigi.Task):
         self.before_attempt(ledger)
         lease = config.lease_seconds()
         started = ledger.begin_attempt(
-            self.job_id, self.business_date, new_run_id(), lease_seconds=lease,
+            self.job_id, self.period_key, new_run_id(), lease_seconds=lease,
             attempt=self.attempt,
         )
         self.run_id, self.attempt_ordinal = started.run_id, started.attempt
         logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
-                    self.business_date, started.attempt, started.run_id)
+                    self.period_key, started.attempt, started.run_id)
         with Heartbeat(ledger, started.run_id, lease):
             try:
                 result = work()
             except BaseException as exc:
-                self._finish(ledger, RunState.FAILED, f"{type(exc).__name__}: {exc}"[:2000])
+                self._finish(ledger, started, RunState.FAILED,
+                             f"{type(exc).__name__}: {exc}"[:2000])
                 raise
-        self._finish(ledger, RunState.SUCCEEDED, None)
+        self._finish(ledger, started, RunState.SUCCEEDED, None)
         return result
 
-    def _finish(self, ledger: Ledger, state: RunState, error: str | None) -> None:
-        assert self.run_id is not None and self.attempt_ordinal is not None
-        latest = ledger.attempts(self.job_id, self.business_date)
-        started = next(a.started_at for a in latest if a.run_id == self.run_id)
-        ledger.record(self.job_id, self.business_date, self.attempt_ordinal, self.run_id,
-                      state, started, error=error)
+    def _finish(self, ledger: Ledger, started: Attempt, state: RunState,
+                error: str | None) -> None:
+        ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
+                      started.started_at, error=error)
 
 
-class GatedTask(BusinessDateTask):
-    """A task that publishes one output per business date once its upstream jobs are ready.
+class BusinessDateTask(PeriodTask):
+    """A Luigi task responsible for one business date (see PeriodTask for the recording)."""
 
-    Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
-    is the fingerprint) and ``write(conn, payload)`` (writes the payload on the ledger
-    transaction's connection). ``run()`` opens the gate first: while any required job's latest
-    attempt has not succeeded for this date it fails with NotReady and records nothing. Output
-    and evidence then commit together; a retry with the same payload writes nothing, a
-    different payload fails with PublicationConflict.
-    """
-
-    outputs_in_ledger = True
-
-    def output(self) -> PublicationTarget:
-        return PublicationTarget(self.job_id, self.business_date, self.ledger())
-
-    def required_jobs(self) -> list[Any]:
-        """The jobs the gate requires: each BusinessDateTask in ``requires()``.
-
-        An upstream for another date must be declared explicitly: override this and return
-        ``(job, date)`` for it. Raises GatekeeperError for an undeclared one.
-        """
-        jobs: list[Any] = []
-        for task in luigi.task.flatten(self.requires()):
-            if not isinstance(task, BusinessDateTask):
-                continue
-            if task.business_date != self.business_date:
-                raise GatekeeperError(
-                    f"{self.job_id} {self.business_date}: requires() returns {task.job_id} for "
-                    f"{task.business_date}; declare an upstream for another date explicitly by "
-                    "overriding required_jobs() with (job, date)"
-                )
-            jobs.append(task.job_id)
-        return jobs
-
-    def before_attempt(self, ledger: Ledger) -> None:
-        readiness = ledger.readiness(self.required_jobs(), self.business_date)
-        if not readiness:
-            raise NotReady(readiness)
-
-    def build(self) -> Any:
-        """Compute the output payload (JSON-serializable, or bytes)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement build()")
-
-    def write(self, conn: Any, payload: Any) -> None:
-        """Write ``payload`` on ``conn`` inside the publication transaction (default: nothing)."""
-
-    def fingerprint_of(self, payload: Any) -> str:
-        return fingerprint(payload)
-
-    def location_of(self, payload: Any) -> str | None:
-        return None
-
-    def run(self) -> None:
-        payload = self.build()
-        first = self.ledger().publish(
-            self.job_id, self.business_date, self.required_jobs(), self.fingerprint_of(payload),
-            lambda conn: self.write(conn, payload), location=self.location_of(payload),
-        )
-        logger.info("gatekeeper: %s %s %s", self.job_id, self.business_date,
-                    "published" if first else "already published with this output (no-op)")
+    business_date = luigi.DateParameter(description="The business date this run is for")
+    period_param = "business_date"
 
     @classmethod
-    def completed_dates(cls, ledger: Ledger, job: str, dates: list[dt.date]) -> set[dt.date]:
-        if not dates:
-            return set()
-        keys = ledger.completed_periods(
-            job, min(dates).isoformat(), max(dates).isoformat(), consumer=job
-        )
-        return {d for d in dates if d.isoformat() in keys}
+    def key_of(cls, label: Any) -> str:
+        return period_key(label.date() if isinstance(label, dt.datetime) else label)
 
 
-class GatedFileTask(GatedTask):
-    """A GatedTask whose output is a file: written atomically, then published with its sha256.
+class BusinessHourTask(PeriodTask):
+    """A Luigi task responsible for one business hour ``[h, h + 1h)``.
 
-    Implement ``output_path()`` and ``build_file(path)`` (write the content to ``path``, a
-    temporary file beside the final one). gatekeeper renames it into place only when no
-    different output is published, then publishes the path and checksum.
+    ``business_hour`` is a Luigi DateHourParameter (``2026-10-23T05``), read as UTC like
+    Luigi's own hourly tasks; it is stored in the ledger as ``2026-10-23T05:00Z``.
     """
 
-    outputs_in_ledger = False
+    business_hour = luigi.DateHourParameter(description="The UTC hour this run is for")
+    period_param = "business_hour"
+    period_kind = HOURLY
 
-    def output_path(self) -> str:
-        raise NotImplementedError(f"{type(self).__name__} must implement output_path()")
-
-    def build_file(self, path: str) -> None:
-        raise NotImplementedError(f"{type(self).__name__} must implement build_file(path)")
-
-    def output(self) -> FilePublicationTarget:
-        return FilePublicationTarget(
-            self.output_path(), self.job_id, self.business_date, self.ledger()
-        )
-
-    def build(self) -> dict[str, str]:
-        final = os.path.abspath(self.output_path())
-        os.makedirs(os.path.dirname(final), exist_ok=True)
-        temporary = f"{final}.tmp-{uuid.uuid4().hex}"
-        try:
-            self.build_file(temporary)
-            checksum = file_sha256(temporary)
-            published = self.ledger().publication(self.job_id, self.business_date)
-            if published is not None and published.fingerprint != checksum:
-                raise PublicationConflict(
-                    f"{self.job_id} {self.business_date}: {final} was published with "
-                    f"{published.fingerprint}, the new file has {checksum}; the published file "
-                    "is left untouched (a correction is an explicit republish)"
-                )
-            os.replace(temporary, final)
-        finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-        return {"path": final, "sha256": checksum}
-
-    def fingerprint_of(self, payload: Any) -> str:
-        return str(payload["sha256"])
-
-    def location_of(self, payload: Any) -> str | None:
-        return str(payload["path"])
+    @classmethod
+    def key_of(cls, label: Any) -> str:
+        if isinstance(label, dt.datetime) and label.tzinfo is None:
+            label = label.replace(tzinfo=dt.timezone.utc)
+        return hour_key(label)
 
 
-def _unwrap_partial(cls: Any) -> tuple[type[BusinessDateTask], dict[str, Any]]:
+def _unwrap_partial(cls: Any) -> tuple[type[PeriodTask], dict[str, Any]]:
     if isinstance(cls, functools.partial):
-        return cast(type[BusinessDateTask], cls.func), dict(cls.keywords)
+        return cast(type[PeriodTask], cls.func), dict(cls.keywords)
     return cls, {}
 
-
-def _parse_date(value: Any) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    if isinstance(value, str):
-        return dt.date.fromisoformat(value)
-    raise InvalidInput("business_date", value, "expected a date")

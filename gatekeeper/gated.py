@@ -1,0 +1,129 @@
+"""Gated tasks: publish one output per business date once the readiness gate is open."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from typing import Any
+
+import luigi
+
+from gatekeeper.errors import GatekeeperError, NotReady, PublicationConflict
+from gatekeeper.ledger import Ledger
+from gatekeeper.records import fingerprint
+from gatekeeper.targets import FilePublicationTarget, PublicationTarget, file_sha256
+from gatekeeper.tasks import BusinessDateTask, PeriodTask
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+
+
+class GatedTask(BusinessDateTask):
+    """A task that publishes one output per business date once its upstream jobs are ready.
+
+    Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
+    is the fingerprint) and ``write(conn, payload)`` (writes the payload on the ledger
+    transaction's connection). ``run()`` opens the gate first: while any required job's latest
+    attempt has not succeeded for this date it fails with NotReady and records nothing. Output
+    and evidence then commit together; a retry with the same payload writes nothing, a
+    different payload fails with PublicationConflict.
+    """
+
+    outputs_in_ledger = True
+
+    def output(self) -> PublicationTarget:
+        return PublicationTarget(self.job_id, self.period_key, self.ledger())
+
+    def required_jobs(self) -> list[Any]:
+        """The jobs the gate requires: each BusinessDateTask in ``requires()``.
+
+        An upstream for another date must be declared explicitly: override this and return
+        ``(job, date)`` for it. Raises GatekeeperError for an undeclared one.
+        """
+        jobs: list[Any] = []
+        for task in luigi.task.flatten(self.requires()):
+            if not isinstance(task, PeriodTask):
+                continue
+            if task.period_key != self.period_key:
+                raise GatekeeperError(
+                    f"{self.job_id} {self.period_key}: requires() returns {task.job_id} for "
+                    f"{task.period_key}; declare an upstream for another date explicitly by "
+                    "overriding required_jobs() with (job, date)"
+                )
+            jobs.append(task.job_id)
+        return jobs
+
+    def before_attempt(self, ledger: Ledger) -> None:
+        readiness = ledger.readiness(self.required_jobs(), self.period_key)
+        if not readiness:
+            raise NotReady(readiness)
+
+    def build(self) -> Any:
+        """Compute the output payload (JSON-serializable, or bytes)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement build()")
+
+    def write(self, conn: Any, payload: Any) -> None:
+        """Write ``payload`` on ``conn`` inside the publication transaction (default: nothing)."""
+
+    def fingerprint_of(self, payload: Any) -> str:
+        return fingerprint(payload)
+
+    def location_of(self, payload: Any) -> str | None:
+        return None
+
+    def run(self) -> None:
+        payload = self.build()
+        first = self.ledger().publish(
+            self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
+            lambda conn: self.write(conn, payload), location=self.location_of(payload),
+        )
+        logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key,
+                    "published" if first else "already published with this output (no-op)")
+
+
+class GatedFileTask(GatedTask):
+    """A GatedTask whose output is a file: written atomically, then published with its sha256.
+
+    Implement ``output_path()`` and ``build_file(path)`` (write the content to ``path``, a
+    temporary file beside the final one). gatekeeper renames it into place only when no
+    different output is published, then publishes the path and checksum.
+    """
+
+    outputs_in_ledger = False
+
+    def output_path(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} must implement output_path()")
+
+    def build_file(self, path: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement build_file(path)")
+
+    def output(self) -> FilePublicationTarget:
+        return FilePublicationTarget(
+            self.output_path(), self.job_id, self.period_key, self.ledger()
+        )
+
+    def build(self) -> dict[str, str]:
+        final = os.path.abspath(self.output_path())
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        temporary = f"{final}.tmp-{uuid.uuid4().hex}"
+        try:
+            self.build_file(temporary)
+            checksum = file_sha256(temporary)
+            published = self.ledger().publication(self.job_id, self.period_key)
+            if published is not None and published.fingerprint != checksum:
+                raise PublicationConflict(
+                    f"{self.job_id} {self.period_key}: {final} was published with "
+                    f"{published.fingerprint}, the new file has {checksum}; the published file "
+                    "is left untouched (a correction is an explicit republish)"
+                )
+            os.replace(temporary, final)
+        finally:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+        return {"path": final, "sha256": checksum}
+
+    def fingerprint_of(self, payload: Any) -> str:
+        return str(payload["sha256"])
+
+    def location_of(self, payload: Any) -> str | None:
+        return str(payload["path"])
