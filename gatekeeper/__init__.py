@@ -5,6 +5,7 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 
 from __future__ import annotations
 
+from gatekeeper.coverage import RangePlan, plan_range
 from gatekeeper.errors import (
     GatekeeperError,
     InvalidInput,
@@ -19,6 +20,7 @@ from gatekeeper.errors import (
 from gatekeeper.gate import check_ready
 from gatekeeper.gated import GatedFileTask, GatedTask
 from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.range import RangeBusinessDaily, RangeBusinessHourly
 from gatekeeper.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.targets import FilePublicationTarget, PublicationTarget
 from gatekeeper.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
@@ -41,6 +43,9 @@ __all__ = [
     "PublicationTarget",
     "PublicationConflict",
     "PeriodTask",
+    "RangeBusinessDaily",
+    "RangeBusinessHourly",
+    "RangePlan",
     "Readiness",
     "RecoveryNotSafe",
     "RunState",
@@ -48,4 +53,5 @@ __all__ = [
     "check_ready",
     "fingerprint",
     "open_ledger",
+    "plan_range",
 ]

@@ -11,6 +11,7 @@ import datetime as dt
 import os
 
 import luigi
+from luigi.task_register import Register
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -35,9 +36,21 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
 
 
+_cached: tuple[object, gatekeeper] | None = None
+
+
 def settings() -> gatekeeper:
-    """The current ``[gatekeeper]`` configuration (reads luigi's config now)."""
-    return gatekeeper()
+    """The current ``[gatekeeper]`` configuration.
+
+    Building a luigi.Config reads every option from the config files and the command line,
+    which is slow on hot paths (every attempt, every completeness check), so the instance is
+    reused until Luigi's own instance cache is cleared (``Register.clear_instance_cache``).
+    """
+    global _cached
+    token = Register._Register__instance_cache  # type: ignore[attr-defined]
+    if _cached is None or _cached[0] is not token:  # held, so never an id reused
+        _cached = (token, gatekeeper())
+    return _cached[1]
 
 
 def ledger_url() -> str:

@@ -29,6 +29,7 @@ class GatedTask(BusinessDateTask):
     different payload fails with PublicationConflict.
     """
 
+    publishes = True
     outputs_in_ledger = True
 
     def output(self) -> PublicationTarget:

@@ -90,10 +90,14 @@ class PeriodTask(luigi.Task):
 
     period_param = ""
     period_kind = DAILY
-    outputs_in_ledger = False  # True when completed_keys() also checks output()
+    publishes = False  # True for tasks whose output is a publication in the ledger
+    outputs_in_ledger = False  # True when completed_keys() fully checks output()
     run_id: str | None = None
     attempt_ordinal: int | None = None
     _gk_in_run = False
+    _gk_ledger: Ledger
+    _gk_pid = 0
+    _gk_priority: int  # set by a range wrapper to order independent fills
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -136,6 +140,11 @@ class PeriodTask(luigi.Task):
         return param.normalize(param.parse(value) if isinstance(value, str) else value)
 
     @property
+    def priority(self) -> int:  # type: ignore[override]
+        """Luigi's priority: 0, or the fill order a range wrapper gave this task."""
+        return int(self.__dict__.get("_gk_priority", 0))
+
+    @property
     def job_id(self) -> str:
         return type(self).job_id_for(**self.param_kwargs)
 
@@ -144,8 +153,10 @@ class PeriodTask(luigi.Task):
         return type(self).key_of(getattr(self, self.period_param))
 
     def ledger(self) -> Ledger:
-        """The ledger this task records to (``[gatekeeper] ledger_url``)."""
-        return shared_ledger()
+        """The ledger this task records to (``[gatekeeper] ledger_url``, resolved once)."""
+        if "_gk_ledger" not in self.__dict__ or self._gk_pid != os.getpid():
+            self._gk_ledger, self._gk_pid = shared_ledger(), os.getpid()
+        return self._gk_ledger
 
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:
@@ -206,8 +217,13 @@ class PeriodTask(luigi.Task):
         wanted = set(keys)
         if not wanted:
             return set()
-        consumer = job if cls.outputs_in_ledger else None
-        return wanted & ledger.completed_periods(job, min(wanted), max(wanted), consumer)
+        return wanted & cls.completed_between(ledger, job, min(wanted), max(wanted))
+
+    @classmethod
+    def completed_between(cls, ledger: Ledger, job: str, first: str, last: str) -> set[str]:
+        """Keys in [first, last] whose latest attempt of ``job`` succeeded (and, for a task
+        that publishes, that are published); one query, reads only."""
+        return ledger.completed_periods(job, first, last, job if cls.publishes else None)
 
     # -- the recorded attempt ------------------------------------------------------------------
     def before_attempt(self, ledger: Ledger) -> None:

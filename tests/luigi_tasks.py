@@ -17,18 +17,22 @@ import gatekeeper as gk
 
 
 class Controlled(gk.BusinessDateTask):
-    """Fails while ``<control>/fail`` exists; hangs while ``<control>/hang`` exists."""
+    """Fails while ``<control>/fail`` (or ``fail-<date>``) exists; hangs while ``hang`` does.
+
+    Every run appends ``<pid> <attempt> <date>`` to ``<control>/ran``.
+    """
 
     control = luigi.Parameter(default="", significant=False)
 
     def run(self) -> None:
         folder = Path(self.control) if self.control else None
         if folder is not None:
-            (folder / "ran").open("a").write(f"{os.getpid()} {self.attempt_ordinal}\n")
+            with (folder / "ran").open("a") as ran:
+                ran.write(f"{os.getpid()} {self.attempt_ordinal} {self.business_date}\n")
             if (folder / "hang").exists():
                 (folder / "started").write_text(str(os.getpid()))
                 time.sleep(120)
-            if (folder / "fail").exists():
+            if (folder / "fail").exists() or (folder / f"fail-{self.business_date}").exists():
                 raise RuntimeError(f"injected failure for {self.business_date}")
 
 
@@ -91,3 +95,8 @@ class Report(gk.GatedFileTask):
     def build_file(self, path: str) -> None:
         content = Path(self.folder, "content").read_text()
         Path(path).write_text(content)
+
+
+class HourlyLoad(gk.BusinessHourTask):
+    def run(self) -> None:
+        pass

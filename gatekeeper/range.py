@@ -1,0 +1,330 @@
+"""Luigi range wrappers: fill the missing business periods of a job, oldest first by default.
+
+Thin adapters over ``coverage.plan_range``: completeness of the whole window is one ledger
+query; complete periods are never instantiated as Luigi tasks.
+
+- ``contiguous`` (default): the scheduled periods are filled in order, in ContiguousChunks of
+  ``CHUNK`` periods yielded one at a time as dynamic dependencies; inside a chunk a period
+  whose requirements are complete runs in the chunk's process (firing Luigi's events), any
+  other is yielded to Luigi's scheduler with its requirements. A failure at P leaves the chunk,
+  and the range, pending: no later period starts. Luigi's scheduler never holds more than one
+  chunk's worth of periods, so the fill stays linear in the periods it fills.
+- ``forward`` / ``reverse``: the scheduled periods are required at once, independently (a
+  failure does not stop the others), in parallel with ``--workers N``, ordered by Luigi
+  priority (oldest or newest first). Their cost is Luigi's scheduler's for ``task_limit`` tasks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import luigi
+from luigi.tools.range import RangeEvent
+
+from gatekeeper import config
+from gatekeeper.coverage import STRATEGIES, RangePlan, plan_range
+from gatekeeper.errors import InvalidInput
+from gatekeeper.ledger import Ledger
+from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
+from gatekeeper.tasks import PeriodTask, shared_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+UTC = dt.timezone.utc
+CHUNK = 32  # periods per ContiguousChunk
+
+
+class RangeBusinessBase(luigi.Task):
+    """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
+
+    of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
+    of_params: Any = luigi.DictParameter(
+        default={}, description="Other parameters of the 'of' task (JSON object)"
+    )
+    inline: Any = luigi.BoolParameter(
+        default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="contiguous: run a period whose requirements are complete inside the "
+                    "range's chunk task (Luigi events still fire) instead of scheduling it",
+    )
+    task_limit = luigi.IntParameter(
+        default=50, description="Most periods this invocation fills (Luigi's name and default)"
+    )
+    now = luigi.OptionalIntParameter(
+        default=None, significant=False,
+        description="The clock, in epoch seconds (default: the current time)",
+    )
+    reverse = luigi.BoolParameter(default=False, description="Alias of --strategy reverse")
+    lateness = luigi.Parameter(
+        default="", description="How long after a period ends it is due (default [gatekeeper])"
+    )
+    strategy = luigi.ChoiceParameter(
+        choices=STRATEGIES, default="contiguous",
+        description="contiguous (oldest first, one at a time, stop at a failure), forward "
+                    "(oldest first, independent) or reverse (newest first, independent)",
+    )
+    catchup = luigi.Parameter(
+        default="all", description="all, none (only the latest due period) or last:N"
+    )
+    timezone = luigi.Parameter(
+        default="", description="IANA zone of business midnights (default [gatekeeper])"
+    )
+
+    period_kind = DAILY
+    start: Any  # declared by each subclass with its period's parameter type
+    stop: Any
+
+    # -- planning ------------------------------------------------------------------------------
+    def of_class(self) -> type[PeriodTask]:
+        of = self.of
+        if not (isinstance(of, type) and issubclass(of, PeriodTask)):
+            raise InvalidInput("of", of, "expected a gatekeeper PeriodTask class")
+        if of.period_kind != self.period_kind:
+            raise InvalidInput("of", of.get_task_family(),
+                               f"is {of.period_kind}; use the {of.period_kind} range")
+        return of
+
+    def job(self) -> str:
+        return self.of_class().job_id_for(**dict(self.of_params))
+
+    def clock(self) -> dt.datetime:
+        """The range's ``now``, fixed at first use so a long fill plans one window."""
+        if not hasattr(self, "_clock"):
+            seconds = time.time() if self.now is None else self.now
+            self._clock = dt.datetime.fromtimestamp(seconds, UTC)
+        return self._clock
+
+    def plan(self) -> RangePlan:
+        """A fresh RangePlan from the ledger (one query) at the range's ``now``."""
+        of, job = self.of_class(), self.job()
+        first = of.key_of(self.start)
+        last = "9999" if self.stop is None else of.key_of(self.stop)
+        complete = of.completed_between(self.ledger(), job, first, last)
+        return plan_range(
+            complete, start=self.start_label(), stop=self.stop_label(), now=self.clock(),
+            lateness=self.settings()[0], period=self.period_kind, timezone=self.settings()[1],
+            strategy=self.effective_strategy(), catchup=self.catchup,
+            task_limit=self.task_limit,
+        )
+
+    def settings(self) -> tuple[Any, Any]:
+        """(lateness, time zone): the parameters, else ``[gatekeeper]``; resolved once."""
+        if "_settings" not in self.__dict__:
+            self._settings = (
+                self.lateness or config.lateness(),
+                parse_timezone(self.timezone or str(config.settings().timezone)),
+            )
+        return self._settings
+
+    def effective_strategy(self) -> str:
+        if self.reverse and self.strategy not in ("contiguous", "reverse"):
+            raise InvalidInput("reverse", True, f"contradicts --strategy {self.strategy}")
+        return "reverse" if self.reverse else str(self.strategy)
+
+    def initial_plan(self) -> RangePlan:
+        """The plan this invocation fills, made once (and its RangeEvent metrics fired)."""
+        if not hasattr(self, "_initial"):
+            self._initial = self.plan()
+            self.target_keys()
+            self._emit_metrics(self._initial)
+            logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
+                        self._initial.describe())
+        return self._initial
+
+    def _emit_metrics(self, plan: RangePlan) -> None:
+        family = self.of_class().get_task_family()
+        missing = [p for p in plan.due if p in set(plan.gaps) | set(plan.skipped_by_policy)]
+        delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
+        self.trigger_event(RangeEvent.DELAY, family, delay)
+        self.trigger_event(RangeEvent.COMPLETE_COUNT, family, plan.complete_count)
+        fraction = plan.complete_count / plan.total if plan.total else 1.0
+        self.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
+
+    # -- Luigi ---------------------------------------------------------------------------------
+    def complete(self) -> bool:
+        """True when no gap is left under the catch-up policy (one ledger query)."""
+        return not self.plan().gaps
+
+    def requires(self) -> list[PeriodTask]:
+        plan = self.initial_plan()
+        if plan.strategy == "contiguous":
+            return []  # filled one at a time in run()
+        tasks = [self.task_for(label) for label in plan.scheduled]
+        for rank, task in enumerate(tasks):  # Luigi runs higher priorities first
+            task._gk_priority = len(tasks) - rank
+        return tasks
+
+    def run(self) -> Iterator[luigi.Task]:
+        if self.initial_plan().strategy == "contiguous":
+            yield from self._fill_in_order()
+        self.report(self.plan())
+
+    def _fill_in_order(self) -> Iterator[luigi.Task]:
+        """Yield the scheduled periods as consecutive chunks, one chunk at a time.
+
+        Each ContiguousChunk fills its periods one at a time; a failure leaves its chunk, and
+        so the range, pending, and every later period untouched. Chunks keep the dependencies
+        Luigi's scheduler accumulates per task short, so the fill stays linear.
+        """
+        of, job, keys = self.of_class(), self.job(), self.target_keys()
+        cursor = self.__dict__.get("_cursor", 0)
+        while cursor < len(keys):
+            chunk = keys[cursor:cursor + CHUNK]
+            if set(chunk) - of.completed_keys(self.ledger(), job, chunk):
+                self._cursor = cursor
+                self.report_cursor(cursor)
+                yield ContiguousChunk(of=self.of, of_params=self.of_params, keys=chunk,
+                                      inline=self.inline)
+            cursor += len(chunk)
+        self._cursor = len(keys)
+
+    def target_keys(self) -> list[str]:
+        """Ledger keys of the scheduled periods (computed once)."""
+        if "_keys" not in self.__dict__:
+            plan = self.initial_plan()
+            self._keys = [plan.key(label) for label in plan.scheduled]
+        return self._keys
+
+    def report_cursor(self, cursor: int) -> None:
+        """Progress while filling in order, without re-planning (no ledger query)."""
+        plan = self.initial_plan()
+        if cursor >= len(plan.scheduled):
+            return
+        filled = plan.complete_count + cursor
+        through = plan.contiguous_through
+        if cursor and plan.catchup == "all":
+            through = plan.scheduled[cursor - 1]
+        shown = "nothing" if through is None else plan.key(through)
+        self.set_status_message(  # type: ignore[misc]
+            f"filled {filled}/{plan.total}, contiguous through {shown}, next "
+            f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by policy"
+        )
+        self.set_progress_percentage(  # type: ignore[misc]
+            int(100 * filled / plan.total) if plan.total else 100
+        )
+
+    def report(self, plan: RangePlan) -> None:
+        """Show progress in the scheduler: filled/total, contiguous-through, next, skipped."""
+        percent = int(100 * plan.complete_count / plan.total) if plan.total else 100
+        self.set_status_message(plan.describe())  # type: ignore[misc]
+        self.set_progress_percentage(percent)  # type: ignore[misc]
+        if plan.gaps:
+            logger.warning("gatekeeper: %s: %d gaps remain after this invocation (task_limit "
+                           "%s); run it again or raise --task-limit", self.job(),
+                           len(plan.gaps), plan.task_limit)
+
+    def ledger(self) -> Ledger:
+        if "_ledger" not in self.__dict__:
+            self._ledger = shared_ledger()
+        return self._ledger
+
+    def task_for(self, label: Any) -> PeriodTask:
+        of = self.of_class()
+        return of(**{**dict(self.of_params), of.period_param: self.label_to_param(label)})
+
+    # -- period conversions (per subclass) -----------------------------------------------------
+    def start_label(self) -> Any:
+        return self.start
+
+    def stop_label(self) -> Any:
+        return self.stop
+
+    def label_to_param(self, label: Any) -> Any:
+        return label
+
+
+class RangeBusinessDaily(RangeBusinessBase):
+    """Fill the missing business dates of ``--of`` from ``--start`` to ``now - lateness``.
+
+    ``luigi --module example_pipelines.sales RangeBusinessDaily --of DailySalesLoad
+    --start 2026-10-01 --lateness 2h --local-scheduler``
+    """
+
+    start = luigi.DateParameter(description="First business date (inclusive)")
+    stop = luigi.DateParameter(
+        default=None, description="End business date (exclusive)"  # type: ignore[arg-type]
+    )
+
+
+class RangeBusinessHourly(RangeBusinessBase):
+    """Fill the missing business hours of ``--of`` (a BusinessHourTask); hours are UTC."""
+
+    start = luigi.DateHourParameter(description="First hour (inclusive), e.g. 2026-10-01T00")
+    stop = luigi.DateHourParameter(
+        default=None, description="End hour (exclusive)"  # type: ignore[arg-type]
+    )
+    period_kind = HOURLY
+
+    def start_label(self) -> Any:
+        return self.start.replace(tzinfo=UTC)
+
+    def stop_label(self) -> Any:
+        return None if self.stop is None else self.stop.replace(tzinfo=UTC)
+
+    def label_to_param(self, label: Any) -> Any:
+        return label.astimezone(UTC).replace(tzinfo=None)
+
+
+class ContiguousChunk(luigi.Task):
+    """Consecutive periods of a contiguous fill, filled one at a time, oldest first.
+
+    An implementation detail of the range wrappers; complete when all its periods are.
+    """
+
+    of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
+    of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
+    keys: Any = luigi.ListParameter(description="Ledger keys of the periods, oldest first")
+
+    def _job(self) -> str:
+        return str(self.of.job_id_for(**dict(self.of_params)))
+
+    def _done(self, keys: list[str]) -> set[str]:
+        return set(self.of.completed_keys(shared_ledger(), self._job(), keys))
+
+    def complete(self) -> bool:
+        return not set(self.keys) - self._done(list(self.keys))
+
+    inline: Any = luigi.BoolParameter(
+        default=True, significant=False,
+        description="Run a period whose requirements are complete inside this task",
+    )
+
+    def run(self) -> Iterator[PeriodTask]:
+        keys = list(self.keys)
+        cursor = self.__dict__.get("_cursor", 0)
+        done = self._done(keys[cursor:])
+        for index in range(cursor, len(keys)):
+            if keys[index] in done:
+                continue
+            self._cursor = index
+            self.set_status_message(f"filling {keys[index]}")  # type: ignore[misc]
+            task = self._task(keys[index])
+            if self.inline and all(r.complete() for r in luigi.task.flatten(task.requires())):
+                run_inline(task)
+            else:
+                yield task
+
+    def _task(self, key: str) -> PeriodTask:
+        label = period_from_key(key)
+        if isinstance(label, dt.datetime):
+            label = label.astimezone(UTC).replace(tzinfo=None)
+        return self.of(**{**dict(self.of_params), self.of.period_param: label})
+
+
+def run_inline(task: luigi.Task) -> None:
+    """Run ``task`` in this process as Luigi's worker would, firing the same events.
+
+    For a period whose requirements are already complete this saves a scheduler round trip,
+    whose cost grows with every task Luigi's local scheduler has seen. Raises what run() raises.
+    """
+    task.trigger_event(luigi.Event.START, task)
+    started = time.time()
+    try:
+        task.run()
+    except BaseException as exc:
+        task.trigger_event(luigi.Event.FAILURE, task, exc)
+        raise
+    task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
+    task.trigger_event(luigi.Event.SUCCESS, task)
