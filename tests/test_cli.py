@@ -120,3 +120,29 @@ def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
                            "GATEKEEPER_LEDGER_URL": env_url})
     assert done.returncode == 1  # a fresh ledger: A is missing there
     assert (tmp_path / "from-env.db").exists()
+
+
+def test_cli_status_reports_the_range_plan(sqlite_url: str) -> None:
+    with gk.open_ledger(sqlite_url) as ledger:
+        for day in ("2026-10-01", "2026-10-02", "2026-10-04"):
+            ledger.record("Sales", day, 1, f"r-{day}", "succeeded", T0)
+    args = ("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01", "--stop",
+            "2026-10-08", "--now", "2026-10-07T02:00:00+00:00", "--lateness", "2h")
+    done = gatekeeper(*args, "--json")
+    assert done.returncode == 1, done.stderr  # gaps remain
+    plan = json.loads(done.stdout)
+    assert plan["due"] == ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04", "2026-10-05",
+                           "2026-10-06"]
+    assert plan["gaps"] == ["2026-10-03", "2026-10-05", "2026-10-06"]
+    assert plan["contiguous_through"] == "2026-10-02"
+    assert plan["next_due_at"] == "2026-10-08T02:00:00+00:00"
+    text = gatekeeper(*args, "--catchup", "last:2")
+    assert "filled 3/6, contiguous through 2026-10-02" in text.stdout
+    assert "1 skipped by policy" in text.stdout and "2026-10-03  missing, skipped by policy" in (
+        text.stdout)
+    complete = gatekeeper("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01",
+                          "--stop", "2026-10-03", "--now", "2026-10-07T00:00:00+00:00")
+    assert complete.returncode == 0 and "filled 2/2" in complete.stdout
+    bad = gatekeeper("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01",
+                     "--now", "2026-10-07T00:00:00")
+    assert bad.returncode == 2 and "now" in bad.stderr

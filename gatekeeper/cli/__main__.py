@@ -1,0 +1,7 @@
+"""``python -m gatekeeper.cli``."""
+
+import sys
+
+from gatekeeper.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""Ledger commands: record, ready, history, evidence, demo."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.ledger import Ledger
+from gatekeeper.periods import parse_aware_datetime
+
+
+def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
+    started = (
+        parse_aware_datetime(args.started_at, "started_at")
+        if args.started_at else dt.datetime.now(dt.timezone.utc)
+    )
+    changed = ledger.record(
+        args.job, args.date, to_int(args.attempt, "attempt"), args.run_id, args.state, started,
+        error=args.error,
+    )
+    latest = ledger.latest(args.job, args.date)
+    data = {"changed": changed, "latest": latest.to_json() if latest else None}
+    return Result(data, f"{'recorded' if changed else 'already recorded (no change)'}: "
+                        f"{args.job} {args.date} attempt {args.attempt} {args.state}")
+
+
+def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
+    readiness = ledger.readiness(args.jobs, args.date)
+    rows = [(job, "ready", readiness.evidence[job]) if job in readiness.evidence
+            else (job, readiness.blockers[job], "") for job in readiness.required]
+    text = f"{readiness.business_date}: {'READY' if readiness else 'NOT READY'}\n"
+    text += table(rows, ("job", "status", "run_id"))
+    return Result(readiness.to_json(), text, EXIT_OK if readiness else EXIT_NOT_READY)
+
+
+def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
+    found = ledger.history(args.job, args.date)
+    now = dt.datetime.now(dt.timezone.utc)
+    rows = [(a.business_date, a.attempt, a.state.value, a.run_id, a.started_at.isoformat(),
+             lease_text(a, now), a.error) for a in found]
+    text = table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease", "error"))
+    return Result([a.to_json() for a in found], text if rows else f"no attempts of {args.job}")
+
+
+def lease_text(attempt: Any, now: dt.datetime) -> str:
+    if attempt.lease_expires_at is None:
+        return ""
+    live = "live" if attempt.lease_live(now) else "expired"
+    return f"{live} until {attempt.lease_expires_at.isoformat()}"
+
+
+def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
+    revisions = ledger.publications(args.consumer, args.date)
+    if not revisions:
+        return Result({"consumer": args.consumer, "business_date": args.date,
+                       "revisions": []},
+                      f"{args.consumer} {args.date}: not published", EXIT_NOT_READY)
+    lines = []
+    for pub in revisions:
+        lines.append(f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
+                     f"{pub.published_at.isoformat()} fingerprint {pub.fingerprint}"
+                     + (f" reason: {pub.reason}" if pub.reason else ""))
+        evidence = table([(i.job, i.business_date, i.attempt, i.run_id) for i in pub.items],
+                         ("job", "date", "attempt", "run_id"))
+        lines.extend("  " + line for line in evidence.splitlines())
+    return Result({"consumer": args.consumer, "business_date": args.date,
+                   "revisions": [p.to_json() for p in revisions]}, "\n".join(lines))
+
+
+def cmd_demo(_: Ledger | None, args: argparse.Namespace) -> Result:
+    from gatekeeper.demo import run_demo
+
+    lines = run_demo()
+    return Result({"lines": lines}, "\n".join(lines))
+
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add the ledger commands to the parser."""
+    p = add("record", cmd_record, "Record one observation of an attempt.")
+    for name in ("job", "date", "attempt", "run_id", "state"):
+        p.add_argument(name)
+    p.add_argument("--started-at", help="ISO 8601 with offset (default: now)")
+    p.add_argument("--error", help="error summary for a failed attempt")
+    p = add("ready", cmd_ready, "Is every job's latest attempt succeeded for DATE? (exit 1 if not)")
+    p.add_argument("date")
+    p.add_argument("jobs", nargs="+", metavar="job")
+    p = add("history", cmd_history, "Attempts of JOB (for DATE), with leases.")
+    p.add_argument("job")
+    p.add_argument("date", nargs="?")
+    p = add("evidence", cmd_evidence, "Every revision of a publication with its evidence.")
+    p.add_argument("consumer")
+    p.add_argument("date")
+    add("demo", cmd_demo, "Run the backfill-is-not-today scenario on a temporary ledger.",
+        ledger=False)

@@ -1,0 +1,33 @@
+"""What a command returns and how it is printed: a Result, tables, exit codes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gatekeeper.errors import InvalidInput
+
+EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
+
+
+class Result:
+    """What a command produced: JSON-able data, its table rendering and the exit code."""
+
+    def __init__(self, data: Any, text: str, code: int = EXIT_OK):
+        self.data, self.text, self.code = data, text, code
+
+
+def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """Render rows as a left-aligned text table."""
+    cells = [list(map(str, header))] + [["" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    )
+
+
+def to_int(value: str, field: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidInput(field, value, "expected an integer") from None
