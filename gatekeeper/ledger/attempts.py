@@ -192,9 +192,10 @@ class AttemptStore(SqlLedger):
     ) -> bool:
         """Extend a running attempt's lease; writes. False when it is no longer running."""
         lease = check_lease(lease_seconds)
-        at = utc_now(now)
+        fixed = None if now is None else utc_now(now)
 
-        def renew() -> bool:
+        def renew() -> bool:  # the clock is read once the write lock is held
+            at = fixed if fixed is not None else utc_now()
             cursor = self.execute(
                 "UPDATE gk_attempts SET lease_expires_at = ?, updated_at = ? "
                 "WHERE run_id = ? AND state = ?",

@@ -161,6 +161,11 @@ class SqlLedger:
         raise NotImplementedError
 
     def _migrate(self) -> None:
+        try:  # an up-to-date ledger opens without waiting for the write lock
+            if self._current_version() == SCHEMA_VERSION:
+                return
+        except self._driver_errors():
+            pass  # e.g. the schema table is being created right now: decide under the lock
         with self.transaction():
             self._lock_key("gatekeeper-schema")
             version = self._current_version()
