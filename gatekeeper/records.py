@@ -106,6 +106,7 @@ class EvidenceItem:
     business_date: str
     run_id: str
     attempt: int
+    watermark: dt.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +143,41 @@ class Publication:
                 requirement_label(i.job, i.business_date, self.business_date): i.attempt
                 for i in self.items
             },
+            "watermarks": {
+                requirement_label(i.job, i.business_date, self.business_date): _iso(i.watermark)
+                for i in self.items if i.watermark is not None
+            },
             "published_at": self.published_at.isoformat(),
             "reason": self.reason,
             "location": self.location,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Staleness:
+    """A publication whose evidence names an upstream run that a newer success replaced."""
+
+    consumer: str
+    business_date: str
+    revision: int
+    job: str
+    job_date: str
+    old_run_id: str
+    old_attempt: int
+    new_run_id: str
+    new_attempt: int
+
+    @property
+    def reason(self) -> str:
+        """The republish reason recorded when this is refreshed."""
+        return f"upstream repaired: {self.job} attempt {self.new_attempt}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "consumer": self.consumer, "business_date": self.business_date,
+            "revision": self.revision, "job": self.job, "job_date": self.job_date,
+            "old_run_id": self.old_run_id, "old_attempt": self.old_attempt,
+            "new_run_id": self.new_run_id, "new_attempt": self.new_attempt,
         }
 
 
@@ -158,7 +191,9 @@ class Readiness:
     """Whether every required job's latest attempt succeeded for one business date.
 
     ``evidence`` maps each ready requirement to its run ID; ``blockers`` maps each blocking one to
-    ``missing``, ``running``, ``failed`` or ``abandoned``. Truthy exactly when ready.
+    ``missing``, ``running``, ``failed``, ``abandoned`` or ``watermark`` (its data time is
+    before the period's end; ``details`` then names the watermark and the required value).
+    Truthy exactly when ready.
     """
 
     business_date: str
@@ -166,6 +201,7 @@ class Readiness:
     evidence: Mapping[str, str] = field(default_factory=dict)
     blockers: Mapping[str, str] = field(default_factory=dict)
     attempts: Mapping[str, int] = field(default_factory=dict)
+    details: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def ready(self) -> bool:
@@ -179,7 +215,8 @@ class Readiness:
         parts = []
         for job, why in sorted(self.blockers.items()):
             n = self.attempts.get(job)
-            parts.append(f"{job} ({why})" if n is None else f"{job} (attempt {n} {why})")
+            what = self.details.get(job, why)
+            parts.append(f"{job} ({what})" if n is None else f"{job} (attempt {n} {what})")
         return ", ".join(parts) or "nothing"
 
     def to_json(self) -> dict[str, Any]:
@@ -190,6 +227,7 @@ class Readiness:
             "evidence": dict(self.evidence),
             "blockers": dict(self.blockers),
             "attempts": dict(self.attempts),
+            "details": dict(self.details),
         }
 
 

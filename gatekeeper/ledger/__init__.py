@@ -1,7 +1,8 @@
 """The ledger: every attempt and every publication, with the run IDs that authorized it.
 
 ``open_ledger(url)`` picks the dialect from the URL scheme; both dialects share one contract
-(``PublicationStore``), so code and tests are written once.
+(``StalenessStore``, built up from ``AttemptStore`` and ``PublicationStore``), so code and
+tests are written once.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from gatekeeper.errors import InvalidInput
-from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.staleness import StalenessStore
 
-Ledger = PublicationStore
+Ledger = StalenessStore
 
 __all__ = ["Ledger", "open_ledger"]
 

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from gatekeeper.errors import InvalidInput, LedgerError
-from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.staleness import StalenessStore
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -39,7 +39,7 @@ def split_schema(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=urlencode(rest))), (schemas[0] if schemas else None)
 
 
-class PostgresLedger(PublicationStore):
+class PostgresLedger(StalenessStore):
     """The ledger in a PostgreSQL database, shared by every worker of a deployment."""
 
     dialect = "postgresql"

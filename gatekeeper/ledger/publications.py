@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatekeeper.errors import NotReady, PublicationConflict
-from gatekeeper.gate import Requirement, check_name, evaluate_readiness, normalize_requirements
+from gatekeeper.gate import (
+    Requirement,
+    Watermarks,
+    check_name,
+    evaluate_readiness,
+    normalize_requirements,
+)
 from gatekeeper.ledger.attempts import AttemptStore, utc_now
 from gatekeeper.ledger.base import ATTEMPT_COLUMNS
 from gatekeeper.periods import period_key
@@ -27,14 +33,32 @@ class Output:
     write: WriteFn | None
 
 
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A validated publish or republish (``reason`` set) of one (consumer, period)."""
+
+    consumer: str
+    period: str
+    required: tuple[Requirement, ...]
+    output: Output
+    watermarks: Watermarks | None
+    reason: str | None
+
+
 class PublicationStore(AttemptStore):
     """Readiness and publication operations of the ledger contract."""
 
-    def readiness(self, jobs: Iterable[Any], business_date: Any) -> Readiness:
-        """Return the Readiness of ``jobs`` for the date; reads only (one query)."""
+    def readiness(
+        self, jobs: Iterable[Any], business_date: Any, watermarks: Watermarks | None = None
+    ) -> Readiness:
+        """Return the Readiness of ``jobs`` for the date; reads only (one query).
+
+        With ``watermarks``, a succeeded upstream whose declared watermark is before the
+        period's end blocks with ``watermark``.
+        """
         period = period_key(business_date)
         required = normalize_requirements(jobs, period)
-        return evaluate_readiness(period, required, self._latest_many(required))
+        return evaluate_readiness(period, required, self._latest_many(required), watermarks)
 
     def _latest_many(self, required: tuple[Requirement, ...]) -> dict[Requirement, Attempt]:
         clauses = " OR ".join("(a.job = ? AND a.period = ?)" for _ in required)
@@ -57,46 +81,93 @@ class PublicationStore(AttemptStore):
         write: WriteFn | None = None,
         *,
         location: str | None = None,
+        watermarks: Watermarks | None = None,
         now: dt.datetime | None = None,
     ) -> bool:
         """Publish ``consumer``'s output for the date with its evidence, in one transaction.
 
         Reads readiness, calls ``write(connection)`` for the caller's own rows, stores the
-        publication and the authorizing run IDs, and commits. Returns True for the first
-        publication and False for a retry (same fingerprint and required jobs: nothing is
-        written and ``write`` is not called). Raises NotReady when the gate is closed,
-        PublicationConflict for a different fingerprint, required jobs or location,
-        InvalidInput for bad values; any exception rolls back the output rows and the evidence
-        together. ``location`` records where an output outside the database lives (a file).
+        publication and the authorizing run IDs (and watermarks), and commits. Returns True for
+        the first publication and False for a retry (same fingerprint, required jobs and
+        location: nothing is written, ``write`` is not called). Raises NotReady when the gate
+        is closed, PublicationConflict for a different fingerprint, required jobs or location
+        (a correction is ``republish``), InvalidInput for bad values; any exception rolls back
+        the output rows and the evidence together. ``location``: where an output outside the
+        database lives (a file).
         """
-        consumer = check_name(consumer, "consumer")
-        period = period_key(business_date)
-        required = normalize_requirements(required_jobs, period)
-        fingerprint = check_name(fingerprint, "fingerprint")
-        if location is not None:
-            location = check_name(location, "location")
+        request = self._request(consumer, business_date, required_jobs, fingerprint, write,
+                                location, watermarks, None)
         at = utc_now(now)
-        output = Output(fingerprint, location, write)
-        return bool(self.run_in_transaction(
-            lambda: self._publish(consumer, period, required, output, at)
-        ))
+        return bool(self.run_in_transaction(lambda: self._publish(request, at)))
 
-    def _publish(
-        self, consumer: str, period: str, required: tuple[Requirement, ...], output: Output,
-        at: dt.datetime,
+    def republish(
+        self,
+        consumer: str,
+        business_date: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        write: WriteFn | None = None,
+        *,
+        reason: str,
+        location: str | None = None,
+        watermarks: Watermarks | None = None,
+        now: dt.datetime | None = None,
     ) -> bool:
-        self._lock_key("publication", consumer, period)
-        existing = self._publications(consumer, period, newest_only=True)
-        if existing:
-            return self._judge_retry(existing[0], required, output)
-        latest = self._latest_many(required)
-        readiness = evaluate_readiness(period, required, latest)
+        """Publish a correction as revision n+1 with fresh evidence, in one transaction.
+
+        Earlier revisions and their evidence stay. Returns False (nothing written) when the
+        newest revision already has this fingerprint, location and evidence; True otherwise.
+        Raises InvalidInput for an empty ``reason`` and NotReady when the gate is closed.
+        """
+        request = self._request(consumer, business_date, required_jobs, fingerprint, write,
+                                location, watermarks, check_name(reason, "reason"))
+        at = utc_now(now)
+        return bool(self.run_in_transaction(lambda: self._publish(request, at)))
+
+    def _request(
+        self, consumer: str, business_date: Any, required_jobs: Iterable[Any], fingerprint: str,
+        write: WriteFn | None, location: str | None, watermarks: Watermarks | None,
+        reason: str | None,
+    ) -> Request:
+        period = period_key(business_date)
+        return Request(
+            check_name(consumer, "consumer"), period,
+            normalize_requirements(required_jobs, period),
+            Output(check_name(fingerprint, "fingerprint"),
+                   None if location is None else check_name(location, "location"), write),
+            watermarks, reason,
+        )
+
+    def _publish(self, request: Request, at: dt.datetime) -> bool:
+        self._lock_key("publication", request.consumer, request.period)
+        existing = self._publications(request.consumer, request.period, newest_only=True)
+        newest = existing[0] if existing else None
+        if newest is not None and request.reason is None:
+            return self._judge_retry(newest, request.required, request.output)
+        latest = self._latest_many(request.required)
+        readiness = evaluate_readiness(request.period, request.required, latest,
+                                       request.watermarks)
         if not readiness:
             raise NotReady(readiness)
-        if output.write is not None:
-            output.write(self.connection)
-        self._insert_publication(consumer, period, 1, output, required, latest, at, None)
+        if newest is not None and self._same_revision(newest, request, latest):
+            return False
+        if request.output.write is not None:
+            request.output.write(self.connection)
+        revision = 1 if newest is None else newest.revision + 1
+        self._insert_publication(request, revision, latest, at)
         return True
+
+    def _same_revision(
+        self, newest: Publication, request: Request, latest: dict[Requirement, Attempt]
+    ) -> bool:
+        """A republish identical to the newest revision (a retry of the republish)."""
+        evidence = {(i.job, i.business_date): i.run_id for i in newest.items}
+        return (
+            newest.fingerprint == request.output.fingerprint
+            and newest.location == request.output.location
+            and newest.reason == request.reason
+            and evidence == {key: a.run_id for key, a in latest.items()}
+        )
 
     def _judge_retry(
         self, current: Publication, required: tuple[Requirement, ...], output: Output
@@ -118,23 +189,26 @@ class PublicationStore(AttemptStore):
         )
 
     def _insert_publication(
-        self, consumer: str, period: str, revision: int, output: Output,
-        required: tuple[Requirement, ...], latest: dict[Requirement, Attempt],
-        at: dt.datetime, reason: str | None,
+        self, request: Request, revision: int, latest: dict[Requirement, Attempt],
+        at: dt.datetime,
     ) -> None:
-        labels = [requirement_label(j, p, period) for j, p in required]
+        period = request.period
+        labels = [requirement_label(j, p, period) for j, p in request.required]
         self.execute(
             "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
             "required_jobs, published_at, reason, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (consumer, period, revision, output.fingerprint, json.dumps(labels), self.ts_in(at),
-             reason, output.location),
+            (request.consumer, period, revision, request.output.fingerprint, json.dumps(labels),
+             self.ts_in(at), request.reason, request.output.location),
         )
-        for job, job_period in required:
+        observed = request.watermarks.observed if request.watermarks else {}
+        for job, job_period in request.required:
             found = latest[(job, job_period)]
+            watermark = observed.get(requirement_label(job, job_period, period))
             self.execute(
                 "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-                "attempt) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (consumer, period, revision, job, job_period, found.run_id, found.attempt),
+                "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (request.consumer, period, revision, job, job_period, found.run_id,
+                 found.attempt, self.ts_in(watermark)),
             )
 
     def completed_periods(
@@ -179,15 +253,16 @@ class PublicationStore(AttemptStore):
     def _to_publication(self, consumer: str, period: str, row: Any) -> Publication:
         revision = int(row[0])
         items = self.read(
-            "SELECT job, job_period, run_id, attempt FROM gk_evidence WHERE consumer = ? "
-            "AND period = ? AND revision = ? ORDER BY job, job_period",
+            "SELECT job, job_period, run_id, attempt, watermark FROM gk_evidence "
+            "WHERE consumer = ? AND period = ? AND revision = ? ORDER BY job, job_period",
             (consumer, period, revision),
         )
         published = self.ts_out(row[3])
         assert published is not None
         return Publication(
             consumer, period, revision, row[1], tuple(json.loads(row[2])),
-            tuple(EvidenceItem(i[0], i[1], i[2], int(i[3])) for i in items), published, row[4],
+            tuple(EvidenceItem(i[0], i[1], i[2], int(i[3]), self.ts_out(i[4])) for i in items),
+            published, row[4],
             row[5],
         )
 

@@ -49,6 +49,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 2: where a publication's output lives when it is not in the ledger database (a file).
     ("ALTER TABLE gk_publications ADD COLUMN location TEXT",),
+    # 3: the data-time watermark an upstream declared when the publication read it.
+    ("ALTER TABLE gk_evidence ADD COLUMN watermark {ts}",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

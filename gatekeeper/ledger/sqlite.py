@@ -6,12 +6,12 @@ import datetime as dt
 import sqlite3
 from typing import Any
 
-from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.staleness import StalenessStore
 
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
-class SqliteLedger(PublicationStore):
+class SqliteLedger(StalenessStore):
     """The ledger in one SQLite file (``sqlite:///relative.db`` or ``sqlite:////abs.db``).
 
     Writers are serialized by ``BEGIN IMMEDIATE``: a read-then-write transaction takes the

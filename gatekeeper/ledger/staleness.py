@@ -1,0 +1,41 @@
+"""Stale publications: evidence that a newer succeeded upstream attempt has replaced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gatekeeper.gate import check_name
+from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.periods import period_key
+from gatekeeper.records import Staleness
+
+_STALE_SQL = """
+SELECT p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt, a.run_id, a.attempt
+FROM gk_publications p
+JOIN gk_evidence e
+  ON e.consumer = p.consumer AND e.period = p.period AND e.revision = p.revision
+JOIN gk_attempts a
+  ON a.job = e.job AND a.period = e.job_period AND a.state = 'succeeded' AND a.attempt > e.attempt
+WHERE p.consumer = ? AND p.period >= ?
+  AND p.revision = (SELECT MAX(q.revision) FROM gk_publications q
+                    WHERE q.consumer = p.consumer AND q.period = p.period)
+ORDER BY p.period, e.job, e.job_period, a.attempt
+"""
+
+
+class StalenessStore(PublicationStore):
+    """The full ledger contract: attempts, publications and staleness."""
+
+    def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
+        """Publications of ``consumer`` (dates >= ``since``) whose newest revision's evidence
+        names an upstream run older than that upstream's newest succeeded attempt for the same
+        date: one entry per (date, upstream), with the old and new run IDs. Reads only."""
+        first = "" if since is None else period_key(since, "since")
+        rows = self.read(_STALE_SQL, (check_name(consumer, "consumer"), first))
+        newest: dict[tuple[str, str, str], Any] = {}
+        for row in rows:  # ordered by attempt: the last one per (date, job) is the newest
+            newest[(row[0], row[2], row[3])] = row
+        return [
+            Staleness(consumer, r[0], int(r[1]), r[2], r[3], r[4], int(r[5]), r[6], int(r[7]))
+            for r in newest.values()
+        ]
