@@ -86,8 +86,10 @@ class DailySalesLoad(gk.GatedTask):
         ledger = self.ledger()  # its execute() runs on conn, inside the publication transaction
         ledger.execute("CREATE TABLE IF NOT EXISTS sales_totals "
                        "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+        date = self.business_date.isoformat()  # a republish replaces the day's total
+        ledger.execute("DELETE FROM sales_totals WHERE business_date = ?", (date,))
         ledger.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
-                       (self.business_date.isoformat(), payload["cents"]))
+                       (date, payload["cents"]))
 
 
 def sales_total(ledger: gk.Ledger, business_date: dt.date) -> int | None:

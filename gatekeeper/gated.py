@@ -9,8 +9,11 @@ from typing import Any
 
 import luigi
 
+from gatekeeper import config
 from gatekeeper.errors import GatekeeperError, NotReady, PublicationConflict
+from gatekeeper.gate import Watermarks
 from gatekeeper.ledger import Ledger
+from gatekeeper.periods import DAILY, interval
 from gatekeeper.records import fingerprint
 from gatekeeper.targets import FilePublicationTarget, PublicationTarget, file_sha256
 from gatekeeper.tasks import BusinessDateTask, PeriodTask
@@ -29,11 +32,24 @@ class GatedTask(BusinessDateTask):
     different payload fails with PublicationConflict.
     """
 
+    republish_reason: Any = luigi.OptionalParameter(
+        default=None, significant=False,
+        description="Publish a correction (a new revision) for this date, with this reason",
+    )
+
     publishes = True
     outputs_in_ledger = True
 
     def output(self) -> PublicationTarget:
         return PublicationTarget(self.job_id, self.period_key, self.ledger())
+
+    def complete(self) -> bool:
+        """Published (see BusinessDateTask); with ``--republish-reason``, once the newest
+        revision carries that reason."""
+        if self.republish_reason is None:
+            return super().complete()
+        newest = self.ledger().publication(self.job_id, self.period_key)
+        return newest is not None and newest.reason == self.republish_reason
 
     def required_jobs(self) -> list[Any]:
         """The jobs the gate requires: each BusinessDateTask in ``requires()``.
@@ -54,8 +70,23 @@ class GatedTask(BusinessDateTask):
             jobs.append(task.job_id)
         return jobs
 
+    def watermarks(self) -> Watermarks | None:
+        """Watermarks of the same-date upstream tasks that declare one, required to reach the
+        end of this date's interval in the business time zone; None when none declares one."""
+        observed = {
+            task.job_id: task.watermark()
+            for task in luigi.task.flatten(self.requires())
+            if isinstance(task, PeriodTask) and task.declares_watermark()
+            and task.period_key == self.period_key
+        }
+        if not observed:
+            return None
+        zone = str(config.settings().timezone)
+        end = interval(self.business_date, DAILY, zone).end
+        return Watermarks.parse(end, observed)
+
     def before_attempt(self, ledger: Ledger) -> None:
-        readiness = ledger.readiness(self.required_jobs(), self.period_key)
+        readiness = ledger.readiness(self.required_jobs(), self.period_key, self.watermarks())
         if not readiness:
             raise NotReady(readiness)
 
@@ -74,12 +105,18 @@ class GatedTask(BusinessDateTask):
 
     def run(self) -> None:
         payload = self.build()
-        first = self.ledger().publish(
-            self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
-            lambda conn: self.write(conn, payload), location=self.location_of(payload),
-        )
-        logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key,
-                    "published" if first else "already published with this output (no-op)")
+        args = (self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
+                lambda conn: self.write(conn, payload))
+        options: dict[str, Any] = {
+            "location": self.location_of(payload), "watermarks": self.watermarks(),
+        }
+        if self.republish_reason is not None:
+            changed = self.ledger().republish(*args, reason=self.republish_reason, **options)
+            done = "republished" if changed else "already republished (no-op)"
+        else:
+            changed = self.ledger().publish(*args, **options)
+            done = "published" if changed else "already published with this output (no-op)"
+        logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key, done)
 
 
 class GatedFileTask(GatedTask):

@@ -71,6 +71,11 @@ class RangeBusinessBase(luigi.Task):
     timezone = luigi.Parameter(
         default="", description="IANA zone of business midnights (default [gatekeeper])"
     )
+    refresh_stale = luigi.BoolParameter(
+        default=False,
+        description="Also republish published periods whose upstream evidence a newer "
+                    "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
+    )
 
     period_kind = DAILY
     start: Any  # declared by each subclass with its period's parameter type
@@ -144,17 +149,39 @@ class RangeBusinessBase(luigi.Task):
 
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
-        """True when no gap is left under the catch-up policy (one ledger query)."""
-        return not self.plan().gaps
+        """True when no gap is left under the catch-up policy (one ledger query) and, with
+        ``--refresh-stale``, no publication in the window is stale."""
+        return not self.plan().gaps and not self.stale_refreshes()
 
     def requires(self) -> list[PeriodTask]:
         plan = self.initial_plan()
+        refreshes = self.__dict__.setdefault("_refreshes", self.stale_refreshes())
         if plan.strategy == "contiguous":
-            return []  # filled one at a time in run()
+            return refreshes  # the gaps are filled one at a time in run()
         tasks = [self.task_for(label) for label in plan.scheduled]
         for rank, task in enumerate(tasks):  # Luigi runs higher priorities first
             task._gk_priority = len(tasks) - rank
-        return tasks
+        return tasks + refreshes
+
+    def stale_refreshes(self) -> list[PeriodTask]:
+        """Republishing tasks for the stale publications in [start, stop); reads the ledger."""
+        if not self.refresh_stale:
+            return []
+        of = self.of_class()
+        if not of.publishes:
+            raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
+        first = of.key_of(self.start)
+        last = None if self.stop is None else of.key_of(self.stop)
+        reasons: dict[str, set[str]] = {}
+        for found in self.ledger().stale(self.job(), since=first):
+            if last is None or found.business_date < last:
+                reasons.setdefault(found.business_date, set()).add(found.reason)
+        return [
+            of(**{**dict(self.of_params),
+                  of.period_param: self.label_to_param(period_from_key(key)),
+                  "republish_reason": "; ".join(sorted(why))})
+            for key, why in sorted(reasons.items())
+        ]
 
     def run(self) -> Iterator[luigi.Task]:
         if self.initial_plan().strategy == "contiguous":

@@ -225,6 +225,18 @@ class PeriodTask(luigi.Task):
         that publishes, that are published); one query, reads only."""
         return ledger.completed_periods(job, first, last, job if cls.publishes else None)
 
+    def watermark(self) -> dt.datetime | None:
+        """The greatest tz-aware event time this job's source holds, if it declares one.
+
+        Override to declare a watermark: a GatedTask downstream then opens only once it is at
+        or past the end of its period's interval, and stores it with the evidence.
+        """
+        return None
+
+    @classmethod
+    def declares_watermark(cls) -> bool:
+        return cls.watermark is not PeriodTask.watermark
+
     # -- the recorded attempt ------------------------------------------------------------------
     def before_attempt(self, ledger: Ledger) -> None:
         """Hook run before an attempt is allocated; raising here records nothing."""

@@ -100,3 +100,28 @@ class Report(gk.GatedFileTask):
 class HourlyLoad(gk.BusinessHourTask):
     def run(self) -> None:
         pass
+
+
+class Feed(gk.BusinessDateTask):
+    """An upstream whose watermark is read from ``<control>/watermark`` (ISO 8601)."""
+
+    control = luigi.Parameter(significant=False)
+
+    def run(self) -> None:
+        pass
+
+    def watermark(self) -> Any:
+        import datetime as dt
+
+        path = Path(self.control) / "watermark"
+        return dt.datetime.fromisoformat(path.read_text().strip()) if path.exists() else None
+
+
+class FeedReport(gk.GatedTask):
+    control = luigi.Parameter(significant=False)
+
+    def requires(self) -> Feed:
+        return Feed(business_date=self.business_date, control=self.control)
+
+    def build(self) -> dict[str, str]:
+        return {"date": str(self.business_date)}

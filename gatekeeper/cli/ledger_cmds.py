@@ -63,11 +63,24 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
         lines.append(f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
                      f"{pub.published_at.isoformat()} fingerprint {pub.fingerprint}"
                      + (f" reason: {pub.reason}" if pub.reason else ""))
-        evidence = table([(i.job, i.business_date, i.attempt, i.run_id) for i in pub.items],
-                         ("job", "date", "attempt", "run_id"))
+        evidence = table(
+            [(i.job, i.business_date, i.attempt, i.run_id,
+              i.watermark.isoformat() if i.watermark else "") for i in pub.items],
+            ("job", "date", "attempt", "run_id", "watermark"))
         lines.extend("  " + line for line in evidence.splitlines())
     return Result({"consumer": args.consumer, "business_date": args.date,
                    "revisions": [p.to_json() for p in revisions]}, "\n".join(lines))
+
+
+def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Stale publications of CONSUMER: exit 1 when there are any."""
+    found = ledger.stale(args.consumer, args.since)
+    rows = [(s.business_date, s.revision, s.job, s.old_attempt, s.old_run_id, s.new_attempt,
+             s.new_run_id) for s in found]
+    text = (table(rows, ("date", "revision", "upstream", "old attempt", "old run_id",
+                         "new attempt", "new run_id"))
+            if rows else f"{args.consumer}: no stale publications")
+    return Result([s.to_json() for s in found], text, EXIT_NOT_READY if found else EXIT_OK)
 
 
 def cmd_demo(_: Ledger | None, args: argparse.Namespace) -> Result:
@@ -94,5 +107,9 @@ def register(add: Callable[..., Any]) -> None:
     p = add("evidence", cmd_evidence, "Every revision of a publication with its evidence.")
     p.add_argument("consumer")
     p.add_argument("date")
+    p = add("stale", cmd_stale, "Publications whose upstream evidence a newer succeeded "
+            "attempt replaced (exit 1 if any).")
+    p.add_argument("consumer")
+    p.add_argument("--since", help="only dates on or after this one")
     add("demo", cmd_demo, "Run the backfill-is-not-today scenario on a temporary ledger.",
         ledger=False)
