@@ -296,17 +296,35 @@ def period_ordinals(
     through ``period_ordinal``, so a datetime among dates or a non-aligned hour is refused.
     """
     if parse_period(period) == HOURLY:
-        return {
-            v.toordinal() * 24 + v.hour
-            if type(v) is dt.datetime
-            and v.tzinfo is _UTC
-            and not (v.minute or v.second or v.microsecond)
-            else period_ordinal(v, HOURLY, field)
-            for v in values
-        }
-    return {
-        v.toordinal() if type(v) is dt.date else period_ordinal(v, DAILY, field) for v in values
-    }
+        return {_hour_ordinal(v, field) for v in values}
+    return {_day_ordinal(v, field) for v in values}
+
+
+def _day_ordinal(value: Any, field: str) -> int:
+    """``period_ordinal`` for daily values, fast for dates and ``YYYY-MM-DD`` ledger keys."""
+    if type(value) is dt.date:
+        return value.toordinal()
+    if type(value) is str and len(value) == 10 and value[4] == value[7] == "-":
+        try:
+            return dt.date.fromisoformat(value).toordinal()
+        except ValueError:
+            pass  # the slow path names the field
+    return period_ordinal(value, DAILY, field)
+
+
+def _hour_ordinal(value: Any, field: str) -> int:
+    """``period_ordinal`` for hourly values, fast for UTC hour starts and ``...THH:00Z`` keys."""
+    if (type(value) is dt.datetime and value.tzinfo is _UTC
+            and not (value.minute or value.second or value.microsecond)):
+        return value.toordinal() * 24 + value.hour
+    if type(value) is str and len(value) == 17 and value[10] == "T" and value[13:] == ":00Z":
+        try:
+            hour = int(value[11:13])
+            if 0 <= hour < 24:
+                return dt.date.fromisoformat(value[:10]).toordinal() * 24 + hour
+        except ValueError:
+            pass  # the slow path names the field
+    return period_ordinal(value, HOURLY, field)
 
 
 def periods_between(

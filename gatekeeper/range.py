@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import luigi
+import luigi.rpc
 from luigi.tools.range import RangeEvent
 
 from gatekeeper import config
@@ -140,7 +141,8 @@ class RangeBusinessBase(luigi.Task):
 
     def _emit_metrics(self, plan: RangePlan) -> None:
         family = self.of_class().get_task_family()
-        missing = [p for p in plan.due if p in set(plan.gaps) | set(plan.skipped_by_policy)]
+        absent = set(plan.gaps) | set(plan.skipped_by_policy)
+        missing = [p for p in plan.due if p in absent]
         delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
         self.trigger_event(RangeEvent.DELAY, family, delay)
         self.trigger_event(RangeEvent.COMPLETE_COUNT, family, plan.complete_count)
@@ -328,16 +330,37 @@ class ContiguousChunk(luigi.Task):
             self._cursor = index
             self.set_status_message(f"filling {keys[index]}")  # type: ignore[misc]
             task = self._task(keys[index])
-            if self.inline and all(r.complete() for r in luigi.task.flatten(task.requires())):
+            if self._may_run_inline(task):
                 run_inline(task)
             else:
                 yield task
+
+    def _may_run_inline(self, task: PeriodTask) -> bool:
+        """Inline only under a worker's own scheduler, and once the requirements are complete.
+
+        A central scheduler (luigid) dedupes a period only if it schedules it: another worker
+        may schedule the same period (e.g. by adding the same range, which resets this chunk's
+        dynamic dependencies there), and an inline run beside it would be a second attempt.
+        """
+        if not self.inline or under_central_scheduler(self):
+            return False
+        return all(r.complete() for r in luigi.task.flatten(task.requires()))
 
     def _task(self, key: str) -> PeriodTask:
         label = period_from_key(key)
         if isinstance(label, dt.datetime):
             label = label.astimezone(UTC).replace(tzinfo=None)
         return self.of(**{**dict(self.of_params), self.of.period_param: label})
+
+
+def under_central_scheduler(task: luigi.Task) -> bool:
+    """True when a worker of a central scheduler (luigid) is running ``task``.
+
+    Luigi's worker binds ``task.set_status_message`` to its TaskStatusReporter, which holds
+    the scheduler; luigid's client is a RemoteScheduler. False outside a worker.
+    """
+    reporter = getattr(task.set_status_message, "__self__", None)
+    return isinstance(getattr(reporter, "_scheduler", None), luigi.rpc.RemoteScheduler)
 
 
 def run_inline(task: luigi.Task) -> None:

@@ -1,0 +1,171 @@
+"""Shared pieces of the range benchmarks: the task module they run, Luigi config, timing, tables.
+
+Not a benchmark itself. ``range_plan.py`` and ``backfill.py`` import it from this folder (Python
+puts a script's folder first on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+TASK_MODULE = "gk_bench_tasks"
+
+# The trivial tasks both tools fill. Written into a temporary folder (with OUT baked in) and
+# imported from there, in-process or by ``luigi --module gk_bench_tasks``.
+TASK_SOURCE = '''\
+"""Benchmark tasks written by bench/_common.py; deleted with their temporary folder."""
+
+import os
+
+import luigi
+
+import gatekeeper as gk
+
+OUT = {out!r}
+
+
+class GkDaily(gk.BusinessDateTask):
+    """Does nothing: complete once its attempt is recorded succeeded in the ledger."""
+
+    def run(self):
+        pass
+
+
+class GkHourly(gk.BusinessHourTask):
+    def run(self):
+        pass
+
+
+class LuigiDaily(luigi.Task):
+    """Writes a tiny file; complete once the file exists."""
+
+    date = luigi.DateParameter()
+
+    def output(self):
+        return luigi.LocalTarget(os.path.join(OUT, "daily", self.date.strftime("%Y-%m-%d.txt")))
+
+    def run(self):
+        with self.output().open("w") as out:
+            out.write("ok\\n")
+
+
+class LuigiHourly(luigi.Task):
+    hour = luigi.DateHourParameter()
+
+    def output(self):
+        return luigi.LocalTarget(os.path.join(OUT, "hourly", self.hour.strftime("%Y-%m-%dT%H.txt")))
+
+    def run(self):
+        with self.output().open("w") as out:
+            out.write("ok\\n")
+'''
+
+LUIGI_CFG = """\
+[gatekeeper]
+ledger_url = {url}
+lateness = 0s
+timezone = UTC
+
+[core]
+lock_pid_dir = {lock_dir}
+
+[retcode]
+already_running = 10
+missing_data = 20
+not_run = 25
+task_failed = 30
+scheduling_error = 35
+unhandled_exception = 40
+"""
+
+
+def write_task_module(folder: Path, out: Path) -> str:
+    """Write the benchmark task module into ``folder`` (luigi tasks write under ``out``).
+
+    Returns the module name; ``folder`` must be on ``sys.path`` / PYTHONPATH to import it.
+    """
+    (folder / f"{TASK_MODULE}.py").write_text(TASK_SOURCE.format(out=str(out)))
+    return TASK_MODULE
+
+
+def sqlite_url(path: Path) -> str:
+    """The ledger URL of a SQLite file: ``sqlite:////abs/path.db``."""
+    return f"sqlite:///{path.resolve()}"
+
+
+def write_luigi_config(folder: Path, ledger_url: str) -> Path:
+    """Write ``folder/luigi.cfg``: the ledger, lateness 0s, UTC, non-zero exit codes and
+    Luigi's process-lock pid files kept in ``folder`` (so nothing is left in /tmp/luigi)."""
+    path = folder / "luigi.cfg"
+    path.write_text(LUIGI_CFG.format(url=ledger_url, lock_dir=folder / "luigi-lock"))
+    return path
+
+
+def luigi_command(*args: str) -> list[str]:
+    """The real ``luigi`` command installed beside this interpreter, with ``args``."""
+    script = Path(sys.executable).parent / "luigi"
+    if not script.exists():
+        raise SystemExit(f"the luigi command is not installed at {script}")
+    return [str(script), *args]
+
+
+def subprocess_env(config: Path, module_dir: Path) -> dict[str, str]:
+    """The environment of a ``luigi`` subprocess: its config file and the task module's folder."""
+    env = {k: v for k, v in os.environ.items() if k != "GATEKEEPER_LEDGER_URL"}
+    env["LUIGI_CONFIG_PATH"] = str(config)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(module_dir), env.get("PYTHONPATH")]))
+    return env
+
+
+def environment_line() -> str:
+    """Python, luigi and SQLite versions, CPUs, load average and platform, on one line."""
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"Python {platform.python_version()}, luigi {version('luigi')}, "
+        f"gatekeeper {version('gatekeeper')}, SQLite {sqlite3.sqlite_version}, "
+        f"{os.cpu_count()} CPUs (load average {load}), {platform.platform()}"
+    )
+
+
+def median_ms(
+    run: Callable[[], Any], runs: int, before: Callable[[], None] = lambda: None
+) -> tuple[float, Any]:
+    """Median wall time of ``run()`` over ``runs`` timed runs, in milliseconds.
+
+    ``before()`` runs untimed before each run; one untimed warm-up run comes first, and its
+    result is returned with the median so the caller can check what was measured.
+    """
+    before()
+    result = run()
+    times = []
+    for _ in range(runs):
+        before()
+        began = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - began)
+    return statistics.median(times) * 1000, result
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """Print ``rows`` under ``header``: first column left-aligned, the others right-aligned."""
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        first, *rest = (
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+        return "  ".join([first, *rest])
+
+    print(line(header))
+    for row in rows:
+        print(line(row))

@@ -1,0 +1,372 @@
+"""Range planning: gatekeeper's RangeBusiness* vs luigi's Range* vs a bare SELECT of the rows.
+
+Builds, in a temporary folder, one SQLite ledger holding a 10-year daily job (3,653 dates,
+2016-01-01..2025-12-31) and a 1-year hourly job (8,760 hours of 2025), plus the output files of
+an equivalent luigi LocalTarget task for every complete period. Every 97th period is missing
+(alternately no attempt at all, or a failed one); every 10th complete period took two attempts
+(failed, then succeeded), so the latest-attempt rule matters. Then, in this process, it times
+
+- gatekeeper: ``RangeBusinessDaily/Hourly(of=T, start, stop, now, task_limit=100000).plan()``
+  (instance built inside the timing; one ledger query, then ``plan_range``);
+- luigi: ``RangeDaily/Hourly(of=L, start, stop, days_back/hours_back, now,
+  task_limit=100000).requires()`` (builds every period's task, lists the output folder);
+- a bare SELECT on a raw sqlite3 connection: the query ``Ledger.completed_periods`` runs
+  (latest attempt per period, succeeded), rows fetched, nothing else;
+
+each the median of ``--runs`` runs after one warm-up run, with Luigi's instance cache cleared
+before every run (which also makes gatekeeper re-read its ``[gatekeeper]`` config). The
+gatekeeper ledger connection stays open between runs (warm); a cold figure is printed too.
+Both tools must report exactly the missing periods; the script fails otherwise. Not a test.
+
+    python bench/range_plan.py
+    python bench/range_plan.py --runs 15 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import importlib
+import pstats
+import sqlite3
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import luigi
+import luigi.configuration
+import luigi.tools.range
+from _common import environment_line, median_ms, print_table, sqlite_url, write_task_module
+from luigi.task_register import Register
+
+import gatekeeper as gk
+from gatekeeper import tasks as gk_tasks
+from gatekeeper.coverage import plan_range
+from gatekeeper.periods import period_from_key
+
+UTC = dt.timezone.utc
+NOW = dt.datetime(2026, 1, 2, tzinfo=UTC)  # every period of both cases is due
+GAP_EVERY = 97
+RETRY_EVERY = 10
+TASK_LIMIT = 100_000
+SELECT_SQL = (  # what Ledger.completed_periods runs (no publication clause)
+    "SELECT a.period FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
+    "AND a.period <= ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+    "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)"
+)
+SIMPLE_SQL = "SELECT period FROM gk_attempts WHERE job = ?"
+TARGET_LUIGI_RATIO = 50.0
+TARGET_SELECT_RATIO = 2.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One range: ``count`` periods of ``step`` from ``first`` (naive UTC)."""
+
+    name: str
+    period: str  # daily | hourly
+    first: dt.datetime
+    count: int
+    gk_task: str
+    luigi_task: str
+
+    @property
+    def step(self) -> dt.timedelta:
+        return dt.timedelta(days=1) if self.period == "daily" else dt.timedelta(hours=1)
+
+    def at(self, i: int) -> dt.datetime:
+        return self.first + i * self.step
+
+    def param(self, i: int) -> Any:
+        """The value of the tasks' period parameter: a date, or a naive UTC hour."""
+        return self.at(i).date() if self.period == "daily" else self.at(i)
+
+    def key(self, when: dt.datetime) -> str:
+        return f"{when:%Y-%m-%d}" if self.period == "daily" else f"{when:%Y-%m-%dT%H}:00Z"
+
+    def is_gap(self, i: int) -> bool:
+        return i % GAP_EVERY == GAP_EVERY - 1
+
+    def gap_keys(self) -> set[str]:
+        return {self.key(self.at(i)) for i in range(self.count) if self.is_gap(i)}
+
+
+CASES = (
+    Case("daily 10y", "daily", dt.datetime(2016, 1, 1), 3653, "GkDaily", "LuigiDaily"),
+    Case("hourly 1y", "hourly", dt.datetime(2025, 1, 1), 8760, "GkHourly", "LuigiHourly"),
+)
+
+
+# -- fixtures --------------------------------------------------------------------------------
+def attempt_rows(case: Case, ledger: gk.Ledger) -> Iterator[tuple[Any, ...]]:
+    """gk_attempts rows of ``case``'s job: gaps have no attempt or a failed one."""
+    for i in range(case.count):
+        key = case.key(case.at(i))
+        ended = ledger.ts_in(case.at(i + 1).replace(tzinfo=UTC) + dt.timedelta(minutes=5))
+        if case.is_gap(i):
+            states = ["failed"] if (i // GAP_EVERY) % 2 else []
+        else:
+            states = ["failed", "succeeded"] if i % RETRY_EVERY == 3 else ["succeeded"]
+        for number, state in enumerate(states, start=1):
+            error = "bench: injected failure" if state == "failed" else None
+            yield (case.gk_task, key, number, f"{case.gk_task}-{key}-{number}", state,
+                   ended, ended, None, error)
+
+
+def fill_ledger(url: str) -> int:
+    """Create the ledger and bulk-insert every case's attempts; returns the row count."""
+    with gk.open_ledger(url) as ledger:
+        with ledger.transaction():
+            for case in CASES:
+                ledger.connection.executemany(
+                    "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
+                    "updated_at, lease_expires_at, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    attempt_rows(case, ledger),
+                )
+        ledger.connection.execute("ANALYZE")
+        return int(ledger.read("SELECT COUNT(*) FROM gk_attempts")[0][0])
+
+
+def write_outputs(case: Case, out: Path) -> int:
+    """Create the luigi task's output file of every complete period; returns how many."""
+    folder = out / case.period
+    folder.mkdir(parents=True)
+    pattern = "%Y-%m-%d.txt" if case.period == "daily" else "%Y-%m-%dT%H.txt"
+    made = 0
+    for i in range(case.count):
+        if not case.is_gap(i):
+            (folder / case.at(i).strftime(pattern)).write_text("ok\n")
+            made += 1
+    return made
+
+
+# -- the measured calls ----------------------------------------------------------------------
+def gk_range(case: Case, tasks: ModuleType, **extra: Any) -> gk.RangeBusinessDaily:
+    cls = gk.RangeBusinessDaily if case.period == "daily" else gk.RangeBusinessHourly
+    return cls(of=getattr(tasks, case.gk_task), start=case.param(0),
+               stop=case.param(case.count), now=int(NOW.timestamp()),
+               task_limit=TASK_LIMIT, **extra)
+
+
+def gk_plan(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
+    def run() -> set[str]:
+        plan = gk_range(case, tasks).plan()
+        return {plan.key(label) for label in plan.gaps}
+
+    return run
+
+
+def gk_requires(case: Case, tasks: ModuleType, strategy: str) -> Callable[[], set[str]]:
+    def run() -> set[str]:
+        task = gk_range(case, tasks, strategy=strategy)
+        task.requires()
+        return set(task.target_keys())
+
+    return run
+
+
+def luigi_requires(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
+    of = getattr(tasks, case.luigi_task)
+    common = {"of": of, "start": case.param(0), "stop": case.param(case.count),
+              "now": int(NOW.timestamp()), "task_limit": TASK_LIMIT}
+
+    def run() -> set[str]:
+        if case.period == "daily":
+            wrapper = luigi.tools.range.RangeDaily(days_back=5000, **common)
+            return {case.key(dt.datetime.combine(t.date, dt.time())) for t in wrapper.requires()}
+        wrapper = luigi.tools.range.RangeHourly(hours_back=100_000, **common)
+        return {case.key(t.hour) for t in wrapper.requires()}
+
+    return run
+
+
+def bare_select(case: Case, conn: sqlite3.Connection, simple: bool = False) -> Callable[[], Any]:
+    first, last = case.key(case.at(0)), case.key(case.at(case.count))
+
+    def run() -> list[Any]:
+        if simple:
+            return conn.execute(SIMPLE_SQL, (case.gk_task,)).fetchall()
+        return conn.execute(SELECT_SQL, (case.gk_task, first, last)).fetchall()
+
+    return run
+
+
+def close_shared_ledgers() -> None:
+    """Forget gatekeeper's per-process ledger connections (so the next plan opens one)."""
+    for ledger in gk_tasks._ledgers.values():
+        ledger.close()
+    gk_tasks._ledgers.clear()
+    Register.clear_instance_cache()
+
+
+# -- measurement -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Figures:
+    """Median milliseconds of one case's calls, by label."""
+
+    case: Case
+    ms: dict[str, float]
+
+    def ratio(self, over: str, under: str) -> float:
+        return self.ms[over] / self.ms[under]
+
+
+def check(case: Case, what: str, found: set[str], expected: set[str]) -> None:
+    if found != expected:
+        raise SystemExit(
+            f"{case.name}: {what} reported {len(found)} missing periods, expected "
+            f"{len(expected)}; extra {sorted(found - expected)[:5]}, "
+            f"lacking {sorted(expected - found)[:5]}"
+        )
+
+
+def measure(case: Case, tasks: ModuleType, conn: sqlite3.Connection, runs: int) -> Figures:
+    """Time every call of ``case`` and check that each saw exactly the missing periods."""
+    clear = Register.clear_instance_cache
+    expected, ms = case.gap_keys(), {}
+    ms["gk"], gaps = median_ms(gk_plan(case, tasks), runs, clear)
+    check(case, "gatekeeper plan().gaps", gaps, expected)
+    ms["luigi"], gaps = median_ms(luigi_requires(case, tasks), runs, clear)
+    check(case, "luigi requires()", gaps, expected)
+    ms["select"], rows = median_ms(bare_select(case, conn), runs)
+    every = {case.key(case.at(i)) for i in range(case.count)}
+    check(case, "the bare SELECT", every - {r[0] for r in rows}, expected)
+    if len(rows) != case.count - len(expected):
+        raise SystemExit(f"{case.name}: the bare SELECT returned {len(rows)} rows")
+    ms["simple"], _ = median_ms(bare_select(case, conn, simple=True), runs)
+    ms.update(breakdown(case, tasks, runs))
+    for strategy in ("contiguous", "forward"):
+        ms[strategy], keys = median_ms(gk_requires(case, tasks, strategy), runs, clear)
+        check(case, f"gatekeeper requires() ({strategy})", keys, expected)
+    ms["cold"], gaps = median_ms(gk_plan(case, tasks), runs, close_shared_ledgers)
+    check(case, "gatekeeper plan().gaps (cold ledger)", gaps, expected)
+    return Figures(case, ms)
+
+
+def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
+    """The parts of gatekeeper's plan(): the wrapper instance, the ledger query, plan_range
+    (given the query's keys, as plan() does, and given the same periods as labels)."""
+    clear = Register.clear_instance_cache
+    of = getattr(tasks, case.gk_task)
+    first, last = case.key(case.at(0)), case.key(case.at(case.count))
+    done = of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first, last)
+    labels = {period_from_key(key) for key in done}  # what plan_range's fast path takes
+    start = case.at(0).date() if case.period == "daily" else case.at(0).replace(tzinfo=UTC)
+    stop = (case.at(case.count).date() if case.period == "daily"
+            else case.at(case.count).replace(tzinfo=UTC))
+    parts = {
+        "construct": lambda: gk_range(case, tasks),
+        "query": lambda: of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first,
+                                              last),
+        "plan_range": lambda: plan_range(done, start=start, stop=stop, now=NOW,
+                                         period=case.period, task_limit=TASK_LIMIT),
+        "plan_labels": lambda: plan_range(labels, start=start, stop=stop, now=NOW,
+                                          period=case.period, task_limit=TASK_LIMIT),
+    }
+    return {name: median_ms(run, runs, clear)[0] for name, run in parts.items()}
+
+
+def profile(case: Case, tasks: ModuleType, runs: int) -> None:
+    """Print where gatekeeper's plan() spends its time (cProfile over ``runs`` runs)."""
+    run = gk_plan(case, tasks)
+    run()
+    profiler = cProfile.Profile()
+    for _ in range(runs):
+        Register.clear_instance_cache()
+        profiler.enable()
+        run()
+        profiler.disable()
+    print(f"\ncProfile of gatekeeper plan(), {case.name}, {runs} runs (by own time):")
+    pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(15)
+
+
+# -- setup and report ------------------------------------------------------------------------
+def prepare(folder: Path) -> tuple[ModuleType, str]:
+    """Write the task module, the ledger and the luigi outputs; configure Luigi in-process."""
+    url = sqlite_url(folder / "ledger.db")
+    began = time.perf_counter()
+    rows = fill_ledger(url)
+    files = sum(write_outputs(case, folder / "out") for case in CASES)
+    print(f"fixtures: {rows:,} attempt rows, {files:,} luigi output files "
+          f"in {time.perf_counter() - began:.1f} s")
+    cfg = luigi.configuration.get_config()
+    if not cfg.has_section("gatekeeper"):
+        cfg.add_section("gatekeeper")
+    for key, value in {"ledger_url": url, "lateness": "0s", "timezone": "UTC"}.items():
+        cfg.set("gatekeeper", key, value)
+    Register.clear_instance_cache()
+    sys.path.insert(0, str(folder))
+    tasks = importlib.import_module(write_task_module(folder, folder / "out"))
+    return tasks, url
+
+
+def report(figures: list[Figures], runs: int) -> bool:
+    """Print the tables and the targets; returns True when both targets are met."""
+    print(f"\nmedian of {runs} runs (after a warm-up run), milliseconds; Luigi's instance cache "
+          "cleared before each run; gatekeeper's ledger connection warm")
+    print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall)\n")
+    print_table(
+        ("case", "gatekeeper ms", "luigi ms", "bare SELECT ms", "luigi/gatekeeper",
+         "gatekeeper/SELECT"),
+        [(f.case.name, f"{f.ms['gk']:.2f}", f"{f.ms['luigi']:.2f}", f"{f.ms['select']:.2f}",
+          f"{f.ratio('luigi', 'gk'):.1f}x", f"{f.ratio('gk', 'select'):.2f}x") for f in figures],
+    )
+    print("\ngatekeeper in parts and variants (ms):\n")
+    print_table(
+        ("case", "construct", "ledger query", "plan_range(keys)", "plan_range(labels)",
+         "plan() cold", "requires() contig.", "requires() forward",
+         f"{SIMPLE_SQL.split(' FROM')[0]} WHERE job=?"),
+        [(f.case.name, *(f"{f.ms[k]:.2f}" for k in (
+            "construct", "query", "plan_range", "plan_labels", "cold", "contiguous", "forward",
+            "simple"))) for f in figures],
+    )
+    luigi_ok = all(f.ratio("luigi", "gk") >= TARGET_LUIGI_RATIO for f in figures)
+    select_ok = all(f.ratio("gk", "select") <= TARGET_SELECT_RATIO for f in figures)
+    print(f"\ntarget: planning >= {TARGET_LUIGI_RATIO:g}x faster than luigi: "
+          f"{'met' if luigi_ok else 'MISSED'}; within {TARGET_SELECT_RATIO:g}x of the bare "
+          f"SELECT: {'met' if select_ok else 'MISSED'}")
+    return luigi_ok and select_ok
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per figure (median)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print a cProfile of gatekeeper's plan() per case")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    # luigi's own RangeDaily/RangeHourly warn about their param_name=None default on every build
+    warnings.filterwarnings("ignore", message='Parameter "param_name"', category=UserWarning)
+    print(environment_line())
+    with tempfile.TemporaryDirectory(prefix="gk-bench-plan-") as tmp:
+        folder = Path(tmp)
+        tasks, url = prepare(folder)
+        conn = sqlite3.connect(url[len("sqlite:///"):])
+        try:
+            figures = [measure(case, tasks, conn, args.runs) for case in CASES]
+            met = report(figures, args.runs)
+            if args.profile or not met:
+                for case in CASES:
+                    profile(case, tasks, max(args.runs, 20))
+        finally:
+            conn.close()
+            close_shared_ledgers()
+            sys.path.remove(str(folder))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
