@@ -74,6 +74,17 @@ def ledger(ledger_url: str) -> Iterator[gk.Ledger]:
 
 
 @pytest.fixture
+def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
+    """Luigi configured for the test ledger (UTC, no lateness, 30 s leases); yields it."""
+    from tests.luigi_support import configure
+
+    for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s",
+                        "timezone": "UTC"}):
+        with gk.open_ledger(ledger_url) as opened:
+            yield opened
+
+
+@pytest.fixture
 def sqlite_url(tmp_path: Any) -> str:
     return f"sqlite:///{tmp_path / 'ledger.db'}"
 

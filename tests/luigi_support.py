@@ -84,3 +84,18 @@ def run_luigi(config_path: Path, *args: str, cwd: Path, timeout: float = 120,
     return subprocess.run(luigi_command(*args, "--local-scheduler"), cwd=cwd,
                           env=luigi_env(config_path), capture_output=True, text=True,
                           timeout=timeout)
+
+
+def failures_of(*task_list: luigi.Task) -> list[str]:
+    """Run the tasks and return the messages of the exceptions their failures raised."""
+    messages: list[str] = []
+
+    def on_failure(task: luigi.Task, exc: BaseException) -> None:
+        messages.append(f"{type(exc).__name__}: {exc}")
+
+    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    try:
+        build(*task_list)
+    finally:
+        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
+    return messages

@@ -6,18 +6,16 @@ import datetime as dt
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import luigi
 import pytest
 
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer
 from gatekeeper.gate import Watermarks
 from tests.conftest import T0, count_rows, snapshot, succeed
-from tests.luigi_support import build, configure
+from tests.luigi_support import build, failures_of
 from tests.luigi_tasks import FeedReport
 
 UTC = dt.timezone.utc
@@ -123,26 +121,10 @@ def test_repaired_upstream_marks_exactly_dependent_dates_stale(ledger: gk.Ledger
     assert ledger.stale("Report", since="2026-10-24") == []
 
 
-@pytest.fixture
-def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
-    for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30", "timezone": "UTC",
-                        "lateness": "0s"}):
-        with gk.open_ledger(ledger_url) as ledger:
-            yield ledger
 
 
-def failures_of(task: luigi.Task) -> list[str]:
-    messages: list[str] = []
 
-    def on_failure(failed: luigi.Task, exc: BaseException) -> None:
-        messages.append(f"{type(exc).__name__}: {exc}")
 
-    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
-    try:
-        build(task)
-    finally:
-        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
-    return messages
 
 
 def test_luigi_watermark_blocks_until_the_source_reaches_the_period_end(

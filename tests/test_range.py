@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from luigi.tools.range import RangeEvent
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad
 from tests.conftest import T0, snapshot
-from tests.luigi_support import build, configure
+from tests.luigi_support import build
 from tests.luigi_tasks import Controlled, HourlyLoad, Trivial
 
 UTC = dt.timezone.utc
@@ -23,12 +22,7 @@ STOP = dt.date(2026, 10, 11)  # ten dates
 NOW = int(dt.datetime(2026, 11, 30, tzinfo=UTC).timestamp())
 
 
-@pytest.fixture
-def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
-    for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s",
-                        "timezone": "UTC"}):
-        with gk.open_ledger(ledger_url) as ledger:
-            yield ledger
+
 
 
 def ran_dates(folder: Path) -> list[str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,18 +14,13 @@ import pytest
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer, DimProduct, sales_total
 from tests.conftest import T0, count_rows, snapshot
-from tests.luigi_support import build, configure
+from tests.luigi_support import build, configure, failures_of
 from tests.luigi_tasks import Controlled, ExternalGated, RegionLoad, Report, Trivial
 
 D = dt.date(2026, 10, 23)
 
 
-@pytest.fixture
-def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
-    """Luigi configured for the test ledger; yields that ledger."""
-    for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30"}):
-        with gk.open_ledger(ledger_url) as ledger:
-            yield ledger
+
 
 
 def states(ledger: gk.Ledger, job: str, date: dt.date = D) -> list[tuple[int, str]]:
@@ -95,19 +89,7 @@ def test_explicit_attempt_reruns_a_complete_date_once(ledger_cfg: gk.Ledger) -> 
     assert ledger_cfg.publication("DailySalesLoad", D) == published  # evidence untouched
 
 
-def failures_of(*task_list: luigi.Task) -> list[str]:
-    """Run the tasks and return the messages of the exceptions their failures raised."""
-    messages: list[str] = []
 
-    @luigi.Task.event_handler(luigi.Event.FAILURE)
-    def on_failure(task: luigi.Task, exc: BaseException) -> None:
-        messages.append(f"{type(exc).__name__}: {exc}")
-
-    try:
-        build(*task_list)
-    finally:
-        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
-    return messages
 
 
 def test_gate_closed_gated_task_does_not_run_and_names_blockers(ledger_cfg: gk.Ledger) -> None:
@@ -156,9 +138,9 @@ def test_gated_task_rerun_with_same_output_is_noop_and_different_is_conflict(
     assert ledger_cfg.publication("DailySalesLoad", D) == published
     assert count_rows(ledger_cfg, "sales_totals") == 1
 
-    class Changed(DailySalesLoad):
+    class Changed(DailySalesLoad):  # the same job, a different output
         @classmethod
-        def get_task_family(cls) -> str:
+        def job_id_for(cls, **params: Any) -> str:
             return "DailySalesLoad"
 
         def build(self) -> dict[str, int]:
