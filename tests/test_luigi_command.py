@@ -114,3 +114,15 @@ def test_killed_worker_blocks_until_lease_expires_then_is_abandoned(
         states = [(a.attempt, a.state.value) for a in ledger.attempts("Controlled", D)]
         assert states == [(1, "abandoned"), (2, "succeeded")]
         assert gk.check_ready(ledger, ["Controlled"], D)
+
+
+def test_ledger_url_from_environment_interpolation(sqlite_url: str, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "${GK_TEST_LEDGER_DSN}")
+    env = luigi_env(cfg)
+    env["GK_TEST_LEDGER_DSN"] = sqlite_url
+    done = subprocess.run(luigi_command("--module", "tests.luigi_tasks", "Trivial",
+                                        "--business-date", "2026-10-23", "--local-scheduler"),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert [a.state.value for a in ledger.attempts("Trivial", D)] == ["succeeded"]
