@@ -8,7 +8,9 @@ query; complete periods are never instantiated as Luigi tasks.
   whose requirements are complete runs in the chunk's process (firing Luigi's events), any
   other is yielded to Luigi's scheduler with its requirements. A failure at P leaves the chunk,
   and the range, pending: no later period starts. Luigi's scheduler never holds more than one
-  chunk's worth of periods, so the fill stays linear in the periods it fills.
+  chunk's worth of periods, so the fill stays linear in the periods it fills. Under a central
+  scheduler (luigid) every period is yielded, so luigid runs it once whichever workers add the
+  range, and chunks are named by their block of due periods, so all of them name a chunk alike.
 - ``forward`` / ``reverse``: the scheduled periods are required at once, independently (a
   failure does not stop the others), in parallel with ``--workers N``, ordered by Luigi
   priority (oldest or newest first). Their cost is Luigi's scheduler's for ``task_limit`` tasks.
@@ -23,10 +25,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import luigi
-import luigi.rpc
 from luigi.tools.range import RangeEvent
 
 from gatekeeper import config
+from gatekeeper.chunks import CHUNK, ContiguousChunk
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_range
 from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
@@ -35,7 +37,6 @@ from gatekeeper.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 UTC = dt.timezone.utc
-CHUNK = 32  # periods per ContiguousChunk
 
 
 class RangeBusinessBase(luigi.Task):
@@ -48,7 +49,8 @@ class RangeBusinessBase(luigi.Task):
     inline: Any = luigi.BoolParameter(
         default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
         description="contiguous: run a period whose requirements are complete inside the "
-                    "range's chunk task (Luigi events still fire) instead of scheduling it",
+                    "range's chunk task (Luigi events still fire) instead of scheduling it; "
+                    "never under a central scheduler (luigid), which must dedupe it",
     )
     task_limit = luigi.IntParameter(
         default=50, description="Most periods this invocation fills (Luigi's name and default)"
@@ -197,17 +199,30 @@ class RangeBusinessBase(luigi.Task):
         so the range, pending, and every later period untouched. Chunks keep the dependencies
         Luigi's scheduler accumulates per task short, so the fill stays linear.
         """
-        of, job, keys = self.of_class(), self.job(), self.target_keys()
-        cursor = self.__dict__.get("_cursor", 0)
-        while cursor < len(keys):
-            chunk = keys[cursor:cursor + CHUNK]
-            if set(chunk) - of.completed_keys(self.ledger(), job, chunk):
+        of, job = self.of_class(), self.job()
+        resume, cursor = self.__dict__.get("_cursor", 0), 0
+        for block, chunk in self.chunks():
+            if cursor >= resume and set(chunk) - of.completed_keys(self.ledger(), job, chunk):
                 self._cursor = cursor
                 self.report_cursor(cursor)
-                yield ContiguousChunk(of=self.of, of_params=self.of_params, keys=chunk,
-                                      inline=self.inline)
+                yield ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
+                                      last=chunk[-1], keys=chunk, inline=self.inline)
             cursor += len(chunk)
-        self._cursor = len(keys)
+        self._cursor = cursor
+
+    def chunks(self) -> list[tuple[str, list[str]]]:
+        """(block, keys): the scheduled keys by CHUNK-sized blocks of the due periods.
+
+        A block is named by its first due period, so invocations of the same range planned at
+        different times name their chunks alike and a central scheduler runs each once.
+        """
+        plan = self.initial_plan()
+        position = {plan.key(label): index for index, label in enumerate(plan.due)}
+        blocks: dict[str, list[str]] = {}
+        for key in self.target_keys():
+            start = plan.key(plan.due[position[key] // CHUNK * CHUNK])
+            blocks.setdefault(start, []).append(key)
+        return list(blocks.items())
 
     def target_keys(self) -> list[str]:
         """Ledger keys of the scheduled periods (computed once)."""
@@ -245,9 +260,9 @@ class RangeBusinessBase(luigi.Task):
                            len(plan.gaps), plan.task_limit)
 
     def ledger(self) -> Ledger:
-        if "_ledger" not in self.__dict__:
-            self._ledger = shared_ledger()
-        return self._ledger
+        """This process's ledger. Not cached on the task: ``--workers N`` runs the range in a
+        child forked after scheduling, which must not reuse its parent's connection."""
+        return shared_ledger()
 
     def task_for(self, label: Any) -> PeriodTask:
         of = self.of_class()
@@ -294,87 +309,3 @@ class RangeBusinessHourly(RangeBusinessBase):
 
     def label_to_param(self, label: Any) -> Any:
         return label.astimezone(UTC).replace(tzinfo=None)
-
-
-class ContiguousChunk(luigi.Task):
-    """Consecutive periods of a contiguous fill, filled one at a time, oldest first.
-
-    An implementation detail of the range wrappers; complete when all its periods are.
-    """
-
-    of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
-    of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
-    keys: Any = luigi.ListParameter(description="Ledger keys of the periods, oldest first")
-
-    def _job(self) -> str:
-        return str(self.of.job_id_for(**dict(self.of_params)))
-
-    def _done(self, keys: list[str]) -> set[str]:
-        return set(self.of.completed_keys(shared_ledger(), self._job(), keys))
-
-    def complete(self) -> bool:
-        return not set(self.keys) - self._done(list(self.keys))
-
-    inline: Any = luigi.BoolParameter(
-        default=True, significant=False,
-        description="Run a period whose requirements are complete inside this task",
-    )
-
-    def run(self) -> Iterator[PeriodTask]:
-        keys = list(self.keys)
-        cursor = self.__dict__.get("_cursor", 0)
-        done = self._done(keys[cursor:])
-        for index in range(cursor, len(keys)):
-            if keys[index] in done:
-                continue
-            self._cursor = index
-            self.set_status_message(f"filling {keys[index]}")  # type: ignore[misc]
-            task = self._task(keys[index])
-            if self._may_run_inline(task):
-                run_inline(task)
-            else:
-                yield task
-
-    def _may_run_inline(self, task: PeriodTask) -> bool:
-        """Inline only under a worker's own scheduler, and once the requirements are complete.
-
-        A central scheduler (luigid) dedupes a period only if it schedules it: another worker
-        may schedule the same period (e.g. by adding the same range, which resets this chunk's
-        dynamic dependencies there), and an inline run beside it would be a second attempt.
-        """
-        if not self.inline or under_central_scheduler(self):
-            return False
-        return all(r.complete() for r in luigi.task.flatten(task.requires()))
-
-    def _task(self, key: str) -> PeriodTask:
-        label = period_from_key(key)
-        if isinstance(label, dt.datetime):
-            label = label.astimezone(UTC).replace(tzinfo=None)
-        return self.of(**{**dict(self.of_params), self.of.period_param: label})
-
-
-def under_central_scheduler(task: luigi.Task) -> bool:
-    """True when a worker of a central scheduler (luigid) is running ``task``.
-
-    Luigi's worker binds ``task.set_status_message`` to its TaskStatusReporter, which holds
-    the scheduler; luigid's client is a RemoteScheduler. False outside a worker.
-    """
-    reporter = getattr(task.set_status_message, "__self__", None)
-    return isinstance(getattr(reporter, "_scheduler", None), luigi.rpc.RemoteScheduler)
-
-
-def run_inline(task: luigi.Task) -> None:
-    """Run ``task`` in this process as Luigi's worker would, firing the same events.
-
-    For a period whose requirements are already complete this saves a scheduler round trip,
-    whose cost grows with every task Luigi's local scheduler has seen. Raises what run() raises.
-    """
-    task.trigger_event(luigi.Event.START, task)
-    started = time.time()
-    try:
-        task.run()
-    except BaseException as exc:
-        task.trigger_event(luigi.Event.FAILURE, task, exc)
-        raise
-    task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
-    task.trigger_event(luigi.Event.SUCCESS, task)

@@ -1,0 +1,111 @@
+"""Chunks of a contiguous range fill: consecutive periods filled one at a time, in order.
+
+Running a period whose requirements are complete inside the chunk (``run_inline``) saves a trip
+through Luigi's local scheduler, whose cost per step grows with every task it has seen; under a
+central scheduler every period is yielded instead, so luigid deduplicates it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import luigi
+import luigi.rpc
+
+from gatekeeper.periods import period_from_key
+from gatekeeper.tasks import PeriodTask, shared_ledger
+
+CHUNK = 32  # periods per ContiguousChunk
+UTC = dt.timezone.utc
+
+
+class ContiguousChunk(luigi.Task):
+    """Consecutive periods of a contiguous fill, filled one at a time, oldest first.
+
+    An implementation detail of the range wrappers; complete when all its periods are.
+    """
+
+    of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
+    of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
+    block: Any = luigi.Parameter(description="Ledger key of the first period of the block")
+    last: Any = luigi.Parameter(description="Ledger key of the last period it fills")
+    keys: Any = luigi.ListParameter(
+        significant=False, description="Ledger keys of the periods it fills, oldest first; "
+        "an invocation planned later lists fewer (the chunk's identity is block and last)",
+    )
+
+    def _job(self) -> str:
+        return str(self.of.job_id_for(**dict(self.of_params)))
+
+    def _done(self, keys: list[str]) -> set[str]:
+        return set(self.of.completed_keys(shared_ledger(), self._job(), keys))
+
+    def complete(self) -> bool:
+        return not set(self.keys) - self._done(list(self.keys))
+
+    inline: Any = luigi.BoolParameter(
+        default=True, significant=False,
+        description="Run a period whose requirements are complete inside this task",
+    )
+
+    def run(self) -> Iterator[PeriodTask]:
+        keys = list(self.keys)
+        cursor = self.__dict__.get("_cursor", 0)
+        done = self._done(keys[cursor:])
+        for index in range(cursor, len(keys)):
+            if keys[index] in done:
+                continue
+            self._cursor = index
+            self.set_status_message(f"filling {keys[index]}")  # type: ignore[misc]
+            task = self._task(keys[index])
+            if self._may_run_inline(task):
+                run_inline(task)
+            else:
+                yield task
+
+    def _may_run_inline(self, task: PeriodTask) -> bool:
+        """Inline only under a worker's own scheduler, and once the requirements are complete.
+
+        A central scheduler (luigid) dedupes a period only if it schedules it: another worker
+        may schedule the same period (e.g. by adding the same range, which resets this chunk's
+        dynamic dependencies there), and an inline run beside it would be a second attempt.
+        """
+        if not self.inline or under_central_scheduler(self):
+            return False
+        return all(r.complete() for r in luigi.task.flatten(task.requires()))
+
+    def _task(self, key: str) -> PeriodTask:
+        label = period_from_key(key)
+        if isinstance(label, dt.datetime):
+            label = label.astimezone(UTC).replace(tzinfo=None)
+        return self.of(**{**dict(self.of_params), self.of.period_param: label})
+
+
+def under_central_scheduler(task: luigi.Task) -> bool:
+    """True when a worker of a central scheduler (luigid) is running ``task``.
+
+    Luigi's worker binds ``task.set_status_message`` to its TaskStatusReporter, which holds
+    the scheduler; luigid's client is a RemoteScheduler. False outside a worker.
+    """
+    reporter = getattr(task.set_status_message, "__self__", None)
+    return isinstance(getattr(reporter, "_scheduler", None), luigi.rpc.RemoteScheduler)
+
+
+def run_inline(task: luigi.Task) -> None:
+    """Run ``task`` in this process as Luigi's worker would, firing the same events.
+
+    For a period whose requirements are already complete this saves a scheduler round trip,
+    whose cost grows with every task Luigi's local scheduler has seen. Raises what run() raises.
+    """
+    task.trigger_event(luigi.Event.START, task)
+    started = time.time()
+    try:
+        task.run()
+    except BaseException as exc:
+        task.trigger_event(luigi.Event.FAILURE, task, exc)
+        raise
+    task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
+    task.trigger_event(luigi.Event.SUCCESS, task)
