@@ -126,3 +126,14 @@ def test_ledger_url_from_environment_interpolation(sqlite_url: str, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     with gk.open_ledger(sqlite_url) as ledger:
         assert [a.state.value for a in ledger.attempts("Trivial", D)] == ["succeeded"]
+
+
+def test_gatekeeper_options_override_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, "sqlite:///not-this-one.db")
+    done = run_luigi(cfg, "--module", "tests.luigi_tasks", "Trivial", "--business-date",
+                     "2026-10-23", "--gatekeeper-ledger-url", sqlite_url,
+                     "--gatekeeper-lease-seconds", "42", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "not-this-one.db").exists()
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert [a.state.value for a in ledger.attempts("Trivial", D)] == ["succeeded"]
