@@ -21,7 +21,7 @@ import luigi
 from luigi.parameter import _no_value
 
 from gatekeeper import config
-from gatekeeper.errors import InvalidInput
+from gatekeeper.errors import GatekeeperError, InvalidInput
 from gatekeeper.lease import Heartbeat
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.periods import DAILY, HOURLY, hour_key, period_key
@@ -256,8 +256,12 @@ class PeriodTask(luigi.Task):
             try:
                 result = work()
             except BaseException as exc:
-                self._finish(ledger, started, RunState.FAILED,
-                             f"{type(exc).__name__}: {exc}"[:2000])
+                try:
+                    self._finish(ledger, started, RunState.FAILED,
+                                 f"{type(exc).__name__}: {exc}"[:2000])
+                except GatekeeperError as unrecorded:  # keep the run's own error in front
+                    logger.error("gatekeeper: %s %s attempt %d: could not record the failure: "
+                                 "%s", self.job_id, self.period_key, started.attempt, unrecorded)
                 raise
         self._finish(ledger, started, RunState.SUCCEEDED, None)
         return result

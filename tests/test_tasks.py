@@ -246,3 +246,19 @@ def test_file_publication_written_atomically_and_checked(ledger_cfg: gk.Ledger,
     path.unlink()
     with pytest.raises(gk.OutputMismatch, match="missing"):
         task.output().exists()
+
+
+class AbandonedThenFails(gk.BusinessDateTask):
+    """Its attempt is taken over (recorded abandoned) while it runs, then it fails."""
+
+    def run(self) -> None:
+        assert self.run_id is not None and self.attempt_ordinal is not None
+        self.ledger().record(self.job_id, self.business_date, self.attempt_ordinal, self.run_id,
+                             "abandoned", T0)
+        raise RuntimeError("the run's own error")
+
+
+def test_run_error_stays_in_front_when_failure_cannot_be_recorded(ledger_cfg: gk.Ledger) -> None:
+    with pytest.raises(RuntimeError, match="the run's own error"):
+        AbandonedThenFails(business_date=D).run()
+    assert states(ledger_cfg, "AbandonedThenFails") == [(1, "abandoned")]
