@@ -8,6 +8,7 @@ central scheduler every period is yielded instead, so luigid deduplicates it.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +16,12 @@ from typing import Any
 import luigi
 import luigi.rpc
 
+from gatekeeper.errors import GatekeeperError
 from gatekeeper.periods import period_from_key
+from gatekeeper.records import RunState
 from gatekeeper.tasks import PeriodTask, shared_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
 
 CHUNK = 32  # periods per ContiguousChunk
 UTC = dt.timezone.utc
@@ -25,7 +30,8 @@ UTC = dt.timezone.utc
 class ContiguousChunk(luigi.Task):
     """Consecutive periods of a contiguous fill, filled one at a time, oldest first.
 
-    An implementation detail of the range wrappers; complete when all its periods are.
+    An implementation detail of the range wrappers; complete when all its periods are. A period
+    that fails leaves the chunk pending, so no later period starts.
     """
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
@@ -51,7 +57,7 @@ class ContiguousChunk(luigi.Task):
         description="Run a period whose requirements are complete inside this task",
     )
 
-    def run(self) -> Iterator[PeriodTask]:
+    def run(self) -> Iterator[Any]:
         keys = list(self.keys)
         cursor = self.__dict__.get("_cursor", 0)
         done = self._done(keys[cursor:])
@@ -77,11 +83,65 @@ class ContiguousChunk(luigi.Task):
             return False
         return all(r.complete() for r in luigi.task.flatten(task.requires()))
 
+    @property
+    def priority(self) -> int:  # type: ignore[override]
+        """Luigi's priority: the fill order a range wrapper gave this chunk (default 0)."""
+        return int(self.__dict__.get("_gk_priority", 0))
+
+    def ranked(self, priority: int) -> ContiguousChunk:
+        """Give this chunk a Luigi priority (higher runs first) and return it."""
+        self.__dict__["_gk_priority"] = priority
+        return self
+
     def _task(self, key: str) -> PeriodTask:
         label = period_from_key(key)
         if isinstance(label, dt.datetime):
             label = label.astimezone(UTC).replace(tzinfo=None)
         return self.of(**{**dict(self.of_params), self.of.period_param: label})
+
+
+class IndependentChunk(ContiguousChunk):
+    """Periods of a forward or reverse fill: each is attempted whatever happens to the others.
+
+    Periods whose requirements are complete run here, in order, a failure recorded and passed
+    over; the others are yielded together for Luigi to run in parallel. A period counts as
+    settled once complete or failed since ``since`` (the fill's start), so a rerun of this
+    chunk never attempts it twice; the chunk fails at the end if any of its periods did.
+    """
+
+    since: Any = luigi.FloatParameter(description="When the fill started (epoch seconds)")
+
+    def run(self) -> Iterator[Any]:
+        deferred: list[PeriodTask] = []
+        for key in self._unsettled():
+            task = self._task(key)
+            if not self._may_run_inline(task):
+                deferred.append(task)
+                continue
+            self.set_status_message(f"filling {key}")  # type: ignore[misc]
+            try:
+                run_inline(task)
+            except Exception as exc:  # recorded failed by the attempt; the others go on
+                logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
+        if deferred:
+            yield deferred
+        failed = [key for key in self.keys if key in self._failed()]
+        if failed:
+            raise GatekeeperError(f"{self._job()}: {len(failed)} period(s) failed in this "
+                                  f"fill: {', '.join(failed)}")
+
+    def _failed(self) -> set[str]:
+        """Keys whose latest attempt failed or was abandoned since the fill started."""
+        since = dt.datetime.fromtimestamp(self.since, UTC)
+        latest = shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys))
+        return {key for key, attempt in latest.items()
+                if attempt.state.terminal and attempt.state is not RunState.SUCCEEDED
+                and attempt.started_at >= since}
+
+    def _unsettled(self) -> list[str]:
+        keys = list(self.keys)
+        settled = self._done(keys) | self._failed()
+        return [key for key in keys if key not in settled]
 
 
 def under_central_scheduler(task: luigi.Task) -> bool:

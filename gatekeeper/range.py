@@ -11,9 +11,10 @@ query; complete periods are never instantiated as Luigi tasks.
   chunk's worth of periods, so the fill stays linear in the periods it fills. Under a central
   scheduler (luigid) every period is yielded, so luigid runs it once whichever workers add the
   range, and chunks are named by their block of due periods, so all of them name a chunk alike.
-- ``forward`` / ``reverse``: the scheduled periods are required at once, independently (a
-  failure does not stop the others), in parallel with ``--workers N``, ordered by Luigi
-  priority (oldest or newest first). Their cost is Luigi's scheduler's for ``task_limit`` tasks.
+- ``forward`` / ``reverse``: every chunk is yielded at once, ranked so Luigi takes the oldest
+  (or newest) first, in parallel with ``--workers N``; inside an IndependentChunk a failed
+  period is recorded and passed over, so a failure does not stop the others, and the chunk
+  fails at the end. Cost is linear here too.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import luigi
 from luigi.tools.range import RangeEvent
 
 from gatekeeper import config
-from gatekeeper.chunks import CHUNK, ContiguousChunk
+from gatekeeper.chunks import CHUNK, ContiguousChunk, IndependentChunk
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_range
 from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
@@ -134,6 +135,7 @@ class RangeBusinessBase(luigi.Task):
     def initial_plan(self) -> RangePlan:
         """The plan this invocation fills, made once (and its RangeEvent metrics fired)."""
         if not hasattr(self, "_initial"):
+            self._started = time.time()  # set before Luigi forks a worker to run the range
             self._initial = self.plan()
             self.target_keys()
             self._emit_metrics(self._initial)
@@ -158,14 +160,9 @@ class RangeBusinessBase(luigi.Task):
         return not self.plan().gaps and not self.stale_refreshes()
 
     def requires(self) -> list[PeriodTask]:
-        plan = self.initial_plan()
-        refreshes = self.__dict__.setdefault("_refreshes", self.stale_refreshes())
-        if plan.strategy == "contiguous":
-            return refreshes  # the gaps are filled one at a time in run()
-        tasks = [self.task_for(label) for label in plan.scheduled]
-        for rank, task in enumerate(tasks):  # Luigi runs higher priorities first
-            task._gk_priority = len(tasks) - rank
-        return tasks + refreshes
+        """Stale refreshes (with ``--refresh-stale``); the gaps are filled in ``run()``."""
+        self.initial_plan()
+        return self.__dict__.setdefault("_refreshes", self.stale_refreshes())
 
     def stale_refreshes(self) -> list[PeriodTask]:
         """Republishing tasks for the stale publications in [start, stop); reads the ledger."""
@@ -187,10 +184,23 @@ class RangeBusinessBase(luigi.Task):
             for key, why in sorted(reasons.items())
         ]
 
-    def run(self) -> Iterator[luigi.Task]:
+    def run(self) -> Iterator[Any]:
         if self.initial_plan().strategy == "contiguous":
             yield from self._fill_in_order()
+        else:
+            yield self._independent_chunks()
         self.report(self.plan())
+
+    def _independent_chunks(self) -> list[ContiguousChunk]:
+        """Every chunk of a forward or reverse fill, at once; Luigi runs earlier-ranked chunks
+        (the oldest, or newest, periods) first and in parallel with ``--workers``."""
+        blocks = self.chunks()
+        return [
+            IndependentChunk(of=self.of, of_params=self.of_params, block=block, last=keys[-1],
+                             keys=keys, inline=self.inline, since=self._started
+                             ).ranked(len(blocks) - rank)
+            for rank, (block, keys) in enumerate(blocks)
+        ]
 
     def _fill_in_order(self) -> Iterator[luigi.Task]:
         """Yield the scheduled periods as consecutive chunks, one chunk at a time.

@@ -97,7 +97,6 @@ class PeriodTask(luigi.Task):
     _gk_in_run = False
     _gk_ledger: Ledger
     _gk_pid = 0
-    _gk_priority: int  # set by a range wrapper to order independent fills
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -138,11 +137,6 @@ class PeriodTask(luigi.Task):
         param = dict(cls.get_params())[cls.period_param]
         value = params[cls.period_param]
         return param.normalize(param.parse(value) if isinstance(value, str) else value)
-
-    @property
-    def priority(self) -> int:  # type: ignore[override]
-        """Luigi's priority: 0, or the fill order a range wrapper gave this task."""
-        return int(self.__dict__.get("_gk_priority", 0))
 
     @property
     def job_id(self) -> str:

@@ -60,11 +60,28 @@ def test_contiguous_fill_stops_at_failure_and_leaves_later_dates(
     assert ran_dates(tmp_path) == dates(4) + dates(7, dt.date(2026, 10, 4))
 
 
-def test_forward_fill_continues_past_failure(ledger_cfg: gk.Ledger, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("inline", "workers"), [(True, 1), (True, 2), (False, 2)])
+def test_forward_fill_continues_past_failure(ledger_cfg: gk.Ledger, tmp_path: Path,
+                                             inline: bool, workers: int) -> None:
     (tmp_path / "fail-2026-10-04").touch()
-    result = build(daily(folder=tmp_path, strategy="forward"), workers=2)
+    result = build(daily(folder=tmp_path, strategy="forward", inline=inline), workers=workers)
     assert not result.scheduling_succeeded
     assert succeeded(ledger_cfg, "Controlled") == [d for d in dates(10) if d != "2026-10-04"]
+    assert sorted(ran_dates(tmp_path)) == dates(10)  # each attempted once
+    if workers == 1:
+        assert ran_dates(tmp_path) == dates(10)  # oldest first
+    (tmp_path / "fail-2026-10-04").unlink()
+    assert build(daily(folder=tmp_path, strategy="forward", inline=inline),
+                 workers=workers).scheduling_succeeded
+    assert succeeded(ledger_cfg, "Controlled") == dates(10)
+    assert [a.state.value for a in ledger_cfg.attempts("Controlled", "2026-10-04")] == [
+        "failed", "succeeded"]
+
+
+def test_forward_fill_of_gated_task_schedules_its_requirements(ledger_cfg: gk.Ledger) -> None:
+    rng = daily(of=DailySalesLoad, stop=dt.date(2026, 10, 6), strategy="forward")
+    assert build(rng, workers=2).scheduling_succeeded
+    assert all(ledger_cfg.publication("DailySalesLoad", day) for day in dates(5))
 
 
 def test_reverse_fills_newest_first(ledger_cfg: gk.Ledger, tmp_path: Path) -> None:

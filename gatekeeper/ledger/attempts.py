@@ -236,6 +236,17 @@ class AttemptStore(SqlLedger):
         )
         return {r[0]: RunState(r[1]) for r in rows}
 
+    def latest_between(self, job: str, first: str, last: str) -> dict[str, Attempt]:
+        """Period key -> the latest attempt of ``job``, for keys in [first, last]; one query."""
+        rows = self.read(
+            f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
+            "AND a.period <= ? AND a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
+            "WHERE b.job = a.job AND b.period = a.period)",
+            (job, first, last),
+        )
+        found = (self.to_attempt(r) for r in rows)
+        return {a.business_date: a for a in found}
+
     def _attempts(self, job: str, period: str) -> list[Attempt]:
         rows = self.read(
             f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? "
