@@ -273,3 +273,27 @@ def test_open_ledger_wraps_driver_errors(tmp_path: object) -> None:
 def test_open_ledger_bad_url_names_the_field(url: object) -> None:
     with pytest.raises(gk.InvalidInput, match="ledger_url"):
         gk.open_ledger(url)  # type: ignore[arg-type]
+
+
+def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> None:
+    from gatekeeper.ledger.schema import MIGRATIONS
+
+    with gk.open_ledger(ledger_url) as fresh:  # rebuild it as a version-1 ledger
+        with fresh.transaction():
+            for table in ("gk_evidence", "gk_publications", "gk_attempts"):
+                fresh.execute(f"DROP TABLE {table}")
+            for statement in MIGRATIONS[0]:
+                fresh.execute(statement.replace("{ts}", fresh.ts_type))
+            fresh.execute("UPDATE gk_schema SET version = 1")
+            fresh.execute(
+                "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
+                "updated_at) VALUES ('A', '2026-10-22', 1, 'old-run', 'succeeded', ?, ?)",
+                (fresh.ts_in(T0), fresh.ts_in(T0)))
+    with gk.open_ledger(ledger_url) as migrated:
+        assert migrated.schema_version() == SCHEMA_VERSION > 1
+        assert [a.run_id for a in migrated.attempts("A", D)] == ["old-run"]
+        assert migrated.publish("C", D, ["A"], "fp", location="/data/c.csv")
+        pub = migrated.publication("C", D)
+        assert pub is not None and pub.location == "/data/c.csv"
+        migrated.record("H", "2026-10-22T05:00Z", 1, "hourly-run", "succeeded", T0)
+        assert migrated.latest("H", "2026-10-22T05:00Z") is not None
