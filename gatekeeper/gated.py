@@ -10,7 +10,7 @@ from typing import Any
 import luigi
 
 from gatekeeper import config
-from gatekeeper.errors import GatekeeperError, NotReady, PublicationConflict
+from gatekeeper.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
 from gatekeeper.gate import Watermarks
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, interval
@@ -68,6 +68,10 @@ class GatedTask(BusinessDateTask):
                     "overriding required_jobs() with (job, date)"
                 )
             jobs.append(task.job_id)
+        if not jobs:
+            raise InvalidInput("required_jobs", jobs, f"{self.job_id} requires no gatekeeper "
+                               "job; return BusinessDateTasks from requires() or override "
+                               "required_jobs()")
         return jobs
 
     def watermarks(self) -> Watermarks | None:

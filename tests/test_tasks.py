@@ -262,3 +262,15 @@ def test_run_error_stays_in_front_when_failure_cannot_be_recorded(ledger_cfg: gk
     with pytest.raises(RuntimeError, match="the run's own error"):
         AbandonedThenFails(business_date=D).run()
     assert states(ledger_cfg, "AbandonedThenFails") == [(1, "abandoned")]
+
+
+class Ungated(gk.GatedTask):
+    def build(self) -> int:
+        return 1
+
+
+def test_gated_task_without_upstream_jobs_is_refused(ledger_cfg: gk.Ledger) -> None:
+    rows = snapshot(ledger_cfg)
+    with pytest.raises(gk.InvalidInput, match="requires no gatekeeper job"):
+        Ungated(business_date=D).run()
+    assert snapshot(ledger_cfg) == rows
