@@ -296,8 +296,25 @@ def period_ordinals(
     through ``period_ordinal``, so a datetime among dates or a non-aligned hour is refused.
     """
     if parse_period(period) == HOURLY:
-        return {_hour_ordinal(v, field) for v in values}
+        return _hour_ordinals(values, field)
     return {_day_ordinal(v, field) for v in values}
+
+
+def _hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
+    """Ordinals of hourly values; ledger keys of one day share one date parse."""
+    days: dict[str, int] = {}
+    found: set[int] = set()
+    for value in values:
+        if type(value) is str and len(value) == 17 and value[13:] == ":00Z":
+            day = days.get(value[:10])
+            if day is None and value[10] == "T":
+                day = days[value[:10]] = _day_ordinal(value[:10], field)
+            hour = value[11:13]
+            if day is not None and hour.isdigit() and int(hour) < 24:
+                found.add(day * 24 + int(hour))
+                continue
+        found.add(_hour_ordinal(value, field))
+    return found
 
 
 def _day_ordinal(value: Any, field: str) -> int:
