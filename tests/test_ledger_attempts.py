@@ -237,12 +237,13 @@ def test_history_lists_every_date(ledger: gk.Ledger) -> None:
     assert [a.run_id for a in ledger.history("A", "2026-10-22")] == ["r1", "r2"]
 
 
-def test_latest_states_answers_a_range_in_one_query(ledger: gk.Ledger) -> None:
+def test_latest_between_answers_a_range_in_one_query(ledger: gk.Ledger) -> None:
     ledger.record("A", "2026-10-01", 1, "a1", "succeeded", T0)
     ledger.record("A", "2026-10-01", 2, "a2", "failed", T0)
     ledger.record("A", "2026-10-02", 1, "b1", "succeeded", T0)
     ledger.record("A", "2026-11-02", 1, "c1", "succeeded", T0)
-    states = ledger.latest_states("A", "2026-10-01", "2026-10-31")
+    latest = ledger.latest_between("A", "2026-10-01", "2026-10-31")
+    states = {key: attempt.state for key, attempt in latest.items()}
     assert states == {"2026-10-01": gk.RunState.FAILED, "2026-10-02": gk.RunState.SUCCEEDED}
 
 

@@ -226,16 +226,6 @@ class AttemptStore(SqlLedger):
         )
         return [self.to_attempt(r) for r in rows]
 
-    def latest_states(self, job: str, first: str, last: str) -> dict[str, RunState]:
-        """Period key -> state of the latest attempt, for keys in [first, last]; one query."""
-        rows = self.read(
-            "SELECT a.period, a.state FROM gk_attempts a WHERE a.job = ? "
-            "AND a.period >= ? AND a.period <= ? AND a.attempt = (SELECT MAX(b.attempt) "
-            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)",
-            (job, first, last),
-        )
-        return {r[0]: RunState(r[1]) for r in rows}
-
     def latest_between(self, job: str, first: str, last: str) -> dict[str, Attempt]:
         """Period key -> the latest attempt of ``job``, for keys in [first, last]; one query."""
         rows = self.read(
