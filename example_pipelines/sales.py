@@ -82,14 +82,14 @@ class DailySalesLoad(gk.GatedTask):
                     if _number("sale", date, c, p) % 2 == 0)
         return {"cents": cents}
 
-    def write(self, conn: Any, payload: dict[str, int]) -> None:
-        ledger = self.ledger()  # its execute() runs on conn, inside the publication transaction
-        ledger.execute("CREATE TABLE IF NOT EXISTS sales_totals "
-                       "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+    def write(self, tx: Any, payload: dict[str, int]) -> None:
+        """Runs inside the publication transaction: ``tx`` can add statements, not end it."""
+        tx.execute("CREATE TABLE IF NOT EXISTS sales_totals "
+                   "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
         date = self.business_date.isoformat()  # a republish replaces the day's total
-        ledger.execute("DELETE FROM sales_totals WHERE business_date = ?", (date,))
-        ledger.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
-                       (date, payload["cents"]))
+        tx.execute("DELETE FROM sales_totals WHERE business_date = ?", (date,))
+        tx.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
+                   (date, payload["cents"]))
 
 
 def sales_total(ledger: gk.Ledger, business_date: dt.date) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gatekeeper.records import Readiness
+    from gatekeeper.records import Attempt, Readiness
 
 
 class GatekeeperError(Exception):
@@ -30,11 +30,27 @@ class InvalidInput(GatekeeperError, ValueError):
 
 
 class StateConflict(GatekeeperError):
-    """An attempt observation contradicts what the ledger already holds (nothing was written)."""
+    """An attempt observation contradicts what the ledger already holds (nothing was written).
+
+    ``job``, ``period`` and ``attempt`` name the attempt concerned (None where not known).
+    """
+
+    def __init__(self, message: str, *, job: str | None = None, period: str | None = None,
+                 attempt: int | None = None):
+        super().__init__(message)
+        self.job, self.period, self.attempt = job, period, attempt
 
 
 class PublicationConflict(GatekeeperError):
-    """A publication for the key exists with a different fingerprint or requirements."""
+    """A publication for the key exists with a different fingerprint or requirements.
+
+    ``consumer``, ``period`` and ``revision`` name the publication it conflicts with.
+    """
+
+    def __init__(self, message: str, *, consumer: str | None = None, period: str | None = None,
+                 revision: int | None = None):
+        super().__init__(message)
+        self.consumer, self.period, self.revision = consumer, period, revision
 
 
 class NotReady(GatekeeperError):
@@ -48,7 +64,25 @@ class NotReady(GatekeeperError):
 
 
 class LeaseHeld(StateConflict):
-    """Another attempt for the same job and date holds a live lease."""
+    """Another attempt for the same job and date holds a live lease (``holder``)."""
+
+    def __init__(self, message: str, *, holder: Attempt, **where: Any):
+        super().__init__(message, **where)
+        self.holder = holder
+
+
+class LeaseLost(StateConflict):
+    """An attempt that no longer holds a live lease tried to act as the owner of its period.
+
+    ``run_id`` is the attempt's run ID and ``taken_over_by`` the Attempt that replaced it (None
+    when none did: its lease expired, or it was already finished). Nothing was written.
+    """
+
+    def __init__(self, message: str, *, run_id: str, taken_over_by: Attempt | None = None,
+                 **where: Any):
+        super().__init__(message, **where)
+        self.run_id = run_id
+        self.taken_over_by = taken_over_by
 
 
 class OutputMismatch(GatekeeperError):
@@ -60,4 +94,12 @@ class RecoveryNotSafe(GatekeeperError):
 
 
 class LedgerError(GatekeeperError):
-    """The ledger could not be reached or the database failed; wraps the driver error."""
+    """The ledger could not be reached or the database failed; wraps the driver error.
+
+    ``retryable`` is True when the transaction cannot have committed (it failed before its
+    COMMIT was sent, or the database aborted it in a race) and may safely run again.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False):
+        super().__init__(message)
+        self.retryable = retryable

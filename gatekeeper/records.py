@@ -122,6 +122,13 @@ class Publication:
     published_at: dt.datetime
     reason: str | None = None
     location: str | None = None
+    run_id: str | None = None
+    attempt: int | None = None
+
+    @property
+    def requirements(self) -> tuple[tuple[str, str], ...]:
+        """The required (job, period key) pairs: those its evidence names, sorted."""
+        return tuple(sorted((i.job, i.business_date) for i in self.items))
 
     @property
     def evidence(self) -> dict[str, str]:
@@ -150,6 +157,8 @@ class Publication:
             "published_at": self.published_at.isoformat(),
             "reason": self.reason,
             "location": self.location,
+            "run_id": self.run_id,
+            "attempt": self.attempt,
         }
 
 

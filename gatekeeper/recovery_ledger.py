@@ -23,8 +23,8 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from gatekeeper.clock import utc_now
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.ledger.attempts import utc_now
 from gatekeeper.periods import period_key
 from gatekeeper.records import Attempt, RunState
 from gatekeeper.recovery import (

@@ -157,7 +157,7 @@ def pg_waiting(ledger: gk.Ledger, backend: int) -> bool:
 
 
 def insert_sql(ledger: gk.Ledger) -> str:
-    return f"INSERT INTO {OUT} (business_date, cents) VALUES (?, ?)".replace("?", ledger.param)
+    return f"INSERT INTO {OUT} (business_date, cents) VALUES (?, ?)"
 
 
 def make_ready(ledger: gk.Ledger, dates: Sequence[str]) -> dict[tuple[str, str], str]:

@@ -21,7 +21,7 @@ def writer(ledger: gk.Ledger, cents: int = 17500, calls: list[int] | None = None
         if calls is not None:
             calls.append(1)
         sql = "INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)"
-        conn.execute(sql.replace("?", ledger.param), (D, cents))
+        conn.execute(sql, (D, cents))
     return write
 
 

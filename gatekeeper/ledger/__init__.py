@@ -7,10 +7,12 @@ tests are written once.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.errors import InvalidInput
+from gatekeeper.ledger.base import DEFAULT_BUSY_TIMEOUT
 from gatekeeper.ledger.staleness import StalenessStore
+from gatekeeper.validation import check_busy_timeout
 
 Ledger = StalenessStore
 
@@ -21,8 +23,9 @@ def open_ledger(url: str) -> Ledger:
     """Open (creating or migrating its schema if needed) the ledger at ``url``.
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
-    (optionally ``?schema=NAME``). Raises InvalidInput for an unsupported URL and LedgerError
-    when the database cannot be opened.
+    (``?schema=NAME``; other query parameters go to libpq). Both take ``busy_timeout=SECONDS``
+    (default 30), the longest wait for a lock. Raises InvalidInput for an unsupported URL and
+    LedgerError when the database cannot be opened.
     """
     if not isinstance(url, str) or not url:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
@@ -30,12 +33,25 @@ def open_ledger(url: str) -> Ledger:
     if scheme == "sqlite":
         from gatekeeper.ledger.sqlite import SqliteLedger
 
-        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
+        rest = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
+        path, _, query = rest.partition("?")
         if not path:
             raise InvalidInput("ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db")
-        return SqliteLedger(url, path)
+        options = dict(parse_qsl(query, keep_blank_values=True))
+        unknown = sorted(set(options) - {"busy_timeout"})
+        if unknown:
+            raise InvalidInput(f"ledger_url.{unknown[0]}", options[unknown[0]],
+                               "unknown option of a sqlite:/// ledger; it takes busy_timeout")
+        return SqliteLedger(url, path, _busy_timeout(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresLedger
 
-        return PostgresLedger(url)
+        pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+        return PostgresLedger(url, _busy_timeout(pg_options))
     raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
+
+
+def _busy_timeout(options: dict[str, str]) -> float:
+    if "busy_timeout" not in options:
+        return DEFAULT_BUSY_TIMEOUT
+    return check_busy_timeout(options["busy_timeout"])

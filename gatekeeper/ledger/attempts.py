@@ -5,41 +5,22 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gatekeeper.errors import InvalidInput, LeaseHeld, StateConflict
-from gatekeeper.gate import check_name
+from gatekeeper.clock import utc_now
+from gatekeeper.errors import LeaseHeld, StateConflict
 from gatekeeper.ledger.base import ATTEMPT_COLUMNS, SqlLedger
-from gatekeeper.periods import parse_aware_datetime, period_key
+from gatekeeper.periods import period_key
 from gatekeeper.records import Attempt, RunState, transition
+from gatekeeper.validation import (
+    MAX_ATTEMPT,
+    check_attempt,
+    check_datetime,
+    check_lease,
+    check_name,
+    check_same_kind,
+    check_text,
+)
 
-
-def check_attempt(value: Any, field: str = "attempt", allow_zero: bool = False) -> int:
-    """Return ``value`` if it is a positive int (0 too when ``allow_zero``); never a bool."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(field, value, "expected a positive integer")
-    if value < (0 if allow_zero else 1):
-        raise InvalidInput(field, value, "expected a positive integer")
-    return value
-
-
-def check_started_at(value: Any, field: str = "started_at") -> dt.datetime:
-    """Return ``value`` in UTC if it is a tz-aware datetime; raises InvalidInput."""
-    if not isinstance(value, dt.datetime):
-        kind = type(value).__name__
-        raise InvalidInput(field, value, f"expected a tz-aware datetime, got {kind}")
-    return parse_aware_datetime(value, field)
-
-
-def check_lease(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise InvalidInput("lease_seconds", value, "expected a positive number of seconds")
-    return float(value)
-
-
-def utc_now(now: dt.datetime | None = None) -> dt.datetime:
-    """Return ``now`` (validated, in UTC) or the current time."""
-    if now is None:
-        return dt.datetime.now(dt.timezone.utc)
-    return check_started_at(now, "now")
+__all__ = ["AttemptStore", "utc_now"]
 
 
 class AttemptStore(SqlLedger):
@@ -68,24 +49,33 @@ class AttemptStore(SqlLedger):
         number = check_attempt(attempt)
         run_id = check_name(run_id, "run_id")
         new = RunState.parse(state)
-        started = check_started_at(started_at)
-        at = utc_now(now)
+        started = check_datetime(started_at, "started_at")
+        fixed = None if now is None else utc_now(now)
+        error = None if error is None else check_text(error, "error")
         return bool(self.run_in_transaction(
-            lambda: self._record(job, period, number, run_id, new, started, at, error)
+            lambda: self._record(job, period, number, run_id, new, started, fixed, error),
+            f"attempt {job} {period}",
         ))
 
     def _record(
         self, job: str, period: str, number: int, run_id: str, new: RunState,
-        started: dt.datetime, at: dt.datetime, error: str | None,
+        started: dt.datetime, fixed: dt.datetime | None, error: str | None,
     ) -> bool:
         where = f"{job} {period} attempt {number}"
+        fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
         self._lock_key("attempt", job, period)
+        self._check_kind(job, period)
         self._check_run_id(run_id, (job, period, number))
         current = self._attempt(job, period, number)
         if current is not None and current.run_id != run_id:
-            raise StateConflict(f"{where}: recorded with run ID {current.run_id}, not {run_id}")
-        if not transition(current.state if current else None, new, where):
-            return False
+            raise StateConflict(f"{where}: recorded with run ID {current.run_id}, not {run_id}",
+                                **fields)
+        try:
+            if not transition(current.state if current else None, new, where):
+                return False
+        except StateConflict as exc:
+            raise StateConflict(str(exc), **fields) from None
+        at = fixed if fixed is not None else self.db_now()
         if current is None:
             self.execute(
                 f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -100,6 +90,13 @@ class AttemptStore(SqlLedger):
             )
         return True
 
+    def _check_kind(self, job: str, period: str) -> None:
+        """A job keeps one period kind: refuse an hourly key for a daily job and vice versa."""
+        rows = self.execute(
+            "SELECT period FROM gk_attempts WHERE job = ? LIMIT 1", (job,)
+        ).fetchall()
+        check_same_kind(job, period, rows[0][0] if rows else None)
+
     def _check_run_id(self, run_id: str, key: tuple[str, str, int]) -> None:
         rows = self.execute(
             "SELECT job, period, attempt FROM gk_attempts WHERE run_id = ?", (run_id,)
@@ -108,7 +105,8 @@ class AttemptStore(SqlLedger):
             job, period, number = rows[0]
             raise StateConflict(
                 f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
-                f"refusing it for {key[0]} {key[1]} attempt {key[2]}"
+                f"refusing it for {key[0]} {key[1]} attempt {key[2]}",
+                job=key[0], period=key[1], attempt=key[2],
             )
 
     def begin_attempt(
@@ -120,15 +118,18 @@ class AttemptStore(SqlLedger):
         lease_seconds: float,
         attempt: int = 0,
         now: dt.datetime | None = None,
+        skip_succeeded: bool = False,
     ) -> Attempt:
         """Allocate and record a ``running`` attempt holding a lease; writes.
 
         ``attempt=0`` takes the next ordinal; an explicit ordinal must exceed every recorded
         one (else StateConflict). A live lease of another attempt raises LeaseHeld and writes
         nothing; running attempts whose lease expired are recorded ``abandoned`` first.
-        Without ``now`` the clock is read once the key's lock is held, so time spent waiting
-        for another writer neither shortens the new lease nor predates the previous attempt.
-        Returns the new Attempt.
+        With ``skip_succeeded`` (and ``attempt=0``), a period whose latest attempt succeeded
+        gets no new attempt: that succeeded Attempt is returned and nothing is written.
+        Leases are judged by the database's clock, read once the key's lock is held (so time
+        spent waiting for another writer neither shortens the new lease nor predates the
+        previous attempt); ``now`` replaces it (a fake clock). Returns the Attempt.
         """
         job = check_name(job, "job")
         period = period_key(business_date)
@@ -136,20 +137,25 @@ class AttemptStore(SqlLedger):
         run_id = check_name(run_id, "run_id")
         lease = check_lease(lease_seconds)
         fixed = None if now is None else utc_now(now)
+        skip = skip_succeeded and wanted == 0
         result = self.run_in_transaction(
-            lambda: self._begin(job, period, wanted, run_id, lease, fixed)
+            lambda: self._begin(job, period, wanted, run_id, lease, fixed, skip),
+            f"attempt {job} {period}",
         )
         assert isinstance(result, Attempt)
         return result
 
     def _begin(
         self, job: str, period: str, wanted: int, run_id: str, lease: float,
-        fixed: dt.datetime | None,
+        fixed: dt.datetime | None, skip: bool,
     ) -> Attempt:
         self._lock_key("attempt", job, period)
-        at = fixed if fixed is not None else utc_now()
+        self._check_kind(job, period)
+        at = fixed if fixed is not None else self.db_now()
         self._check_run_id(run_id, (job, period, wanted))
         existing = self._attempts(job, period)
+        if skip and existing and existing[-1].state is RunState.SUCCEEDED:
+            return existing[-1]
         for old in existing:
             if old.state is RunState.RUNNING:
                 self._abandon_if_expired(old, at)
@@ -158,8 +164,12 @@ class AttemptStore(SqlLedger):
         if number <= top:
             raise StateConflict(
                 f"{job} {period}: attempt {wanted} refused, attempt {top} is already recorded; "
-                f"use an attempt greater than {top} or 0 for the next one"
+                f"use an attempt greater than {top} or 0 for the next one",
+                job=job, period=period, attempt=wanted,
             )
+        if number > MAX_ATTEMPT:
+            raise StateConflict(f"{job} {period}: attempt {top} is the last ordinal there is",
+                                job=job, period=period, attempt=top)
         expires = at + dt.timedelta(seconds=lease)
         self.execute(
             f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -169,15 +179,19 @@ class AttemptStore(SqlLedger):
         return Attempt(job, period, number, run_id, RunState.RUNNING, at, at, expires)
 
     def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:
+        where = {"job": old.job, "period": old.business_date, "attempt": old.attempt}
         if old.lease_expires_at is None:
             raise LeaseHeld(
                 f"{old.job} {old.business_date} attempt {old.attempt} is running without a "
-                f"lease (run ID {old.run_id}); record its outcome before starting another"
+                f"lease (run ID {old.run_id}); record its outcome before starting another",
+                holder=old, **where,
             )
         if old.lease_live(at):
             raise LeaseHeld(
                 f"{old.job} {old.business_date} attempt {old.attempt} holds a live lease until "
-                f"{old.lease_expires_at.isoformat()} (run ID {old.run_id})"
+                f"{old.lease_expires_at.isoformat()} (run ID {old.run_id}; the database's "
+                f"clock reads {at.isoformat()})",
+                holder=old, **where,
             )
         self.execute(
             "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ? "
@@ -190,12 +204,14 @@ class AttemptStore(SqlLedger):
     def heartbeat(
         self, run_id: str, *, lease_seconds: float, now: dt.datetime | None = None
     ) -> bool:
-        """Extend a running attempt's lease; writes. False when it is no longer running."""
+        """Extend a running attempt's lease by the database's clock; writes. False when the
+        attempt is no longer running (it finished, or a later attempt marked it abandoned)."""
+        run_id = check_name(run_id, "run_id")
         lease = check_lease(lease_seconds)
         fixed = None if now is None else utc_now(now)
 
-        def renew() -> bool:  # the clock is read once the write lock is held
-            at = fixed if fixed is not None else utc_now()
+        def renew() -> bool:  # the clock is read inside the transaction
+            at = fixed if fixed is not None else self.db_now()
             cursor = self.execute(
                 "UPDATE gk_attempts SET lease_expires_at = ?, updated_at = ? "
                 "WHERE run_id = ? AND state = ?",
@@ -204,7 +220,7 @@ class AttemptStore(SqlLedger):
             )
             return bool(cursor.rowcount == 1)
 
-        return bool(self.run_in_transaction(renew))
+        return bool(self.run_in_transaction(renew, f"the lease of run {run_id}"))
 
     # -- reads ---------------------------------------------------------------------------------
     def attempts(self, job: str, business_date: Any) -> list[Attempt]:
@@ -227,12 +243,13 @@ class AttemptStore(SqlLedger):
         return [self.to_attempt(r) for r in rows]
 
     def latest_between(self, job: str, first: str, last: str) -> dict[str, Attempt]:
-        """Period key -> the latest attempt of ``job``, for keys in [first, last]; one query."""
+        """Period key -> the latest attempt of ``job``, for keys in [first, last] of ``first``'s
+        kind (daily or hourly); one query."""
         rows = self.read(
             f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
-            "AND a.period <= ? AND a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
-            "WHERE b.job = a.job AND b.period = a.period)",
-            (job, first, last),
+            "AND a.period <= ? AND length(a.period) = ? AND a.attempt = (SELECT MAX(b.attempt) "
+            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)",
+            (job, first, last, len(first)),
         )
         found = (self.to_attempt(r) for r in rows)
         return {a.business_date: a for a in found}

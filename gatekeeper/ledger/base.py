@@ -1,7 +1,12 @@
-"""The SQL ledger contract: transactions, schema and every query, shared by both dialects.
+"""The SQL ledger contract: connections, transactions, schema; shared by both dialects.
 
 Dialects (``sqlite.py``, ``postgres.py``) supply only connection creation, the transaction
-opening statement, per-key locking, timestamp conversion and which driver errors mean what.
+opening statement, per-key locking, the database clock and which driver errors mean what.
+
+Failure rules (see ``docs/ownership.md``): a dropped connection is replaced on next use; a
+transaction that failed before its COMMIT was sent cannot have committed and is retried on a
+fresh connection; a failure during COMMIT is reported as an unknown outcome, never retried.
+Every wait for a lock is bounded by the URL's ``busy_timeout``.
 """
 
 from __future__ import annotations
@@ -12,14 +17,17 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from gatekeeper.clock import utc_now
 from gatekeeper.errors import GatekeeperError, LedgerError
 from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
+from gatekeeper.ledger.sqltext import prepare
 
 L = TypeVar("L", bound="SqlLedger")
 
 ATTEMPT_COLUMNS = (
     "job, period, attempt, run_id, state, started_at, updated_at, lease_expires_at, error"
 )
+DEFAULT_BUSY_TIMEOUT = 30.0
 
 
 class SqlLedger:
@@ -30,18 +38,18 @@ class SqlLedger:
     """
 
     dialect = "sql"
-    param = "?"
     ts_type = "TEXT"
     retries = 5
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_timeout: float = DEFAULT_BUSY_TIMEOUT):
         self.url = url
+        self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._in_tx = False
-        try:
-            self._conn = self._connect()
-        except self._driver_errors() as exc:
-            raise LedgerError(f"cannot open ledger {self.describe()}: {exc}") from exc
+        self._migrating = False
+        self._waiting_for = ""
+        self._conn: Any = None
+        self._reconnect()
         self._migrate()
 
     # -- dialect hooks -------------------------------------------------------------------------
@@ -58,7 +66,23 @@ class SqlLedger:
         raise NotImplementedError
 
     def _is_retryable(self, exc: BaseException | None) -> bool:
+        """True for a race the database resolved by aborting this transaction."""
         return False
+
+    def _is_timeout(self, exc: BaseException) -> bool:
+        """True when ``exc`` means a lock wait ran past ``busy_timeout``."""
+        return False
+
+    def _is_broken(self) -> bool:
+        """True when the current connection can no longer be used (dropped by the server)."""
+        return False
+
+    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> Any:
+        return self._conn.executemany(sql, rows)
+
+    def db_now(self) -> dt.datetime:
+        """The database's clock, by which leases are judged (this host's on SQLite)."""
+        return utc_now()
 
     def ts_in(self, value: dt.datetime | None) -> Any:
         """Convert an aware datetime to what the driver stores."""
@@ -71,12 +95,29 @@ class SqlLedger:
     def describe(self) -> str:
         return self.url
 
-    # -- connection and transactions -----------------------------------------------------------
-    def close(self) -> None:
-        """Close the connection; the ledger is unusable afterwards."""
-        with self._lock:
+    # -- connection ----------------------------------------------------------------------------
+    def _reconnect(self) -> None:
+        if self._conn is not None:
             with contextlib.suppress(Exception):
                 self._conn.close()
+            self._conn = None
+        try:
+            self._conn = self._connect()
+        except self._driver_errors() as exc:
+            raise LedgerError(f"cannot open ledger {self.describe()}: {exc}",
+                              retryable=False) from exc
+
+    def _usable(self) -> None:
+        """Replace a connection that was dropped (it is reopened on next use)."""
+        if self._conn is None or self._is_broken():
+            self._reconnect()
+
+    def close(self) -> None:
+        """Close the connection; the next use opens a new one."""
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(Exception):
+                    self._conn.close()
 
     def __enter__(self: L) -> L:
         return self
@@ -86,63 +127,129 @@ class SqlLedger:
 
     @property
     def connection(self) -> Any:
-        """The driver connection; writes through it belong to the current transaction."""
+        """The driver connection, for inspection (tests, benchmarks). Writes go through
+        ``execute`` inside ``transaction()``, or the handle ``publish`` gives ``write``."""
+        self._usable()
         return self._conn
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
-        """Run one statement of gatekeeper's SQL (``?`` placeholders) and return the cursor."""
-        if self.param != "?":
-            sql = sql.replace("?", self.param)
-        return self._conn.execute(sql, tuple(params))
+        """Run one statement (``?`` placeholders on every backend) and return the cursor.
 
+        Placeholders are translated by a tokenizer; a statement that would control the
+        transaction, or several statements, raise InvalidInput.
+        """
+        return self._conn.execute(prepare(sql, self.dialect), tuple(params))
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
+        """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""
+        return self._executemany(prepare(sql, self.dialect), [tuple(r) for r in rows])
+
+    # -- transactions --------------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[SqlLedger]:
+    def transaction(self, waiting_for: str = "") -> Iterator[SqlLedger]:
         """Run the block in one write transaction: commit on success, roll back on any error.
 
-        Driver errors are raised as LedgerError; gatekeeper and caller errors pass unchanged.
+        Driver errors are raised as LedgerError (``retryable`` when the transaction cannot have
+        committed and may run again on a fresh connection); gatekeeper and caller errors pass
+        unchanged. ``waiting_for`` names the key in a lock-timeout message.
         """
         with self._lock:
             if self._in_tx:
                 yield self
                 return
-            try:
-                self._conn.execute(self._begin_sql())
-            except self._driver_errors() as exc:
-                raise LedgerError(f"ledger {self.describe()}: cannot begin: {exc}") from exc
+            self._waiting_for = waiting_for
+            self._open_transaction()
             self._in_tx = True
             try:
                 yield self
-                self._conn.execute("COMMIT")
             except BaseException as exc:
+                self._in_tx = False
                 with contextlib.suppress(Exception):
                     self._conn.execute("ROLLBACK")
                 if isinstance(exc, self._driver_errors()) and not isinstance(exc, GatekeeperError):
-                    raise LedgerError(f"ledger {self.describe()}: {exc}") from exc
+                    raise self._wrap(exc, committing=False) from exc
                 raise
-            finally:
-                self._in_tx = False
+            self._in_tx = False
+            self._commit()
 
-    def run_in_transaction(self, work: Callable[[], Any]) -> Any:
-        """Run ``work()`` in a transaction, retrying when the database reports a race."""
+    def _open_transaction(self) -> None:
+        self._usable()
+        try:
+            self._conn.execute(self._begin_sql())
+            if not self._migrating:
+                self._refuse_newer_schema()
+        except self._driver_errors() as exc:
+            with contextlib.suppress(Exception):
+                self._conn.execute("ROLLBACK")
+            raise self._wrap(exc, committing=False) from exc
+        except GatekeeperError:
+            with contextlib.suppress(Exception):
+                self._conn.execute("ROLLBACK")
+            raise
+
+    def _commit(self) -> None:
+        try:
+            self._conn.execute("COMMIT")
+        except self._driver_errors() as exc:
+            if self._is_broken():
+                raise LedgerError(
+                    f"ledger {self.describe()}: the connection failed while committing; the "
+                    f"outcome is unknown (check before retrying): {exc}", retryable=False,
+                ) from exc
+            with contextlib.suppress(Exception):
+                self._conn.execute("ROLLBACK")
+            raise self._wrap(exc, committing=False) from exc
+
+    def _wrap(self, exc: BaseException, committing: bool) -> LedgerError:
+        """A LedgerError for a driver error; a dropped connection is replaced on next use."""
+        if self._is_timeout(exc):
+            what = f" waiting for {self._waiting_for}" if self._waiting_for else ""
+            return LedgerError(
+                f"ledger {self.describe()}: timed out after {self.busy_timeout:g}s{what} "
+                f"(busy_timeout); another writer holds the lock: {exc}", retryable=False)
+        broken = self._is_broken()
+        retry = self._is_retryable(exc) or (broken and not committing)
+        lost = " (connection lost; it is reopened on next use)" if broken else ""
+        return LedgerError(f"ledger {self.describe()}: {exc}{lost}", retryable=retry)
+
+    def _refuse_newer_schema(self) -> None:
+        version = self._current_version()
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"ledger {self.describe()} has schema version {version}; this gatekeeper "
+                f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper", retryable=False,
+            )
+
+    def run_in_transaction(self, work: Callable[[], Any], waiting_for: str = "") -> Any:
+        """Run ``work()`` in a transaction, again when the database reports a race or the
+        connection dropped before the commit was sent (it cannot have committed)."""
         for attempt in range(self.retries):
             try:
-                with self.transaction():
+                with self.transaction(waiting_for):
                     return work()
             except LedgerError as exc:
-                if attempt + 1 == self.retries or not self._is_retryable(exc.__cause__):
+                if attempt + 1 == self.retries or not exc.retryable:
                     raise
         raise AssertionError("unreachable")
 
     def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        """Fetch all rows of a read-only query; raises LedgerError."""
+        """Fetch all rows of a read-only query (again on a fresh connection if it dropped);
+        raises LedgerError."""
+        values = tuple(params)
         with self._lock:
-            try:
-                rows = self.execute(sql, params).fetchall()
-                if not self._in_tx:
-                    self._end_read()
-                return list(rows)
-            except self._driver_errors() as exc:
-                raise LedgerError(f"ledger {self.describe()}: {exc}") from exc
+            for attempt in range(2):
+                try:
+                    if not self._in_tx:
+                        self._usable()
+                    rows = self.execute(sql, values).fetchall()
+                    if not self._in_tx:
+                        self._end_read()
+                    return list(rows)
+                except self._driver_errors() as exc:
+                    error = self._wrap(exc, committing=False)
+                    if self._in_tx or attempt == 1 or not self._is_broken():
+                        raise error from exc
+        raise AssertionError("unreachable")
 
     def _end_read(self) -> None:
         """Close the implicit read transaction where the driver opens one."""
@@ -166,18 +273,21 @@ class SqlLedger:
                 return
         except self._driver_errors():
             pass  # e.g. the schema table is being created right now: decide under the lock
-        with self.transaction():
-            self._lock_key("gatekeeper-schema")
-            version = self._current_version()
-            if version > SCHEMA_VERSION:
-                raise LedgerError(
-                    f"ledger {self.describe()} has schema version {version}; this gatekeeper "
-                    f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper"
-                )
-            if version == 0:
-                self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
-                self.execute("INSERT INTO gk_schema (version) VALUES (0)")
-            for number in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[number]:
-                    self.execute(statement.replace("{ts}", self.ts_type))
-                self.execute("UPDATE gk_schema SET version = ?", (number + 1,))
+        self._migrating = True
+        try:
+            with self.transaction("the schema migration"):
+                self._lock_key("gatekeeper-schema")
+                self._migrate_locked()
+        finally:
+            self._migrating = False
+
+    def _migrate_locked(self) -> None:
+        version = self._current_version()
+        self._refuse_newer_schema()
+        if version == 0:
+            self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
+            self.execute("INSERT INTO gk_schema (version) VALUES (0)")
+        for number in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[number]:
+                self.execute(statement.replace("{ts}", self.ts_type))
+            self.execute("UPDATE gk_schema SET version = ?", (number + 1,))

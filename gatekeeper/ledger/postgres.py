@@ -2,7 +2,9 @@
 
 Writers of one key take a transaction-scoped advisory lock on it; primary keys and unique
 constraints back every rule, and a unique violation or serialization failure retries the
-whole transaction. ``?schema=NAME`` in the URL keeps a deployment in its own schema.
+whole transaction. Leases are judged by the server's ``clock_timestamp()``; every lock wait is
+bounded by ``lock_timeout`` (the URL's ``busy_timeout``). ``?schema=NAME`` keeps a deployment
+in its own schema; other query parameters go to libpq.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from gatekeeper.errors import InvalidInput, LedgerError
 from gatekeeper.ledger.staleness import StalenessStore
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+LIBPQ_DEFAULTS = (("application_name", "gatekeeper"), ("connect_timeout", "10"))
 
 
 def _driver() -> Any:
@@ -23,19 +26,24 @@ def _driver() -> Any:
         import psycopg
     except ImportError as exc:
         raise LedgerError(
-            "a postgresql:// ledger needs psycopg 3: pip install 'gatekeeper[postgres]'"
+            "a postgresql:// ledger needs psycopg 3: pip install -e '.[postgres]' in a "
+            "gatekeeper checkout (or pip install 'psycopg[binary]')"
         ) from exc
     return psycopg
 
 
 def split_schema(url: str) -> tuple[str, str | None]:
-    """Return (libpq URL, schema) with ``schema=`` removed from the query; raises InvalidInput."""
+    """Return (libpq URL, schema): ``schema=`` and ``busy_timeout=`` removed from the query,
+    libpq defaults (``application_name=gatekeeper``, ``connect_timeout=10``) added where the
+    URL sets none. Raises InvalidInput for a schema that is not one SQL identifier."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [v for k, v in query if k == "schema"]
-    rest = [(k, v) for k, v in query if k != "schema"]
+    rest = [(k, v) for k, v in query if k not in ("schema", "busy_timeout")]
     if len(schemas) > 1 or (schemas and not _IDENTIFIER.match(schemas[0])):
         raise InvalidInput("ledger_url.schema", schemas, "expected one SQL identifier")
+    given = {k for k, _ in rest}
+    rest += [(k, v) for k, v in LIBPQ_DEFAULTS if k not in given]
     return urlunsplit(parts._replace(query=urlencode(rest))), (schemas[0] if schemas else None)
 
 
@@ -43,31 +51,42 @@ class PostgresLedger(StalenessStore):
     """The ledger in a PostgreSQL database, shared by every worker of a deployment."""
 
     dialect = "postgresql"
-    param = "%s"
     ts_type = "TIMESTAMPTZ"
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_timeout: float):
         self._psycopg = _driver()
         self.conninfo, self.schema = split_schema(url)
-        super().__init__(url)
+        super().__init__(url, busy_timeout)
 
     def _connect(self) -> Any:
-        conn = self._psycopg.connect(self.conninfo, autocommit=True, connect_timeout=10)
+        conn = self._psycopg.connect(self.conninfo, autocommit=True)
         conn.execute("SET TIME ZONE 'UTC'")
+        # lock_timeout 0 would mean "wait forever": the shortest wait is a millisecond
+        conn.execute(f"SET lock_timeout = '{max(1, int(self.busy_timeout * 1000))}ms'")
         if self.schema:
             conn.execute(f'SET search_path TO "{self.schema}"')
         return conn
 
     def _migrate(self) -> None:
         if self.schema:
-            with self.transaction():
-                self._lock_key("gatekeeper-schema")
-                self.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            self._migrating = True
+            try:
+                with self.transaction("the schema"):
+                    self._lock_key("gatekeeper-schema")
+                    self.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            finally:
+                self._migrating = False
         super()._migrate()
 
     def _lock_key(self, *parts: str) -> None:
+        self._waiting_for = " ".join(parts)
         key = "\x1f".join((self.schema or "", *parts))
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+
+    def db_now(self) -> dt.datetime:
+        """The server's ``clock_timestamp()``: one clock for every worker's leases."""
+        value = self.execute("SELECT clock_timestamp()").fetchone()[0]
+        return value.astimezone(dt.timezone.utc)
 
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (self._psycopg.Error,)
@@ -77,6 +96,17 @@ class PostgresLedger(StalenessStore):
         return isinstance(
             exc, (errors.UniqueViolation, errors.SerializationFailure, errors.DeadlockDetected)
         )
+
+    def _is_timeout(self, exc: BaseException) -> bool:
+        return isinstance(exc, self._psycopg.errors.LockNotAvailable)
+
+    def _is_broken(self) -> bool:
+        return self._conn is None or bool(self._conn.closed or self._conn.broken)
+
+    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> Any:
+        cursor = self._conn.cursor()
+        cursor.executemany(sql, rows)
+        return cursor
 
     def _table_exists(self, name: str) -> bool:
         rows = self.execute(

@@ -8,18 +8,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.errors import NotReady, PublicationConflict
-from gatekeeper.gate import (
-    Requirement,
-    Watermarks,
-    check_name,
-    evaluate_readiness,
-    normalize_requirements,
-)
-from gatekeeper.ledger.attempts import AttemptStore, utc_now
+from gatekeeper.clock import utc_now
+from gatekeeper.errors import InvalidInput, LeaseLost, NotReady, PublicationConflict
+from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.base import ATTEMPT_COLUMNS
+from gatekeeper.ledger.handle import WriteHandle
 from gatekeeper.periods import period_key
+from gatekeeper.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
+from gatekeeper.validation import check_name, check_optional_name, check_requirements
 
 WriteFn = Callable[[Any], Any]
 
@@ -43,6 +40,11 @@ class Request:
     output: Output
     watermarks: Watermarks | None
     reason: str | None
+    producer: str | None
+
+    @property
+    def where(self) -> str:
+        return f"publication {self.consumer} {self.period}"
 
 
 class PublicationStore(AttemptStore):
@@ -57,20 +59,24 @@ class PublicationStore(AttemptStore):
         period's end blocks with ``watermark``.
         """
         period = period_key(business_date)
-        required = normalize_requirements(jobs, period)
+        required = check_requirements(jobs, period)
         return evaluate_readiness(period, required, self._latest_many(required), watermarks)
 
     def _latest_many(self, required: tuple[Requirement, ...]) -> dict[Requirement, Attempt]:
-        clauses = " OR ".join("(a.job = ? AND a.period = ?)" for _ in required)
-        params = [value for pair in required for value in pair]
+        """The latest attempt of each requirement, in one query whatever their number: the
+        jobs and the periods as two IN lists (no expression-depth limit), pairs kept after."""
+        jobs = sorted({job for job, _ in required})
+        periods = sorted({period for _, period in required})
+        columns = ", ".join("a." + c.strip() for c in ATTEMPT_COLUMNS.split(","))
         rows = self.read(
-            f"SELECT {', '.join('a.' + c.strip() for c in ATTEMPT_COLUMNS.split(','))} "
-            f"FROM gk_attempts a WHERE ({clauses}) AND a.attempt = (SELECT MAX(b.attempt) "
+            f"SELECT {columns} FROM gk_attempts a WHERE a.job IN ({_marks(jobs)}) "
+            f"AND a.period IN ({_marks(periods)}) AND a.attempt = (SELECT MAX(b.attempt) "
             "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)",
-            params,
+            (*jobs, *periods),
         )
+        wanted = set(required)
         found = (self.to_attempt(r) for r in rows)
-        return {(a.job, a.business_date): a for a in found}
+        return {(a.job, a.business_date): a for a in found if (a.job, a.business_date) in wanted}
 
     def publish(
         self,
@@ -83,11 +89,15 @@ class PublicationStore(AttemptStore):
         location: str | None = None,
         watermarks: Watermarks | None = None,
         now: dt.datetime | None = None,
+        producer: str | None = None,
     ) -> bool:
         """Publish ``consumer``'s output for the date with its evidence, in one transaction.
 
-        Reads readiness, calls ``write(connection)`` for the caller's own rows, stores the
-        publication and the authorizing run IDs (and watermarks), and commits. Returns True for
+        With ``producer`` (the run ID of the consumer's attempt) the publication is fenced: the
+        producer must be the latest attempt of (consumer, date), running with a lease live by
+        the database's clock, else LeaseLost. Then reads readiness, calls ``write(tx)`` (a
+        WriteHandle on this transaction) for the caller's own rows, stores the publication, its
+        producer and the authorizing run IDs (and watermarks), and commits. Returns True for
         the first publication and False for a retry (same fingerprint, required jobs and
         location: nothing is written, ``write`` is not called). Raises NotReady when the gate
         is closed, PublicationConflict for a different fingerprint, required jobs or location
@@ -96,9 +106,10 @@ class PublicationStore(AttemptStore):
         database lives (a file).
         """
         request = self._request(consumer, business_date, required_jobs, fingerprint, write,
-                                location, watermarks, None)
-        at = utc_now(now)
-        return bool(self.run_in_transaction(lambda: self._publish(request, at)))
+                                location, watermarks, None, producer)
+        fixed = None if now is None else utc_now(now)
+        return bool(self.run_in_transaction(lambda: self._publish(request, fixed),
+                                            request.where))
 
     def republish(
         self,
@@ -112,34 +123,40 @@ class PublicationStore(AttemptStore):
         location: str | None = None,
         watermarks: Watermarks | None = None,
         now: dt.datetime | None = None,
+        producer: str | None = None,
     ) -> bool:
         """Publish a correction as revision n+1 with fresh evidence, in one transaction.
 
         Earlier revisions and their evidence stay. Returns False (nothing written) when the
-        newest revision already has this fingerprint, location and evidence; True otherwise.
-        Raises InvalidInput for an empty ``reason`` and NotReady when the gate is closed.
+        newest revision already has this fingerprint, location, reason and evidence; True
+        otherwise. Fenced by ``producer`` as ``publish`` is (LeaseLost). Raises InvalidInput
+        for an empty ``reason`` and NotReady when the gate is closed.
         """
         request = self._request(consumer, business_date, required_jobs, fingerprint, write,
-                                location, watermarks, check_name(reason, "reason"))
-        at = utc_now(now)
-        return bool(self.run_in_transaction(lambda: self._publish(request, at)))
+                                location, watermarks, check_name(reason, "reason"), producer)
+        fixed = None if now is None else utc_now(now)
+        return bool(self.run_in_transaction(lambda: self._publish(request, fixed),
+                                            request.where))
 
     def _request(
         self, consumer: str, business_date: Any, required_jobs: Iterable[Any], fingerprint: str,
         write: WriteFn | None, location: str | None, watermarks: Watermarks | None,
-        reason: str | None,
+        reason: str | None, producer: str | None,
     ) -> Request:
         period = period_key(business_date)
+        consumer = check_name(consumer, "consumer")
+        if write is not None and not callable(write):
+            raise InvalidInput("write", write, "expected a callable taking the write handle")
         return Request(
-            check_name(consumer, "consumer"), period,
-            normalize_requirements(required_jobs, period),
+            consumer, period, check_requirements(required_jobs, period),
             Output(check_name(fingerprint, "fingerprint"),
-                   None if location is None else check_name(location, "location"), write),
-            watermarks, reason,
+                   check_optional_name(location, "location"), write),
+            watermarks, reason, check_optional_name(producer, "producer"),
         )
 
-    def _publish(self, request: Request, at: dt.datetime) -> bool:
+    def _publish(self, request: Request, fixed: dt.datetime | None) -> bool:
         self._lock_key("publication", request.consumer, request.period)
+        producer = self._fence(request, fixed) if request.producer is not None else None
         existing = self._publications(request.consumer, request.period, newest_only=True)
         newest = existing[0] if existing else None
         if newest is not None and request.reason is None:
@@ -152,10 +169,48 @@ class PublicationStore(AttemptStore):
         if newest is not None and self._same_revision(newest, request, latest):
             return False
         if request.output.write is not None:
-            request.output.write(self.connection)
+            handle = WriteHandle(self, request.where)
+            try:
+                request.output.write(handle)
+            finally:
+                handle.finish()
         revision = 1 if newest is None else newest.revision + 1
-        self._insert_publication(request, revision, latest, at)
+        at = fixed if fixed is not None else self.db_now()
+        self._insert_publication(request, revision, latest, at, producer)
         return True
+
+    def _fence(self, request: Request, fixed: dt.datetime | None) -> Attempt:
+        """The producer's attempt, if it still owns (consumer, period): the latest attempt,
+        running, its lease live by the database's clock. Else LeaseLost (nothing written).
+
+        Takes the attempt key's lock too, so no takeover can slip between this check and the
+        commit; lock order is always publication, then attempt.
+        """
+        self._lock_key("attempt", request.consumer, request.period)
+        attempts = self._attempts(request.consumer, request.period)
+        mine = next((a for a in attempts if a.run_id == request.producer), None)
+        latest = attempts[-1] if attempts else None
+        now = fixed if fixed is not None else self.db_now()
+        if mine is not None and mine is latest and mine.lease_live(now):
+            return mine
+        named = (f"attempt {mine.attempt} (run {mine.run_id})" if mine is not None
+                 else f"run {request.producer}")
+        if mine is None:
+            why = "is not an attempt of this consumer and date"
+        elif latest is not None and latest is not mine:
+            why = f"was taken over by attempt {latest.attempt} (run {latest.run_id})"
+        elif mine.state.terminal:
+            why = f"is already {mine.state.value}"
+        else:
+            expired = mine.lease_expires_at.isoformat() if mine.lease_expires_at else "never set"
+            why = f"lost its lease (expired {expired}; the database's clock reads " \
+                  f"{now.isoformat()})"
+        taken = latest if latest is not None and latest is not mine else None
+        raise LeaseLost(
+            f"{request.consumer} {request.period}: {named} {why}; refusing to publish",
+            run_id=str(request.producer), taken_over_by=taken, job=request.consumer,
+            period=request.period, attempt=None if mine is None else mine.attempt,
+        )
 
     def _same_revision(
         self, newest: Publication, request: Request, latest: dict[Requirement, Attempt]
@@ -172,11 +227,12 @@ class PublicationStore(AttemptStore):
     def _judge_retry(
         self, current: Publication, required: tuple[Requirement, ...], output: Output
     ) -> bool:
-        wanted = tuple(requirement_label(j, p, current.business_date) for j, p in required)
+        """False for a retry of the newest revision; PublicationConflict for anything else.
+        Required jobs are compared as (job, period) pairs, never as joined labels."""
         differences = [
             (what, old, new) for what, old, new in (
                 ("fingerprint", current.fingerprint, output.fingerprint),
-                ("required jobs", list(current.required_jobs), list(wanted)),
+                ("required jobs", _pairs(current.requirements), _pairs(required)),
                 ("location", current.location, output.location),
             ) if old != new
         ]
@@ -185,46 +241,53 @@ class PublicationStore(AttemptStore):
         what, old, new = differences[0]
         raise PublicationConflict(
             f"{current.consumer} {current.business_date}: revision {current.revision} was "
-            f"published with {what} {old}, refusing {new}; a correction is an explicit republish"
+            f"published with {what} {old}, refusing {new}; a correction is an explicit "
+            "republish",
+            consumer=current.consumer, period=current.business_date, revision=current.revision,
         )
 
     def _insert_publication(
         self, request: Request, revision: int, latest: dict[Requirement, Attempt],
-        at: dt.datetime,
+        at: dt.datetime, producer: Attempt | None,
     ) -> None:
         period = request.period
-        labels = [requirement_label(j, p, period) for j, p in request.required]
         self.execute(
             "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
-            "required_jobs, published_at, reason, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (request.consumer, period, revision, request.output.fingerprint, json.dumps(labels),
-             self.ts_in(at), request.reason, request.output.location),
+            "required_jobs, published_at, reason, location, producer_run_id, producer_attempt) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (request.consumer, period, revision, request.output.fingerprint,
+             json.dumps([list(pair) for pair in request.required]), self.ts_in(at),
+             request.reason, request.output.location,
+             None if producer is None else producer.run_id,
+             None if producer is None else producer.attempt),
         )
         observed = request.watermarks.observed if request.watermarks else {}
-        for job, job_period in request.required:
-            found = latest[(job, job_period)]
-            watermark = observed.get(requirement_label(job, job_period, period))
-            self.execute(
-                "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-                "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (request.consumer, period, revision, job, job_period, found.run_id,
-                 found.attempt, self.ts_in(watermark)),
-            )
+        self.executemany(
+            "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
+            "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(request.consumer, period, revision, job, job_period, latest[(job, job_period)].run_id,
+              latest[(job, job_period)].attempt,
+              self.ts_in(observed.get(requirement_label(job, job_period, period))))
+             for job, job_period in request.required],
+        )
 
     def completed_periods(
         self, job: str, first: str, last: str, consumer: str | None = None
     ) -> set[str]:
-        """Period keys in [first, last] whose latest attempt of ``job`` succeeded and, with
-        ``consumer``, that have a publication by it; one query, reads only."""
+        """Period keys in [first, last] of ``first``'s kind (daily or hourly) whose latest
+        attempt of ``job`` succeeded and, with ``consumer``, that have a publication by it; one
+        query, reads only. Keys of the other kind (never written since a job keeps one kind)
+        are left out, so a planner never meets them."""
         published = (
             " AND EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? "
             "AND p.period = a.period)" if consumer else ""
         )
         rows = self.read(
             "SELECT a.period FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
-            "AND a.period <= ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+            "AND a.period <= ? AND length(a.period) = ? AND a.state = 'succeeded' "
+            "AND a.attempt = (SELECT MAX(b.attempt) "
             "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)" + published,
-            (job, first, last, *((consumer,) if consumer else ())),
+            (job, first, last, len(first), *((consumer,) if consumer else ())),
         )
         return {r[0] for r in rows}
 
@@ -243,7 +306,8 @@ class PublicationStore(AttemptStore):
         self, consumer: str, period: str, newest_only: bool = False
     ) -> list[Publication]:
         rows = self.read(
-            "SELECT revision, fingerprint, required_jobs, published_at, reason, location FROM "
+            "SELECT revision, fingerprint, required_jobs, published_at, reason, location, "
+            "producer_run_id, producer_attempt FROM "
             "gk_publications WHERE consumer = ? AND period = ? ORDER BY revision DESC"
             + (" LIMIT 1" if newest_only else ""),
             (consumer, period),
@@ -260,9 +324,26 @@ class PublicationStore(AttemptStore):
         published = self.ts_out(row[3])
         assert published is not None
         return Publication(
-            consumer, period, revision, row[1], tuple(json.loads(row[2])),
+            consumer, period, revision, row[1], _labels(json.loads(row[2]), period),
             tuple(EvidenceItem(i[0], i[1], i[2], int(i[3]), self.ts_out(i[4])) for i in items),
-            published, row[4],
-            row[5],
+            published, row[4], row[5], row[6], None if row[7] is None else int(row[7]),
         )
+
+
+def _marks(values: list[str]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+def _pairs(pairs: tuple[Requirement, ...]) -> list[str]:
+    """Pairs as shown in a conflict message: ``job for period``."""
+    return [f"{job} for {period}" for job, period in pairs]
+
+
+def _labels(stored: list[Any], period: str) -> tuple[str, ...]:
+    """Requirement labels of a stored ``required_jobs``: [job, period] pairs since schema 4,
+    labels before."""
+    return tuple(
+        requirement_label(item[0], item[1], period) if isinstance(item, list) else str(item)
+        for item in stored
+    )
 

@@ -51,6 +51,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE gk_publications ADD COLUMN location TEXT",),
     # 3: the data-time watermark an upstream declared when the publication read it.
     ("ALTER TABLE gk_evidence ADD COLUMN watermark {ts}",),
+    # 4: the attempt that produced a publication (fencing); None for API publications without
+    # a producer and for rows written before version 4.
+    (
+        "ALTER TABLE gk_publications ADD COLUMN producer_run_id TEXT",
+        "ALTER TABLE gk_publications ADD COLUMN producer_attempt INTEGER",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -8,28 +8,28 @@ from typing import Any
 
 from gatekeeper.ledger.staleness import StalenessStore
 
-BUSY_TIMEOUT_SECONDS = 30.0
-
 
 class SqliteLedger(StalenessStore):
     """The ledger in one SQLite file (``sqlite:///relative.db`` or ``sqlite:////abs.db``).
 
     Writers are serialized by ``BEGIN IMMEDIATE``: a read-then-write transaction takes the
     database's write lock before it reads, so two publishers cannot both see "not published".
+    A writer waits at most ``busy_timeout`` seconds for the lock. One host, one clock: leases
+    are judged by this host's clock.
     """
 
     dialect = "sqlite"
 
-    def __init__(self, url: str, path: str):
+    def __init__(self, url: str, path: str, busy_timeout: float):
         self.path = path
-        super().__init__(url)
+        super().__init__(url, busy_timeout)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+            self.path, timeout=self.busy_timeout, isolation_level=None,
             check_same_thread=False,
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -41,6 +41,9 @@ class SqliteLedger(StalenessStore):
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
+    def _is_timeout(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
     def _table_exists(self, name: str) -> bool:
         rows = self.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
@@ -50,7 +53,7 @@ class SqliteLedger(StalenessStore):
     def ts_in(self, value: dt.datetime | None) -> Any:
         if value is None:
             return None
-        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        return value.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
 
     def ts_out(self, value: Any) -> dt.datetime | None:
         return None if value is None else dt.datetime.fromisoformat(value)

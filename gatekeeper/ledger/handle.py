@@ -1,0 +1,109 @@
+"""The write handle a publisher's ``write`` gets: statements in the publication transaction,
+and nothing that could end it.
+
+One owner per transaction: the ledger opens, commits and rolls back the publication; user code
+only adds statements. ``commit()``, ``rollback()`` and ``close()`` raise, and the publication
+rolls back as a whole even if the callback swallows the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from gatekeeper.errors import GatekeeperError
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.base import SqlLedger
+
+
+class Cursor:
+    """The result of one statement: ``fetchone()``, ``fetchall()``, ``rowcount``, iteration."""
+
+    def __init__(self, cursor: Any):
+        self._cursor = cursor
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        row = self._cursor.fetchone()
+        return None if row is None else tuple(row)
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self._cursor.fetchall()]
+
+    @property
+    def rowcount(self) -> int:
+        return int(self._cursor.rowcount)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.fetchall())
+
+
+class WriteHandle:
+    """Statements on the publication transaction, with ``?`` placeholders on every backend.
+
+    Usable only while ``write`` runs; afterwards every call raises GatekeeperError.
+    """
+
+    def __init__(self, ledger: SqlLedger, what: str):
+        self._ledger = ledger
+        self._what = what
+        self._open = True
+        self.misuse: str | None = None
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``, for SQL that differs between the backends."""
+        return self._ledger.dialect
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> Cursor:
+        """Run one statement in the publication transaction; returns its Cursor.
+
+        Raises InvalidInput for a statement that controls the transaction or for several
+        statements, and what the database raises (the publication then rolls back).
+        """
+        self._check_open("execute")
+        return Cursor(self._ledger.execute(sql, params))
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Cursor:
+        """Run one statement once per parameter row; returns its Cursor (``rowcount``)."""
+        self._check_open("executemany")
+        return Cursor(self._ledger.executemany(sql, rows))
+
+    def commit(self) -> None:
+        self._refuse("commit")
+
+    def rollback(self) -> None:
+        self._refuse("rollback")
+
+    def close(self) -> None:
+        self._refuse("close")
+
+    def finish(self) -> None:
+        """End the handle's life (called by the ledger once ``write`` returned); raises
+        GatekeeperError when ``write`` tried to end the transaction."""
+        self._open = False
+        if self.misuse is not None:
+            raise GatekeeperError(
+                f"{self._what}: write() called {self.misuse}() on its handle; the publication "
+                "and its output were rolled back together"
+            )
+
+    def _check_open(self, method: str) -> None:
+        if not self._open:
+            raise GatekeeperError(f"{self._what}: {method}() after write() returned; the "
+                                  "handle belongs to a finished publication transaction")
+        if self.misuse is not None:
+            raise GatekeeperError(f"{self._what}: {method}() after {self.misuse}(); the "
+                                  "publication will be rolled back")
+
+    def _refuse(self, method: str) -> None:
+        self.misuse = self.misuse or method
+        raise GatekeeperError(
+            f"{self._what}: {method}() is not allowed on the write handle: gatekeeper commits "
+            "the output together with its publication, or rolls both back; this publication "
+            "will be rolled back"
+        )
+
+    def __repr__(self) -> str:
+        state = "open" if self._open else "finished"
+        return f"<WriteHandle {self._what} ({self._ledger.dialect}, {state})>"

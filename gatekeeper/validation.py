@@ -1,0 +1,175 @@
+"""Every input check, in one place: used by the ledger, the gate, the CLI and the Luigi tasks.
+
+Each check returns the value it accepts (normalized) or raises InvalidInput naming the field and
+the value, before anything is written. Period labels and keys are parsed in ``periods.py``;
+this module applies them to what callers pass.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from gatekeeper.errors import InvalidInput
+from gatekeeper.periods import HOURLY, parse_aware_datetime, period_key
+
+#: Attempt ordinals fit a signed 32-bit INTEGER on both backends.
+MAX_ATTEMPT = 2**31 - 1
+#: The longest lease a heartbeat may hold: a week.
+MAX_LEASE_SECONDS = 7 * 24 * 3600.0
+#: Timestamps both backends store and gatekeeper can add a lease to without overflowing.
+MIN_TIMESTAMP = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc)
+MAX_TIMESTAMP = dt.datetime(9999, 12, 1, tzinfo=dt.timezone.utc)
+
+Requirement = tuple[str, str]  # (job, period key)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def check_name(value: Any, field: str) -> str:
+    """Return ``value`` if it is a non-empty string without surrounding blanks, NUL bytes or
+    lone surrogates (which no database stores faithfully); raises InvalidInput."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(field, value, "expected a non-empty string")
+    if value != value.strip():
+        raise InvalidInput(field, value, "leading or trailing whitespace")
+    if "\x00" in value:
+        raise InvalidInput(field, value, "contains a NUL character")
+    if _SURROGATE.search(value):
+        raise InvalidInput(field, value, "contains a lone surrogate (not valid UTF-8)")
+    return value
+
+
+def check_text(value: Any, field: str) -> str:
+    """Return free text (an error message): any string without NUL or lone surrogates."""
+    if not isinstance(value, str):
+        raise InvalidInput(field, value, f"expected a string, got {type(value).__name__}")
+    if "\x00" in value or _SURROGATE.search(value):
+        raise InvalidInput(field, value, "contains a NUL character or a lone surrogate")
+    return value
+
+
+def printable_text(value: str, limit: int = 2000) -> str:
+    """``value`` made storable (NUL and lone surrogates escaped) and cut to ``limit`` chars:
+    for messages gatekeeper records on a user's behalf, such as an exception's text."""
+    cleaned = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", value.replace("\x00", "\\0"))
+    return cleaned[:limit]
+
+
+def check_optional_name(value: Any, field: str) -> str | None:
+    """``check_name`` for a value that may be None."""
+    return None if value is None else check_name(value, field)
+
+
+def check_attempt(value: Any, field: str = "attempt", allow_zero: bool = False) -> int:
+    """Return ``value`` if it is an int in 1..2,147,483,647 (0 too with ``allow_zero``: "the
+    next one"); never a bool. Raises InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(field, value, f"expected an integer from 1 to {MAX_ATTEMPT}")
+    low = 0 if allow_zero else 1
+    if not low <= value <= MAX_ATTEMPT:
+        raise InvalidInput(field, value, f"expected an integer from {low} to {MAX_ATTEMPT}")
+    return value
+
+
+def parse_attempt_text(text: Any, field: str = "attempt", allow_zero: bool = False) -> int:
+    """An attempt ordinal typed on a command line: plain ASCII digits only (no sign, blank,
+    underscore, exponent or non-ASCII digit), then ``check_attempt``."""
+    if not isinstance(text, str) or not _DIGITS.fullmatch(text):
+        raise InvalidInput(field, text, "expected plain digits 0-9")
+    return check_attempt(int(text), field, allow_zero)
+
+
+def parse_count_text(text: Any, field: str, minimum: int = 0) -> int:
+    """A non-negative count typed on a command line: plain ASCII digits, at least ``minimum``."""
+    if not isinstance(text, str) or not _DIGITS.fullmatch(text) or len(text) > 18:
+        raise InvalidInput(field, text, "expected plain digits 0-9")
+    number = int(text)
+    if number < minimum:
+        raise InvalidInput(field, text, f"expected at least {minimum}")
+    return number
+
+
+def check_timestamp(value: Any, field: str) -> dt.datetime:
+    """Return a tz-aware datetime (or ISO 8601 string with offset) in UTC, between
+    0001-01-02 and 9999-12-01 UTC: what both backends store with room for a lease."""
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        try:
+            value.astimezone(dt.timezone.utc)
+        except OverflowError:
+            raise InvalidInput(field, value, "outside the years 1 to 9999 in UTC") from None
+    at = parse_aware_datetime(value, field)
+    if not MIN_TIMESTAMP <= at < MAX_TIMESTAMP:
+        raise InvalidInput(field, value, f"outside {MIN_TIMESTAMP.date()} .. "
+                                         f"{MAX_TIMESTAMP.date()} UTC")
+    return at
+
+
+def check_datetime(value: Any, field: str) -> dt.datetime:
+    """``check_timestamp`` for a value that must be a datetime object (not a string)."""
+    if not isinstance(value, dt.datetime):
+        kind = type(value).__name__
+        raise InvalidInput(field, value, f"expected a tz-aware datetime, got {kind}")
+    return check_timestamp(value, field)
+
+
+def check_lease(value: Any, field: str = "lease_seconds") -> float:
+    """Return a lease length in seconds: finite, > 0 and at most a week; raises InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(field, value, "expected a number of seconds")
+    if not math.isfinite(value) or value <= 0 or value > MAX_LEASE_SECONDS:
+        raise InvalidInput(field, value,
+                           f"expected seconds > 0 and at most {MAX_LEASE_SECONDS:.0f} (a week)")
+    return float(value)
+
+
+def check_requirements(jobs: Any, business_date: str) -> tuple[Requirement, ...]:
+    """Return the required (job, period key) pairs, sorted and without duplicates.
+
+    ``jobs`` is a non-empty iterable of job names (required for ``business_date``) or
+    ``(job, date)`` pairs for an upstream on another date. A requirement is always a pair: a job
+    named ``A@2026-10-22`` is not job ``A`` for 2026-10-22. Raises InvalidInput otherwise.
+    """
+    if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
+        raise InvalidInput("jobs", jobs, "expected a collection of job names, not a single value")
+    out: set[Requirement] = set()
+    for item in jobs:
+        if isinstance(item, tuple) and len(item) == 2:
+            job, period = item[0], period_key(item[1], "jobs[].business_date")
+        else:
+            job, period = item, business_date
+        out.add((check_name(job, "jobs[]"), period))
+    if not out:
+        raise InvalidInput("jobs", jobs, "at least one required job is needed")
+    return tuple(sorted(out))
+
+
+def period_kind_of(key: str) -> str:
+    """``hourly`` for a ``YYYY-MM-DDTHH:00Z`` key, else ``daily`` (keys are already valid)."""
+    return HOURLY if len(key) > 10 else "daily"
+
+
+def check_same_kind(job: str, key: str, stored: str | None) -> None:
+    """Refuse ``key`` when ``job`` already has keys of the other period kind (``stored``: one
+    of its keys, or None). A job keeps one period kind for its whole life."""
+    if stored is not None and period_kind_of(stored) != period_kind_of(key):
+        raise InvalidInput(
+            "business_date", key,
+            f"job {job} has {period_kind_of(stored)} periods (e.g. {stored}); a job keeps one "
+            "period kind",
+        )
+
+
+def check_busy_timeout(text: Any, field: str = "ledger_url.busy_timeout") -> float:
+    """Seconds to wait for a lock, from a URL query value: finite, >= 0, at most a day."""
+    try:
+        seconds = float(text)
+    except (TypeError, ValueError):
+        raise InvalidInput(field, text, "expected a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0 or seconds > 86400:
+        raise InvalidInput(field, text, "expected seconds from 0 to 86400")
+    return seconds
