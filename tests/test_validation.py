@@ -201,6 +201,8 @@ NAME_CALLS: list[tuple[str, Callable[[gk.Ledger, Any], Any]]] = [
     ("fingerprint", lambda lg, v: _publish(lg, fingerprint=v)),
     ("location", lambda lg, v: _publish(lg, location=v)),
     ("reason", _republish),
+    ("run_id", lambda lg, v: lg.heartbeat(v, lease_seconds=30, now=T0)),
+    ("producer", lambda lg, v: _publish(lg, producer=v)),
     ("jobs[]", lambda lg, v: _publish(lg, required_jobs=["A", v])),
 ]
 
@@ -212,6 +214,14 @@ def test_names_refused_on_every_write(ledger: gk.Ledger, field: str,
                                       call: Callable[[gk.Ledger, Any], Any], value: str) -> None:
     succeed(ledger, "A", D)
     refuse(ledger, field, lambda: call(ledger, value))
+
+
+@pytest.mark.parametrize("error", ["a\x00b", "a\ud800b"], ids=ascii)
+def test_record_refuses_unstorable_error_text(ledger: gk.Ledger, error: str) -> None:
+    """Free text (an error summary) may be blank or padded, but must be storable."""
+    refuse(ledger, "error",
+           lambda: ledger.record("A", D, 1, "r1", "failed", T0, error=error))
+    assert ledger.record("A", D, 1, "r1", "failed", T0, error=" spaced ") is True
 
 
 # -- 4. required jobs are (job, period) pairs ------------------------------------------------
@@ -267,6 +277,17 @@ def test_begin_attempt_refuses_other_period_kind(ledger: gk.Ledger, stored: str,
     succeed(ledger, "A", stored)
     refuse(ledger, "business_date", lambda: ledger.begin_attempt(
         "A", foreign, "r-foreign", lease_seconds=30, now=T0))
+
+
+def test_cli_record_refuses_other_period_kind(ledger: gk.Ledger, ledger_url: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    succeed(ledger, "A", D)
+    before = snapshot(ledger)
+    code, _, err = cli(capsys, "--ledger", ledger_url, "record", "A", HOUR, "1", "r-h",
+                       "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
+    assert code == 2, err
+    assert "business_date" in err and "Traceback" not in err
+    assert snapshot(ledger) == before
 
 
 def test_other_jobs_keep_their_own_period_kind(ledger: gk.Ledger) -> None:
