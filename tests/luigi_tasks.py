@@ -125,3 +125,115 @@ class FeedReport(gk.GatedTask):
 
     def build(self) -> dict[str, str]:
         return {"date": str(self.business_date)}
+
+
+# -- ownership under faults (tests/test_ownership_faults.py) ---------------------------------
+# A process claims a control file by renaming it, so exactly one of several racing processes
+# hangs (or holds a transaction) and the others run straight through.
+
+
+def claim(folder: Path, name: str) -> str | None:
+    """Atomically take ``<folder>/<name>``; its text if this process got it, else None."""
+    claimed = folder / f"{name}.claimed-{os.getpid()}"
+    try:
+        os.rename(folder / name, claimed)
+    except FileNotFoundError:
+        return None
+    return claimed.read_text()
+
+
+def signal_file(path: Path, text: str) -> None:
+    """Write ``path`` atomically (a reader never sees it half written)."""
+    partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def wait_for_release(folder: Path, timeout: float = 120) -> None:
+    """Block until ``<folder>/release`` exists (bounded: tests never hang forever)."""
+    deadline = time.monotonic() + timeout
+    while not (folder / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+class ZombieGated(gk.GatedTask):
+    """Gated on two upstream jobs recorded directly in the ledger.
+
+    The process that claims ``<control>/hang`` writes ``started`` (pid, attempt, run ID)
+    inside ``build()`` and waits there for ``<control>/release``; any other runs straight
+    through. ``write`` tags its row in ``zombie_out`` with the attempt that produced it.
+    """
+
+    control = luigi.Parameter(significant=False)
+
+    def required_jobs(self) -> list[Any]:
+        return ["ZombieUpstreamA", "ZombieUpstreamB"]
+
+    def build(self) -> dict[str, int]:
+        folder = Path(self.control)
+        if claim(folder, "hang") is not None:
+            signal_file(folder / "started",
+                        f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+            wait_for_release(folder)
+        return {"cents": 7}
+
+    def write(self, tx: Any, payload: dict[str, int]) -> None:
+        tx.execute("INSERT INTO zombie_out (business_date, run_id, attempt) VALUES (?, ?, ?)",
+                   (self.business_date.isoformat(), self.run_id, self.attempt_ordinal))
+
+
+class HeldTransaction(gk.BusinessDateTask):
+    """The process that claims ``<control>/hold`` (its text: seconds) holds a ledger
+    transaction that long inside ``run()``, after writing ``started``; then ``held-done``."""
+
+    control = luigi.Parameter(significant=False)
+
+    def run(self) -> None:
+        folder = Path(self.control)
+        seconds = claim(folder, "hold")
+        if seconds is None:
+            return
+        signal_file(folder / "started", f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+        ledger = self.ledger()
+        with ledger.transaction():
+            ledger.execute("SELECT 1")
+            time.sleep(float(seconds))
+        signal_file(folder / "held-done", str(os.getpid()))
+
+
+class Hanging(gk.BusinessDateTask):
+    """The process that claims ``<control>/hang`` writes ``started`` and waits in ``run()``
+    for ``<control>/release``; any other runs straight through."""
+
+    control = luigi.Parameter(significant=False)
+
+    def run(self) -> None:
+        folder = Path(self.control)
+        if claim(folder, "hang") is not None:
+            signal_file(folder / "started",
+                        f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+            wait_for_release(folder)
+
+
+class RaceUpstreamA(gk.BusinessDateTask):
+    """Sleeps a little so two range processes really overlap."""
+
+    def run(self) -> None:
+        time.sleep(0.05)
+
+
+class RaceUpstreamB(gk.BusinessDateTask):
+    def run(self) -> None:
+        time.sleep(0.05)
+
+
+class RaceGated(gk.GatedTask):
+    """Publishes once both race upstreams succeeded for its date."""
+
+    def requires(self) -> list[gk.BusinessDateTask]:
+        return [RaceUpstreamA(business_date=self.business_date),
+                RaceUpstreamB(business_date=self.business_date)]
+
+    def build(self) -> dict[str, str]:
+        time.sleep(0.05)
+        return {"date": self.business_date.isoformat()}
