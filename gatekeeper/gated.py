@@ -17,22 +17,33 @@ from gatekeeper.periods import DAILY, interval
 from gatekeeper.records import fingerprint
 from gatekeeper.targets import FilePublicationTarget, PublicationTarget, file_sha256
 from gatekeeper.tasks import BusinessDateTask, PeriodTask
+from gatekeeper.validation import check_optional_name
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
+
+
+class ReasonParameter(luigi.OptionalParameter):
+    """``--republish-reason``: checked when the task is built (no blank, NUL or surrounding
+    whitespace), before any attempt is recorded."""
+
+    def normalize(self, x: Any) -> str | None:
+        return check_optional_name(x, "republish_reason")
 
 
 class GatedTask(BusinessDateTask):
     """A task that publishes one output per business date once its upstream jobs are ready.
 
     Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
-    is the fingerprint) and ``write(conn, payload)`` (writes the payload on the ledger
-    transaction's connection). ``run()`` opens the gate first: while any required job's latest
-    attempt has not succeeded for this date it fails with NotReady and records nothing. Output
-    and evidence then commit together; a retry with the same payload writes nothing, a
-    different payload fails with PublicationConflict.
+    is the fingerprint) and ``write(tx, payload)`` (writes the payload through ``tx``, a
+    handle on the publication transaction: ``tx.execute(sql, params)`` with ``?``
+    placeholders). ``run()`` opens the gate first: while any required job's latest attempt has
+    not succeeded for this date it fails with NotReady and records nothing. Output and evidence
+    then commit together, fenced by this attempt's run ID (a worker that lost its lease gets
+    LeaseLost and writes nothing); a retry with the same payload writes nothing, a different
+    payload fails with PublicationConflict.
     """
 
-    republish_reason: Any = luigi.OptionalParameter(
+    republish_reason: Any = ReasonParameter(
         default=None, significant=False,
         description="Publish a correction (a new revision) for this date, with this reason",
     )
@@ -94,12 +105,17 @@ class GatedTask(BusinessDateTask):
         if not readiness:
             raise NotReady(readiness)
 
+    def reruns_succeeded(self) -> bool:
+        """A republish runs again a period whose latest attempt succeeded (as ``--attempt``)."""
+        return self.republish_reason is not None or super().reruns_succeeded()
+
     def build(self) -> Any:
         """Compute the output payload (JSON-serializable, or bytes)."""
         raise NotImplementedError(f"{type(self).__name__} must implement build()")
 
-    def write(self, conn: Any, payload: Any) -> None:
-        """Write ``payload`` on ``conn`` inside the publication transaction (default: nothing)."""
+    def write(self, tx: Any, payload: Any) -> None:
+        """Write ``payload`` through ``tx`` (a WriteHandle on the publication transaction:
+        ``execute``/``executemany`` with ``?`` placeholders; no commit) (default: nothing)."""
 
     def fingerprint_of(self, payload: Any) -> str:
         return fingerprint(payload)
@@ -108,11 +124,16 @@ class GatedTask(BusinessDateTask):
         return None
 
     def run(self) -> None:
-        payload = self.build()
+        self.publish_payload(self.build())
+
+    def publish_payload(self, payload: Any) -> None:
+        """Publish (or, with ``--republish-reason``, republish) ``payload``, fenced by this
+        attempt's run ID; ``write(tx, payload)`` runs inside the transaction."""
         args = (self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
                 lambda conn: self.write(conn, payload))
         options: dict[str, Any] = {
             "location": self.location_of(payload), "watermarks": self.watermarks(),
+            "producer": self.run_id,
         }
         if self.republish_reason is not None:
             changed = self.ledger().republish(*args, reason=self.republish_reason, **options)
@@ -127,8 +148,9 @@ class GatedFileTask(GatedTask):
     """A GatedTask whose output is a file: written atomically, then published with its sha256.
 
     Implement ``output_path()`` and ``build_file(path)`` (write the content to ``path``, a
-    temporary file beside the final one). gatekeeper renames it into place only when no
-    different output is published, then publishes the path and checksum.
+    temporary file beside the final one). gatekeeper renames it into place inside the
+    publication transaction, once the gate is open, this attempt still owns the date (fencing)
+    and no different output is published; then it publishes the path and checksum.
     """
 
     outputs_in_ledger = False
@@ -151,21 +173,39 @@ class GatedFileTask(GatedTask):
         try:
             self.build_file(temporary)
             checksum = file_sha256(temporary)
-            published = self.ledger().publication(self.job_id, self.period_key)
-            if published is not None and published.fingerprint != checksum:
-                raise PublicationConflict(
-                    f"{self.job_id} {self.period_key}: {final} was published with "
-                    f"{published.fingerprint}, the new file has {checksum}; the published file "
-                    "is left untouched (a correction is an explicit republish)"
-                )
-            os.replace(temporary, final)
+        except BaseException:
+            _remove(temporary)
+            raise
+        published = self.ledger().publication(self.job_id, self.period_key)
+        if published is not None and published.fingerprint != checksum:
+            _remove(temporary)
+            raise PublicationConflict(
+                f"{self.job_id} {self.period_key}: {final} was published with "
+                f"{published.fingerprint}, the new file has {checksum}; the published file "
+                "is left untouched (a correction is an explicit republish)",
+                consumer=self.job_id, period=self.period_key, revision=published.revision,
+            )
+        return {"path": final, "sha256": checksum, "temporary": temporary}
+
+    def write(self, tx: Any, payload: Any) -> None:
+        """Rename the file into place: called inside the publication transaction, after the
+        fencing and gate checks, only when this publication is new."""
+        os.replace(payload["temporary"], payload["path"])
+
+    def run(self) -> None:
+        payload = self.build()
+        try:
+            self.publish_payload(payload)
         finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-        return {"path": final, "sha256": checksum}
+            _remove(payload["temporary"])
 
     def fingerprint_of(self, payload: Any) -> str:
         return str(payload["sha256"])
 
     def location_of(self, payload: Any) -> str | None:
         return str(payload["path"])
+
+
+def _remove(path: str) -> None:
+    if os.path.exists(path):
+        os.remove(path)

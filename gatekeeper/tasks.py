@@ -21,11 +21,12 @@ import luigi
 from luigi.parameter import _no_value
 
 from gatekeeper import config
-from gatekeeper.errors import GatekeeperError, InvalidInput
+from gatekeeper.errors import GatekeeperError, InvalidInput, LeaseLost, StateConflict
 from gatekeeper.lease import Heartbeat
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.periods import DAILY, HOURLY, hour_key, period_key
 from gatekeeper.records import Attempt, RunState
+from gatekeeper.validation import check_attempt, parse_attempt_text, printable_text
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
@@ -73,6 +74,17 @@ def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return run
 
 
+class AttemptParameter(luigi.IntParameter):
+    """``--attempt``: 0 (the next ordinal) or an explicit 1..2,147,483,647, checked when the
+    task is built (plain ASCII digits on the command line), before any attempt is recorded."""
+
+    def parse(self, x: Any) -> int:
+        return parse_attempt_text(x, "attempt", allow_zero=True)
+
+    def normalize(self, x: Any) -> int:
+        return check_attempt(x, "attempt", allow_zero=True)
+
+
 class PeriodTask(luigi.Task):
     """Base of tasks responsible for one business period, recorded attempt by attempt.
 
@@ -83,9 +95,11 @@ class PeriodTask(luigi.Task):
     ``period_param`` (``BusinessDateTask``: daily, ``BusinessHourTask``: hourly).
     """
 
-    attempt = luigi.IntParameter(
+    attempt = AttemptParameter(
         default=0, significant=False, positional=False,
-        description="Attempt ordinal; 0 = the next one, allocated in the ledger at start",
+        description="Attempt ordinal; 0 = the next one, allocated in the ledger at start "
+                    "(a period whose latest attempt succeeded is then not run again); N > 0 "
+                    "is an explicit repair",
     )
 
     period_param = ""
@@ -235,35 +249,71 @@ class PeriodTask(luigi.Task):
     def before_attempt(self, ledger: Ledger) -> None:
         """Hook run before an attempt is allocated; raising here records nothing."""
 
+    def reruns_succeeded(self) -> bool:
+        """True when this run is asked to run again a period whose latest attempt succeeded:
+        an explicit ``--attempt N`` (a repair)."""
+        return bool(self.attempt)
+
     def _run_as_attempt(self, work: Callable[[], Any]) -> Any:
         ledger = self.ledger()
         self.before_attempt(ledger)
         lease = config.lease_seconds()
         started = ledger.begin_attempt(
             self.job_id, self.period_key, new_run_id(), lease_seconds=lease,
-            attempt=self.attempt,
+            attempt=self.attempt, skip_succeeded=not self.reruns_succeeded(),
         )
+        if started.state is RunState.SUCCEEDED:  # another worker did it: no duplicate work
+            logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing to "
+                        "run", self.job_id, self.period_key, started.attempt, started.run_id)
+            return None
         self.run_id, self.attempt_ordinal = started.run_id, started.attempt
         logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
                     self.period_key, started.attempt, started.run_id)
-        with Heartbeat(ledger, started.run_id, lease):
+        with Heartbeat(ledger.url, started.run_id, lease) as beat:
             try:
                 result = work()
+                if beat.lost.is_set():
+                    raise self._lease_lost(ledger, started)
             except BaseException as exc:
-                try:
-                    self._finish(ledger, started, RunState.FAILED,
-                                 f"{type(exc).__name__}: {exc}"[:2000])
-                except GatekeeperError as unrecorded:  # keep the run's own error in front
-                    logger.error("gatekeeper: %s %s attempt %d: could not record the failure: "
-                                 "%s", self.job_id, self.period_key, started.attempt, unrecorded)
+                self._record_failure(ledger, started, exc)
                 raise
         self._finish(ledger, started, RunState.SUCCEEDED, None)
         return result
 
+    def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
+        """Record the attempt ``failed``, keeping the run's own error in front if that fails
+        (a lost lease: the attempt is already ``abandoned``)."""
+        try:
+            self._finish(ledger, started, RunState.FAILED,
+                         printable_text(f"{type(exc).__name__}: {exc}"))
+        except GatekeeperError as unrecorded:
+            logger.error("gatekeeper: %s %s attempt %d: could not record the failure: %s",
+                         self.job_id, self.period_key, started.attempt, unrecorded)
+
     def _finish(self, ledger: Ledger, started: Attempt, state: RunState,
                 error: str | None) -> None:
-        ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
-                      started.started_at, error=error)
+        try:
+            ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
+                          started.started_at, error=error)
+        except StateConflict as exc:
+            if state is RunState.SUCCEEDED:
+                raise self._lease_lost(ledger, started) from exc
+            raise
+
+    def _lease_lost(self, ledger: Ledger, started: Attempt) -> LeaseLost:
+        """LeaseLost for ``started``, naming the attempt that took over (read from the ledger)."""
+        attempts = ledger.attempts(self.job_id, self.period_key)
+        latest = attempts[-1] if attempts else None
+        taken = latest if latest is not None and latest.run_id != started.run_id else None
+        mine = next((a for a in attempts if a.run_id == started.run_id), started)
+        by = (f"; attempt {taken.attempt} (run {taken.run_id}) took over" if taken
+              else f"; it is {mine.state.value}")
+        return LeaseLost(
+            f"{self.job_id} {self.period_key} attempt {started.attempt} (run {started.run_id}) "
+            f"lost its lease while running{by}; its outcome is not recorded as succeeded",
+            run_id=started.run_id, taken_over_by=taken, job=self.job_id,
+            period=self.period_key, attempt=started.attempt,
+        )
 
 
 class BusinessDateTask(PeriodTask):

@@ -7,18 +7,18 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
+from gatekeeper.clock import utc_now
 from gatekeeper.ledger import Ledger
-from gatekeeper.periods import parse_aware_datetime
+from gatekeeper.validation import check_timestamp, parse_attempt_text
 
 
 def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
     started = (
-        parse_aware_datetime(args.started_at, "started_at")
-        if args.started_at else dt.datetime.now(dt.timezone.utc)
+        check_timestamp(args.started_at, "started_at") if args.started_at else utc_now()
     )
     changed = ledger.record(
-        args.job, args.date, to_int(args.attempt, "attempt"), args.run_id, args.state, started,
+        args.job, args.date, parse_attempt_text(args.attempt), args.run_id, args.state, started,
         error=args.error,
     )
     latest = ledger.latest(args.job, args.date)
@@ -38,7 +38,7 @@ def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
     found = ledger.history(args.job, args.date)
-    now = dt.datetime.now(dt.timezone.utc)
+    now = ledger.db_now()
     rows = [(a.business_date, a.attempt, a.state.value, a.run_id, a.started_at.isoformat(),
              lease_text(a, now), a.error) for a in found]
     text = table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease", "error"))
@@ -60,8 +60,10 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
                       f"{args.consumer} {args.date}: not published", EXIT_NOT_READY)
     lines = []
     for pub in revisions:
+        producer = ("" if pub.run_id is None
+                    else f" by attempt {pub.attempt} (run {pub.run_id})")
         lines.append(f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
-                     f"{pub.published_at.isoformat()} fingerprint {pub.fingerprint}"
+                     f"{pub.published_at.isoformat()}{producer} fingerprint {pub.fingerprint}"
                      + (f" reason: {pub.reason}" if pub.reason else ""))
         evidence = table(
             [(i.job, i.business_date, i.attempt, i.run_id,

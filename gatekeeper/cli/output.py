@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gatekeeper.errors import InvalidInput
+from gatekeeper.validation import parse_count_text
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
 
@@ -27,7 +27,5 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 
 
 def to_int(value: str, field: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidInput(field, value, "expected an integer") from None
+    """A count typed on the command line: plain ASCII digits (``2_0``, ``٣``, ``+2`` refused)."""
+    return parse_count_text(value, field)

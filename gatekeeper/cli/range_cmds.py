@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
 from gatekeeper import config
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.clock import utc_now
 from gatekeeper.coverage import plan_range
 from gatekeeper.ledger import Ledger
-from gatekeeper.periods import parse_aware_datetime, parse_label, parse_period_key
+from gatekeeper.periods import parse_label, parse_period_key
+from gatekeeper.validation import check_timestamp
 
 
 def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Plan JOB's range at ``--now`` (default: the current time); exit 1 while gaps remain."""
-    now = (parse_aware_datetime(args.now, "now") if args.now
-           else dt.datetime.now(dt.timezone.utc))
+    now = check_timestamp(args.now, "now") if args.now else utc_now()
     first = parse_period_key(parse_label(args.start, args.period, "start"), args.period, "start")
     last = "9999" if args.stop is None else parse_period_key(
         parse_label(args.stop, args.period, "stop"), args.period, "stop")

@@ -85,7 +85,7 @@ class PostgresLedger(StalenessStore):
 
     def db_now(self) -> dt.datetime:
         """The server's ``clock_timestamp()``: one clock for every worker's leases."""
-        value = self.execute("SELECT clock_timestamp()").fetchone()[0]
+        value = self.read("SELECT clock_timestamp()")[0][0]
         return value.astimezone(dt.timezone.utc)
 
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
