@@ -535,16 +535,31 @@ def test_write_handle_refuses_control_and_multiple_statements(
     assert ledger.read("SELECT t FROM notes") == [("ok",)]
 
 
+def test_write_handle_after_publication_is_refused(ledger: gk.Ledger, notes: None) -> None:
+    kept: list[Any] = []
+    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", kept.append) is True
+    rows = snapshot(ledger)
+
+    with pytest.raises(gk.GatekeeperError):
+        kept[0].execute("INSERT INTO notes (d, t) VALUES (?, 'late')", (D,))
+
+    assert snapshot(ledger) == rows
+    assert count_rows(ledger, "notes") == 0
+
+
 READS: list[tuple[str, tuple[Any, ...], list[tuple[Any, ...]]]] = [
     ("SELECT 'a?b', ?", (1,), [("a?b", 1)]),
     ("SELECT 'why? 100%', ?", (1,), [("why? 100%", 1)]),
     ("SELECT 'it''s ?', ?", (2,), [("it's ?", 2)]),
     ("SELECT /* ? */ ?", (3,), [(3,)]),
     ('SELECT ? AS "what?"', (4,), [(4,)]),
+    ("SELECT '100%', 'a?b'", (), [("100%", "a?b")]),
 ]
 PG_READS: list[tuple[str, tuple[Any, ...], list[tuple[Any, ...]]]] = [
     ("SELECT $$a?b 5%$$, ?", (5,), [("a?b 5%", 5)]),
     ("SELECT $q$ ? '$q$, ?", (6,), [(" ? '", 6)]),
+    ("SELECT E'it\\'s ? 7%', ?", (7,), [("it's ? 7%", 7)]),
+    ("SELECT /* a /* nested ? */ still ? */ ?", (8,), [(8,)]),
 ]
 
 
@@ -599,6 +614,104 @@ def test_ledger_default_application_name_is_gatekeeper(pg_schema: str) -> None:
                 "SELECT application_name FROM pg_stat_activity WHERE pid = %s", (pid,)
             ).fetchall()
     assert rows == [("gatekeeper",)]
+
+
+NAP = """
+CREATE SEQUENCE "{s}".gk_nap_calls;
+CREATE FUNCTION "{s}".gk_nap() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('"{s}".gk_nap_calls') = 1 THEN PERFORM pg_sleep(20); END IF;
+    RETURN NULL;
+END $$;
+CREATE {kind} TRIGGER gk_nap AFTER INSERT ON "{s}".gk_attempts {when}
+    FOR EACH ROW EXECUTE FUNCTION "{s}".gk_nap();
+"""
+
+
+def install_nap(schema: str, at_commit: bool) -> None:
+    """The first insert into gk_attempts sleeps 20 s: in its statement, or in its COMMIT."""
+    import psycopg
+
+    kind, when = ("CONSTRAINT", "DEFERRABLE INITIALLY DEFERRED") if at_commit else ("", "")
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(NAP.format(s=schema, kind=kind, when=when).encode())
+
+
+def nap_calls(schema: str) -> int:
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+        row = conn.execute(f'SELECT last_value FROM "{schema}".gk_nap_calls').fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def kill_when_napping(application_name: str, killed: list[int]) -> threading.Thread:
+    """A thread that terminates the session ``application_name`` once it sleeps in pg_sleep."""
+    import psycopg
+
+    def run() -> None:
+        deadline = time.monotonic() + WAIT
+        with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+            while time.monotonic() < deadline:
+                rows = conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+                    "AND wait_event = 'PgSleep'", (application_name,),
+                ).fetchall()
+                for (pid,) in rows:
+                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                    killed.append(int(pid))
+                if rows:
+                    return
+                time.sleep(0.02)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_ledger_transaction_dropped_before_commit_is_retried(pg_schema: str) -> None:
+    name = f"gk_nap_{uuid.uuid4().hex[:12]}"
+    killed: list[int] = []
+    with gk.open_ledger(with_query(pg_url(pg_schema), f"application_name={name}")) as ledger:
+        install_nap(pg_schema, at_commit=False)
+        killer = kill_when_napping(name, killed)
+
+        assert ledger.record(JOB, D, 1, "nap-1", "succeeded", T0) is True
+
+        killer.join(WAIT)
+        assert len(killed) == 1, "the session never slept in its insert"
+        assert nap_calls(pg_schema) == 2  # once in the killed transaction, once in the retry
+        assert [(a.attempt, a.run_id) for a in ledger.attempts(JOB, D)] == [(1, "nap-1")]
+
+
+def test_ledger_connection_lost_during_commit_is_unknown_outcome(pg_schema: str) -> None:
+    name = f"gk_nap_{uuid.uuid4().hex[:12]}"
+    killed: list[int] = []
+    with gk.open_ledger(with_query(pg_url(pg_schema), f"application_name={name}")) as ledger:
+        install_nap(pg_schema, at_commit=True)
+        killer = kill_when_napping(name, killed)
+
+        with pytest.raises(gk.LedgerError, match="unknown"):
+            ledger.record(JOB, D, 1, "nap-1", "succeeded", T0)
+
+        killer.join(WAIT)
+        assert len(killed) == 1, "the session never slept in its COMMIT"
+        assert nap_calls(pg_schema) == 1  # never retried behind the caller's back
+        assert ledger.attempts(JOB, D) == []  # killed before it committed; the ledger reconnects
+        assert ledger.record(JOB, D, 1, "nap-1", "succeeded", T0) is True  # the caller's retry
+
+
+@pytest.mark.parametrize("seconds", [None, 2])
+def test_ledger_busy_timeout_sets_the_database_lock_wait(ledger_url: str,
+                                                        seconds: int | None) -> None:
+    url = ledger_url if seconds is None else with_query(ledger_url, f"busy_timeout={seconds}")
+    expected = 30 if seconds is None else seconds
+    with gk.open_ledger(url) as opened, opened.transaction():
+        if opened.dialect == "postgresql":
+            assert opened.read("SHOW lock_timeout") == [(f"{expected}s",)]
+        else:
+            assert opened.read("PRAGMA busy_timeout") == [(expected * 1000,)]
 
 
 # -- bounded waits ---------------------------------------------------------------------------
