@@ -65,7 +65,10 @@ def cli_ledger_url(explicit: str | None = None) -> str:
 
 
 def lease_seconds() -> float:
-    return float(settings().lease_seconds)
+    """``[gatekeeper] lease_seconds``: finite, > 0 and at most a week (else InvalidInput)."""
+    from gatekeeper.validation import check_lease
+
+    return check_lease(settings().lease_seconds, "gatekeeper.lease_seconds")
 
 
 def lateness() -> dt.timedelta:

@@ -35,6 +35,7 @@ from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
 from gatekeeper.tasks import PeriodTask, shared_ledger
+from gatekeeper.validation import check_timestamp
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 UTC = dt.timezone.utc
@@ -102,7 +103,12 @@ class RangeBusinessBase(luigi.Task):
         """The range's ``now``, fixed at first use so a long fill plans one window."""
         if not hasattr(self, "_clock"):
             seconds = time.time() if self.now is None else self.now
-            self._clock = dt.datetime.fromtimestamp(seconds, UTC)
+            try:
+                at = dt.datetime.fromtimestamp(seconds, UTC)
+            except (OverflowError, OSError, ValueError):
+                raise InvalidInput("now", seconds, "epoch seconds outside the years 1 to "
+                                   "9999") from None
+            self._clock = check_timestamp(at, "now")
         return self._clock
 
     def plan(self) -> RangePlan:

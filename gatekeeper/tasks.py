@@ -178,7 +178,7 @@ class PeriodTask(luigi.Task):
             return False
         if latest.attempt < self.attempt:
             return False
-        return all(target.exists() for target in luigi.task.flatten(self.output()))
+        return self._declared_outputs_exist()
 
     @classmethod
     def bulk_complete(cls, parameter_tuples: Iterable[Any]) -> list[Any]:
@@ -258,14 +258,14 @@ class PeriodTask(luigi.Task):
         ledger = self.ledger()
         self.before_attempt(ledger)
         lease = config.lease_seconds()
-        started = ledger.begin_attempt(
-            self.job_id, self.period_key, new_run_id(), lease_seconds=lease,
-            attempt=self.attempt, skip_succeeded=not self.reruns_succeeded(),
-        )
-        if started.state is RunState.SUCCEEDED:  # another worker did it: no duplicate work
-            logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing to "
-                        "run", self.job_id, self.period_key, started.attempt, started.run_id)
-            return None
+        started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
+        if started.state is RunState.SUCCEEDED:
+            if self._declared_outputs_exist():  # another worker did it: no duplicate work
+                logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing "
+                            "to run", self.job_id, self.period_key, started.attempt,
+                            started.run_id)
+                return None
+            started = self._begin(ledger, lease, skip=False)  # its outputs are gone: rerun
         self.run_id, self.attempt_ordinal = started.run_id, started.attempt
         logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
                     self.period_key, started.attempt, started.run_id)
@@ -279,6 +279,14 @@ class PeriodTask(luigi.Task):
                 raise
         self._finish(ledger, started, RunState.SUCCEEDED, None)
         return result
+
+    def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
+        return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
+                                    lease_seconds=lease, attempt=self.attempt,
+                                    skip_succeeded=skip)
+
+    def _declared_outputs_exist(self) -> bool:
+        return all(target.exists() for target in luigi.task.flatten(self.output()))
 
     def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
         """Record the attempt ``failed``, keeping the run's own error in front if that fails

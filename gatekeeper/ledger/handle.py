@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.errors import GatekeeperError
+from gatekeeper.errors import GatekeeperError, InvalidInput
+from gatekeeper.ledger.sqltext import session_change
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.base import SqlLedger
@@ -61,13 +62,21 @@ class WriteHandle:
         Raises InvalidInput for a statement that controls the transaction or for several
         statements, and what the database raises (the publication then rolls back).
         """
-        self._check_open("execute")
-        return Cursor(self._ledger.execute(sql, params))
+        self._check(sql, "execute")
+        try:
+            return Cursor(self._ledger.execute(sql, params))
+        except Exception as exc:
+            self._failed(exc)
+            raise
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Cursor:
         """Run one statement once per parameter row; returns its Cursor (``rowcount``)."""
-        self._check_open("executemany")
-        return Cursor(self._ledger.executemany(sql, rows))
+        self._check(sql, "executemany")
+        try:
+            return Cursor(self._ledger.executemany(sql, rows))
+        except Exception as exc:
+            self._failed(exc)
+            raise
 
     def commit(self) -> None:
         self._refuse("commit")
@@ -84,20 +93,35 @@ class WriteHandle:
         self._open = False
         if self.misuse is not None:
             raise GatekeeperError(
-                f"{self._what}: write() called {self.misuse}() on its handle; the publication "
+                f"{self._what}: write() made {self.misuse} on its handle; the publication "
                 "and its output were rolled back together"
             )
+
+    def _check(self, sql: str, method: str) -> None:
+        self._check_open(method)
+        changed = session_change(sql, self._ledger.dialect)
+        if changed is not None:
+            self.misuse = self.misuse or f"a {changed} statement through execute"
+            raise InvalidInput("sql", sql, f"{changed} would change the ledger connection's "
+                               "session beyond this transaction (use SET LOCAL on PostgreSQL)")
+
+    def _failed(self, exc: Exception) -> None:
+        """A statement failed: the publication rolls back as a whole, even if ``write``
+        catches the error (PostgreSQL would abort the transaction; SQLite would go on with
+        part of the output)."""
+        self.misuse = self.misuse or f"a statement that failed ({type(exc).__name__}) through " \
+                                     "execute"
 
     def _check_open(self, method: str) -> None:
         if not self._open:
             raise GatekeeperError(f"{self._what}: {method}() after write() returned; the "
                                   "handle belongs to a finished publication transaction")
         if self.misuse is not None:
-            raise GatekeeperError(f"{self._what}: {method}() after {self.misuse}(); the "
+            raise GatekeeperError(f"{self._what}: {method}() after {self.misuse}; the "
                                   "publication will be rolled back")
 
     def _refuse(self, method: str) -> None:
-        self.misuse = self.misuse or method
+        self.misuse = self.misuse or f"a {method}() call"
         raise GatekeeperError(
             f"{self._what}: {method}() is not allowed on the write handle: gatekeeper commits "
             "the output together with its publication, or rolls both back; this publication "

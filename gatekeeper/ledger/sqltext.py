@@ -17,7 +17,7 @@ import re
 
 from gatekeeper.errors import InvalidInput
 
-__all__ = ["DIALECTS", "prepare"]
+__all__ = ["DIALECTS", "prepare", "session_change"]
 
 DIALECTS = ("sqlite", "postgresql")
 
@@ -187,3 +187,22 @@ def _check_statement(sql: str, code: str, dialect: str) -> None:
         raise InvalidInput(
             "sql", sql, f"{first} cannot run inside gatekeeper's transaction on {dialect}; {_WHOLE}"
         )
+
+
+_SESSION = {"postgresql": frozenset({"SET", "RESET", "DISCARD"}),
+            "sqlite": frozenset({"PRAGMA"})}
+
+
+def session_change(sql: str, dialect: str) -> str | None:
+    """The keyword of a statement that would change the connection's session beyond the
+    transaction (``SET`` but not ``SET LOCAL``, ``RESET``, ``DISCARD``; SQLite's ``PRAGMA``),
+    or None. The write handle refuses these: a publication must not leave, say, a
+    ``lock_timeout`` of 0 or another ``search_path`` behind on the ledger's connection."""
+    prepare(sql, dialect)  # the same refusals first
+    keywords = _KEYWORDS.match(_scan(sql, dialect)[1])
+    if keywords is None:
+        return None
+    first, second = keywords.group(1).upper(), (keywords.group(2) or "").upper()
+    if first in _SESSION[dialect] and not (first == "SET" and second == "LOCAL"):
+        return first
+    return None

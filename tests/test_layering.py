@@ -1,0 +1,55 @@
+"""Lower layers never import higher ones: checked on the source, so a new import fails here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
+
+#: module (or package folder) -> gatekeeper modules it must never import, directly or lazily.
+FORBIDDEN = {
+    "ledger": ("gate", "tasks", "gated", "range", "chunks", "cli", "lease", "config",
+               "coverage", "recovery", "recovery_ledger", "targets"),
+    "validation.py": ("ledger", "gate", "tasks", "gated", "cli", "clock", "readiness"),
+    "clock.py": ("ledger", "gate", "tasks", "cli"),
+    "readiness.py": ("ledger", "gate", "tasks", "cli"),
+    "records.py": ("ledger", "gate", "tasks", "cli", "validation"),
+    "periods.py": ("ledger", "gate", "tasks", "cli", "validation", "records"),
+    "gate.py": ("tasks", "gated", "range", "cli"),
+}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """First component after ``gatekeeper.`` of every import in the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "gatekeeper" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), sorted(FORBIDDEN.items()))
+def test_layering_lower_layers_never_import_higher_ones(layer: str,
+                                                        forbidden: tuple[str, ...]) -> None:
+    target = PACKAGE / layer
+    files = sorted(target.glob("*.py")) if target.is_dir() else [target]
+    assert files, f"{layer} not found"
+    for path in files:
+        wrong = imported_modules(path) & set(forbidden)
+        assert not wrong, f"{path.relative_to(PACKAGE.parent)} imports {sorted(wrong)}"
+
+
+def test_layering_check_sees_an_import() -> None:
+    """The checker itself: it finds the imports this repository is known to have."""
+    assert "validation" in imported_modules(PACKAGE / "ledger" / "attempts.py")
+    assert "readiness" in imported_modules(PACKAGE / "gate.py")
