@@ -150,6 +150,7 @@ def test_cli_record_refuses_non_plain_attempt(ledger: gk.Ledger, ledger_url: str
                        "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
     assert code == 2, err
     assert "attempt" in err and "Traceback" not in err
+    assert "InvalidInput" in err
     assert snapshot(ledger) == before
 
 
@@ -172,6 +173,7 @@ def test_cli_subprocess_non_ascii_attempt_exits_2_without_traceback(sqlite_url: 
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "attempt" in done.stderr
+    assert "InvalidInput" in done.stderr
     with gk.open_ledger(sqlite_url) as ledger:
         assert snapshot(ledger) == before
 
@@ -287,6 +289,7 @@ def test_cli_record_refuses_other_period_kind(ledger: gk.Ledger, ledger_url: str
                        "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
     assert code == 2, err
     assert "business_date" in err and "Traceback" not in err
+    assert "InvalidInput" in err
     assert snapshot(ledger) == before
 
 
@@ -412,7 +415,8 @@ def test_cli_status_refuses_now_past_9999(ledger: gk.Ledger, ledger_url: str,
                        "--stop", "2026-11-01", "--now", "9999-12-31T23:00:00+00:00",
                        "--lateness", "0s", "--timezone", "UTC")
     assert code == 2, err
-    assert "now" in err and "Traceback" not in err and "OverflowError" not in err
+    assert "now" in err and "Traceback" not in err
+    assert "InvalidInput" in err and "OverflowError" not in err
     assert snapshot(ledger) == before
 
 
@@ -426,6 +430,7 @@ def test_cli_record_refuses_started_at_out_of_range(ledger: gk.Ledger, ledger_ur
                        "succeeded", "--started-at", started_at)
     assert code == 2, err
     assert "started_at" in err and "Traceback" not in err
+    assert "InvalidInput" in err
     assert snapshot(ledger) == before
 
 
@@ -505,7 +510,7 @@ def test_luigi_command_refuses_bad_attempt_before_recording(ledger: gk.Ledger, l
     before = snapshot(ledger)
     done = run_luigi(cfg, "--module", "tests.luigi_tasks", *args, cwd=tmp_path)
     assert done.returncode != 0, done.stdout + done.stderr
-    assert "attempt" in done.stdout + done.stderr
+    assert "InvalidInput" in done.stdout + done.stderr and "attempt" in done.stdout + done.stderr
     assert attempt_rows(ledger) == 0 and snapshot(ledger) == before
 
 
