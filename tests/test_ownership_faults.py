@@ -109,10 +109,14 @@ def ledger_writable(url: str, application_name: str | None) -> bool:
         import psycopg
 
         with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            busy = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
-                "AND state IS DISTINCT FROM 'idle'", (application_name,)).fetchone()
-        return busy is not None and busy[0] == 0
+            row = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE state IS DISTINCT FROM 'idle') "
+                "FROM pg_stat_activity WHERE application_name = %s",
+                (application_name,)).fetchone()
+        assert row is not None and row[0] > 0, (
+            f"no session named {application_name}: the ledger URL's application_name was "
+            "not passed to libpq, so this check would see nothing")
+        return bool(row[1] == 0)
     lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=0, isolation_level=None)
     try:
         lite.execute("BEGIN IMMEDIATE")
