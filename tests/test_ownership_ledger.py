@@ -535,6 +535,69 @@ def test_write_handle_refuses_control_and_multiple_statements(
     assert ledger.read("SELECT t FROM notes") == [("ok",)]
 
 
+SESSION_CHANGES = {
+    "postgresql": ["SET lock_timeout = 0", "set search_path to public", "RESET ALL",
+                   "DISCARD ALL", "SET SESSION statement_timeout = 0"],
+    "sqlite": ["PRAGMA busy_timeout = 0", "PRAGMA foreign_keys = OFF"],
+}
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_write_handle_refuses_session_changes(ledger: gk.Ledger, notes: None,
+                                              index: int) -> None:
+    """A publication must not leave a changed session (no lock_timeout, another search_path)
+    behind on the ledger's connection: such statements are refused and nothing is written."""
+    statements = SESSION_CHANGES[ledger.dialect]
+    if index >= len(statements):
+        pytest.skip(f"{ledger.dialect} has {len(statements)} such cases")
+    rows = snapshot(ledger)
+
+    def write(tx: Any) -> None:
+        tx.execute("INSERT INTO notes (d, t) VALUES (?, ?)", (D, "before"))
+        try:
+            tx.execute(statements[index])
+        except gk.InvalidInput:
+            pass  # swallowed: the publication still rolls back
+
+    with pytest.raises(gk.GatekeeperError):
+        ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", write)
+    assert snapshot(ledger) == rows
+    assert count_rows(ledger, "notes") == 0
+    if ledger.dialect == "postgresql":
+        assert ledger.read("SHOW lock_timeout") != [("0",)]
+
+
+def test_write_handle_set_local_is_allowed_on_postgresql(ledger: gk.Ledger, notes: None) -> None:
+    if ledger.dialect != "postgresql":
+        pytest.skip("SET LOCAL is PostgreSQL syntax")
+    before = ledger.read("SHOW lock_timeout")
+
+    def write(tx: Any) -> None:
+        tx.execute("SET LOCAL lock_timeout = '5s'")
+        tx.execute("INSERT INTO notes (d, t) VALUES (?, ?)", (D, "x"))
+
+    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", write) is True
+    assert ledger.read("SHOW lock_timeout") == before  # it ended with the transaction
+
+
+def test_write_handle_failed_statement_rolls_back_even_if_swallowed(
+        ledger: gk.Ledger, notes: None) -> None:
+    """SQLite would go on after a failed statement with part of the output: not here."""
+    rows = snapshot(ledger)
+
+    def write(tx: Any) -> None:
+        tx.execute("INSERT INTO notes (d, t) VALUES (?, ?)", (D, "kept?"))
+        try:
+            tx.execute("INSERT INTO no_such_table VALUES (?)", (1,))
+        except Exception:  # noqa: BLE001 - the point: the callback swallows the error
+            pass
+
+    with pytest.raises(gk.GatekeeperError, match="rolled back"):
+        ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", write)
+    assert snapshot(ledger) == rows
+    assert count_rows(ledger, "notes") == 0
+
+
 def test_write_handle_after_publication_is_refused(ledger: gk.Ledger, notes: None) -> None:
     kept: list[Any] = []
     assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", kept.append) is True

@@ -87,11 +87,12 @@ class WriteHandle:
     def close(self) -> None:
         self._refuse("close")
 
-    def finish(self) -> None:
+    def finish(self, raising: bool = True) -> None:
         """End the handle's life (called by the ledger once ``write`` returned); raises
-        GatekeeperError when ``write`` tried to end the transaction."""
+        GatekeeperError when ``write`` misused it (tried to end the transaction, changed the
+        session, or swallowed a failed statement)."""
         self._open = False
-        if self.misuse is not None:
+        if raising and self.misuse is not None:
             raise GatekeeperError(
                 f"{self._what}: write() made {self.misuse} on its handle; the publication "
                 "and its output were rolled back together"
@@ -99,7 +100,11 @@ class WriteHandle:
 
     def _check(self, sql: str, method: str) -> None:
         self._check_open(method)
-        changed = session_change(sql, self._ledger.dialect)
+        try:
+            changed = session_change(sql, self._ledger.dialect)
+        except InvalidInput:  # transaction control, several statements: fail closed
+            self.misuse = self.misuse or "a refused statement through execute"
+            raise
         if changed is not None:
             self.misuse = self.misuse or f"a {changed} statement through execute"
             raise InvalidInput("sql", sql, f"{changed} would change the ledger connection's "

@@ -172,8 +172,10 @@ class PublicationStore(AttemptStore):
             handle = WriteHandle(self, request.where)
             try:
                 request.output.write(handle)
-            finally:
-                handle.finish()
+            except BaseException:
+                handle.finish(raising=False)  # the callback's own error goes first
+                raise
+            handle.finish()
         revision = 1 if newest is None else newest.revision + 1
         at = fixed if fixed is not None else self.db_now()
         self._insert_publication(request, revision, latest, at, producer)
