@@ -73,12 +73,11 @@ class SlowGated(gk.GatedTask):
         time.sleep(0.5)
         return {"cents": 42}
 
-    def write(self, conn: Any, payload: dict[str, int]) -> None:
-        ledger = self.ledger()
-        ledger.execute("CREATE TABLE IF NOT EXISTS slow_totals "
-                       "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
-        ledger.execute("INSERT INTO slow_totals VALUES (?, ?)",
-                       (self.business_date.isoformat(), payload["cents"]))
+    def write(self, tx: Any, payload: dict[str, int]) -> None:
+        tx.execute("CREATE TABLE IF NOT EXISTS slow_totals "
+                   "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+        tx.execute("INSERT INTO slow_totals VALUES (?, ?)",
+                   (self.business_date.isoformat(), payload["cents"]))
 
 
 class Report(gk.GatedFileTask):
