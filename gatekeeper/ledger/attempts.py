@@ -64,9 +64,10 @@ class AttemptStore(SqlLedger):
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
         self._lock_key("attempt", job, period)
-        self._check_kind(job, period)
         self._check_run_id(run_id, (job, period, number))
         current = self._attempt(job, period, number)
+        if current is None:
+            self._check_kind(job, period)
         if current is not None and current.run_id != run_id:
             raise StateConflict(f"{where}: recorded with run ID {current.run_id}, not {run_id}",
                                 **fields)
@@ -150,10 +151,11 @@ class AttemptStore(SqlLedger):
         fixed: dt.datetime | None, skip: bool,
     ) -> Attempt:
         self._lock_key("attempt", job, period)
-        self._check_kind(job, period)
         at = fixed if fixed is not None else self.db_now()
         self._check_run_id(run_id, (job, period, wanted))
         existing = self._attempts(job, period)
+        if not existing:  # the period's first attempt: its kind must be the job's
+            self._check_kind(job, period)
         if skip and existing and existing[-1].state is RunState.SUCCEEDED:
             return existing[-1]
         for old in existing:

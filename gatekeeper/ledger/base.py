@@ -48,6 +48,7 @@ class SqlLedger:
         self._in_tx = False
         self._migrating = False
         self._waiting_for = ""
+        self._tx_clock: dt.datetime | None = None
         self._conn: Any = None
         self._reconnect()
         self._migrate()
@@ -174,10 +175,12 @@ class SqlLedger:
 
     def _open_transaction(self) -> None:
         self._usable()
+        self._tx_clock = None
         try:
-            self._conn.execute(self._begin_sql())
-            if not self._migrating:
-                self._refuse_newer_schema()
+            if self._migrating:
+                self._conn.execute(self._begin_sql())
+            else:
+                self._refuse_newer_schema(self._begin_reading_version())
         except self._driver_errors() as exc:
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
@@ -212,8 +215,16 @@ class SqlLedger:
         lost = " (connection lost; it is reopened on next use)" if broken else ""
         return LedgerError(f"ledger {self.describe()}: {exc}{lost}", retryable=retry)
 
-    def _refuse_newer_schema(self) -> None:
-        version = self._current_version()
+    def _begin_reading_version(self) -> int:
+        """Open the transaction and read the schema version in it (a dialect may do both in
+        one round trip)."""
+        self._conn.execute(self._begin_sql())
+        rows = self._conn.execute("SELECT version FROM gk_schema").fetchall()
+        return int(rows[0][0]) if rows else 0
+
+    def _refuse_newer_schema(self, version: int) -> None:
+        """A schema newer than this code is refused, also by a process that opened the ledger
+        before the upgrade: checked in every write transaction."""
         if version > SCHEMA_VERSION:
             raise LedgerError(
                 f"ledger {self.describe()} has schema version {version}; this gatekeeper "
@@ -283,7 +294,7 @@ class SqlLedger:
 
     def _migrate_locked(self) -> None:
         version = self._current_version()
-        self._refuse_newer_schema()
+        self._refuse_newer_schema(version)
         if version == 0:
             self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
             self.execute("INSERT INTO gk_schema (version) VALUES (0)")

@@ -79,12 +79,26 @@ class PostgresLedger(StalenessStore):
         super()._migrate()
 
     def _lock_key(self, *parts: str) -> None:
+        """Take the key's advisory lock, then read the server's clock in the same statement
+        (expressions of a select list run in order), so ``db_now()`` is when the lock was
+        held without another round trip."""
         self._waiting_for = " ".join(parts)
         key = "\x1f".join((self.schema or "", *parts))
-        self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+        row = self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), "
+                           "clock_timestamp()", (key,)).fetchone()
+        self._tx_clock = row[1].astimezone(dt.timezone.utc)
+
+    def _begin_reading_version(self) -> int:
+        cursor = self._conn.execute(f"{self._begin_sql()}; SELECT version FROM gk_schema")
+        cursor.nextset()
+        rows = cursor.fetchall()
+        return int(rows[0][0]) if rows else 0
 
     def db_now(self) -> dt.datetime:
-        """The server's ``clock_timestamp()``: one clock for every worker's leases."""
+        """The server's ``clock_timestamp()``: one clock for every worker's leases (inside a
+        transaction, as read when its latest key lock was granted)."""
+        if self._in_tx and self._tx_clock is not None:
+            return self._tx_clock
         value = self.read("SELECT clock_timestamp()")[0][0]
         return value.astimezone(dt.timezone.utc)
 
