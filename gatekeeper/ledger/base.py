@@ -119,6 +119,7 @@ class SqlLedger:
             if self._conn is not None:
                 with contextlib.suppress(Exception):
                     self._conn.close()
+                self._conn = None
 
     def __enter__(self: L) -> L:
         return self
@@ -139,6 +140,8 @@ class SqlLedger:
         Placeholders are translated by a tokenizer; a statement that would control the
         transaction, or several statements, raise InvalidInput.
         """
+        if not self._in_tx:
+            self._usable()
         return self._conn.execute(prepare(sql, self.dialect), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
