@@ -10,7 +10,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 from gatekeeper.errors import InvalidInput
@@ -30,6 +30,9 @@ from gatekeeper.periods import (
     period_ordinals,
     periods_between,
 )
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger import Ledger
 
 STRATEGIES = ("contiguous", "forward", "reverse")
 _LAST_N = re.compile(r"^last:([0-9]+)$")
@@ -182,6 +185,22 @@ def plan_range(
         contiguous_through=_contiguous_through(due, missing[0] if missing else None),
         next_due_at=_next_due_at(hi, last, kind, zone, late),
     )
+
+
+def plan_from_ledger(
+    ledger: Ledger, job: str, *, start: Any, stop: Any = None, period: str = DAILY,
+    consumer: str | None = None, **request: Any,
+) -> RangePlan:
+    """The one fetch-then-plan step: read which periods of ``job`` in ``[start, stop)`` are
+    complete (latest attempt succeeded and, with ``consumer``, published by it; one query) and
+    ``plan_range`` them with ``request`` (``now``, ``lateness``, ``timezone``, ``strategy``,
+    ``catchup``, ``task_limit``). Reads only; raises InvalidInput and LedgerError."""
+    kind = parse_period(period)
+    first = parse_period_key(parse_label(start, kind, "start"), kind, "start")
+    last = ("9999" if stop is None
+            else parse_period_key(parse_label(stop, kind, "stop"), kind, "stop"))
+    complete = ledger.completed_periods(job, first, last, consumer)
+    return plan_range(complete, start=start, stop=stop, period=kind, **request)
 
 
 def _parse_strategy(value: Any) -> str:

@@ -30,7 +30,7 @@ from luigi.tools.range import RangeEvent
 
 from gatekeeper import config
 from gatekeeper.chunks import CHUNK, ContiguousChunk, IndependentChunk
-from gatekeeper.coverage import STRATEGIES, RangePlan, plan_range
+from gatekeeper.coverage import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
@@ -114,11 +114,9 @@ class RangeBusinessBase(luigi.Task):
     def plan(self) -> RangePlan:
         """A fresh RangePlan from the ledger (one query) at the range's ``now``."""
         of, job = self.of_class(), self.job()
-        first = of.key_of(self.start)
-        last = "9999" if self.stop is None else of.key_of(self.stop)
-        complete = of.completed_between(self.ledger(), job, first, last)
-        return plan_range(
-            complete, start=self.start_label(), stop=self.stop_label(), now=self.clock(),
+        return plan_from_ledger(
+            self.ledger(), job, consumer=job if of.publishes else None,
+            start=self.start_label(), stop=self.stop_label(), now=self.clock(),
             lateness=self.settings()[0], period=self.period_kind, timezone=self.settings()[1],
             strategy=self.effective_strategy(), catchup=self.catchup,
             task_limit=self.task_limit,

@@ -9,21 +9,16 @@ from typing import Any
 from gatekeeper import config
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.clock import utc_now
-from gatekeeper.coverage import plan_range
+from gatekeeper.coverage import plan_from_ledger
 from gatekeeper.ledger import Ledger
-from gatekeeper.periods import parse_label, parse_period_key
 from gatekeeper.validation import check_timestamp
 
 
 def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Plan JOB's range at ``--now`` (default: the current time); exit 1 while gaps remain."""
     now = check_timestamp(args.now, "now") if args.now else utc_now()
-    first = parse_period_key(parse_label(args.start, args.period, "start"), args.period, "start")
-    last = "9999" if args.stop is None else parse_period_key(
-        parse_label(args.stop, args.period, "stop"), args.period, "stop")
-    complete = ledger.completed_periods(args.job, first, last)
-    plan = plan_range(
-        complete, start=args.start, stop=args.stop, now=now,
+    plan = plan_from_ledger(
+        ledger, args.job, start=args.start, stop=args.stop, now=now,
         lateness=args.lateness or config.lateness(), period=args.period,
         timezone=args.timezone or str(config.settings().timezone), strategy=args.strategy,
         catchup=args.catchup, task_limit=to_int(args.task_limit, "task_limit"),
