@@ -52,13 +52,27 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+def _no_dynamic_dependencies(name: str) -> TypeError:
+    return TypeError(
+        f"{name}: a gatekeeper task's run() must not yield dynamic dependencies (one attempt "
+        "is one run of run(); Luigi would resume it as new runs); declare them in requires()"
+    )
+
+
 def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Wrap a subclass's ``run`` so every execution is a recorded attempt."""
+    """Wrap a task class's ``run`` (wherever the class got it) so every execution is a
+    recorded attempt. A generator ``run`` is refused here, at class definition; one hidden
+    behind a decorator is refused when it runs (the attempt is recorded failed)."""
+    name = getattr(user_run, "__qualname__", repr(user_run))
     if inspect.isgeneratorfunction(user_run):
-        raise TypeError(
-            f"{user_run.__qualname__}: a BusinessDateTask's run() must not yield dynamic "
-            "dependencies; declare them in requires()"
-        )
+        raise _no_dynamic_dependencies(name)
+
+    def attempt(self: PeriodTask) -> Any:
+        result = user_run(self)
+        if inspect.isgenerator(result):
+            result.close()
+            raise _no_dynamic_dependencies(name)
+        return result
 
     @functools.wraps(user_run)
     def run(self: PeriodTask) -> Any:
@@ -66,7 +80,7 @@ def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
             return user_run(self)
         self._gk_in_run = True
         try:
-            return self._run_as_attempt(lambda: user_run(self))
+            return self._run_as_attempt(lambda: attempt(self))
         finally:
             self._gk_in_run = False
 
@@ -113,10 +127,15 @@ class PeriodTask(luigi.Task):
     _gk_pid = 0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Record ``run()`` however the class gets it: defined in its body, assigned
+        (``run = function``), decorated, or inherited from a mixin or an intermediate base
+        that is not itself a gatekeeper task."""
         super().__init_subclass__(**kwargs)
-        own_run = cls.__dict__.get("run")
-        if own_run is not None and not getattr(own_run, "_gk_recorded", False):
-            cls.run = _recorded(own_run)  # type: ignore[method-assign]
+        found = inspect.getattr_static(cls, "run")
+        if isinstance(found, staticmethod):
+            raise TypeError(f"{cls.__qualname__}.run must be a method, not a staticmethod")
+        if found is not luigi.Task.run and not getattr(found, "_gk_recorded", False):
+            cls.run = _recorded(found)  # type: ignore[method-assign]
 
     # -- identity ------------------------------------------------------------------------------
     @classmethod
