@@ -2,7 +2,9 @@
 
 ``period_states(plan, latest, publications)`` judges each period of a RangePlan's window from
 the latest attempt of each period (and, for a publishing job, its newest publication). The
-clock is the plan's ``now``; nothing is read or written here.
+clock is the plan's ``now``; nothing is read or written there. ``window_states(ledger, job,
+...)`` is the one fetch-plan-judge step over a ledger (reads only), shared by ``gatekeeper
+status`` and the HTML report.
 
 States, in the order a period moves through them:
 
@@ -19,13 +21,18 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatekeeper.coverage import RangePlan
-from gatekeeper.periods import Label, period_at, period_ordinal
+from gatekeeper.coverage import RangePlan, plan_from_ledger
+from gatekeeper.ledger.overview import newest_publications
+from gatekeeper.periods import DAILY, Label, period_at, period_ordinal
 from gatekeeper.records import Attempt, Publication, RunState
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger import Ledger
 
 
 class PeriodState(str, enum.Enum):
@@ -145,3 +152,31 @@ def collapse(states: tuple[PeriodStatus, ...]) -> list[tuple[str, str, PeriodSta
         else:
             runs.append((status.period, status.period, status.state, 1))
     return runs
+
+
+def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
+    """How many periods are in each state, every state present (0 when none), in enum order."""
+    found = Counter(s.state for s in states)
+    return {state: found[state] for state in PeriodState}
+
+
+def window_states(
+    ledger: Ledger, job: str, *, start: Any, stop: Any = None, period: str = DAILY,
+    **request: Any,
+) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
+    """The one fetch-plan-judge step: ``job``'s RangePlan (``coverage.plan_from_ledger`` with
+    ``start``, ``stop``, ``period`` and ``request``: ``now``, ``lateness``, ``timezone``,
+    ``strategy``, ``catchup``, ``task_limit``) and the state of every period of its window.
+
+    Completeness is the latest attempt's (as ``gatekeeper status`` always planned it); for a
+    job that publishes (has publications as a consumer) each period carries its newest
+    revision. At most four queries whatever the window; reads only. Raises InvalidInput for a
+    bad request and LedgerError when the database fails.
+    """
+    plan = plan_from_ledger(ledger, job, start=start, stop=stop, period=period, **request)
+    labels = window(plan)
+    if not labels:
+        return plan, ()
+    first, last = plan.key(labels[0]), plan.key(labels[-1])
+    latest = ledger.latest_between(job, first, last)
+    return plan, period_states(plan, latest, newest_publications(ledger, job, first, last))

@@ -1,0 +1,186 @@
+"""``status`` (every period of a window in one state, for one job or a grid of several) and
+``jobs`` (every job of the ledger at a glance)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gatekeeper import config
+from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.clock import utc_now
+from gatekeeper.coverage import RangePlan
+from gatekeeper.ledger import Ledger
+from gatekeeper.ledger.overview import JobOverview, jobs_overview
+from gatekeeper.period_states import PeriodState, PeriodStatus, collapse, counts, window_states
+from gatekeeper.validation import check_timestamp
+
+#: One character per period in the grid of several jobs.
+SYMBOLS = {
+    PeriodState.SUCCEEDED: "#", PeriodState.FAILED: "F", PeriodState.RUNNING: "R",
+    PeriodState.ABANDONED: "A", PeriodState.MISSING: ".", PeriodState.SKIPPED: "s",
+    PeriodState.NOT_DUE: "-",
+}
+STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
+DETAIL_WIDTH = 60
+
+JobStates = tuple[str, RangePlan, tuple[PeriodStatus, ...]]
+
+
+def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Every period of each JOB's window at ``--now`` (default: the current time) in one
+    state; exit 1 while any job has gaps."""
+    now = check_timestamp(args.now, "now") if args.now else utc_now()
+    request = dict(
+        start=args.start, stop=args.stop, now=now, lateness=args.lateness or config.lateness(),
+        period=args.period, timezone=args.timezone or str(config.settings().timezone),
+        strategy=args.strategy, catchup=args.catchup,
+        task_limit=to_int(args.task_limit, "task_limit"),
+    )
+    found = [(job, *window_states(ledger, job, **request)) for job in dict.fromkeys(args.jobs)]
+    data = [{"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
+            for job, plan, states in found]
+    text = render_one(found[0]) if len(found) == 1 else render_grid(found)
+    code = EXIT_NOT_READY if any(plan.gaps for _, plan, _ in found) else EXIT_OK
+    return Result(data[0] if len(found) == 1 else data, text, code)
+
+
+def render_one(found: JobStates) -> str:
+    """The first line, the counts by state, then one row per run of periods in one state."""
+    job, plan, states = found
+    lines = [f"{job}: {plan.describe()}"]
+    if not states:
+        return lines[0]
+    lines.append("  " + describe_counts(states))
+    lines.append(table(run_rows(states), ("periods", "state", "count", "detail")))
+    return "\n".join(lines)
+
+
+def render_grid(found: Sequence[JobStates]) -> str:
+    """Several jobs: their first lines, a grid (a strip of one character per period and the
+    counts by state), then the runs of every job in one table."""
+    lines = [f"{job}: {plan.describe()}" for job, plan, _ in found]
+    states = found[0][2]
+    if not states:
+        return "\n".join(lines)
+    strip = len(states) <= STRIP_LIMIT
+    span = states[0].period + (f" .. {states[-1].period}" if len(states) > 1 else "")
+    lines += ["", f"{span} ({found[0][1].period}, {len(states)} periods):",
+              "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items()), ""]
+    header = ("job", *(("strip",) if strip else ()), *SYMBOLS.values())
+    rows = []
+    for job, _, job_states in found:
+        number = counts(job_states)
+        strip_cell = ("".join(SYMBOLS[s.state] for s in job_states),) if strip else ()
+        rows.append((job, *strip_cell, *(number[state] or "" for state in SYMBOLS)))
+    lines += [table(rows, header), ""]
+    runs = []
+    for job, _, job_states in found:
+        runs += [(job if i == 0 else "", *row) for i, row in enumerate(run_rows(job_states))]
+    lines.append(table(runs, ("job", "periods", "state", "count", "detail")))
+    return "\n".join(lines)
+
+
+def describe_counts(states: Sequence[PeriodStatus]) -> str:
+    """``19 succeeded, 1 failed, 2 missing, 9 not_due``: the states that occur."""
+    return ", ".join(f"{n} {state.value}" for state, n in counts(states).items() if n)
+
+
+def run_rows(states: Sequence[PeriodStatus]) -> list[tuple[str, str, int, str]]:
+    """One row per run of consecutive periods in one state: periods, state, count, detail."""
+    rows, at = [], 0
+    for first, last, state, count in collapse(tuple(states)):
+        run = states[at:at + count]
+        at += count
+        span = first if count == 1 else f"{first} .. {last}"
+        rows.append((span, state.value, count, shorten(run_detail(state, run))))
+    return rows
+
+
+def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
+    """What an on-call engineer needs next to a run: the attempt, run ID and error of one
+    failed period, the leases of running ones, the revisions of published ones."""
+    if state is PeriodState.MISSING:
+        return "no attempt recorded"
+    if state is PeriodState.SKIPPED:
+        return "no attempt; left out by the catch-up policy"
+    if state is PeriodState.SUCCEEDED:
+        return revisions(run)
+    if state is PeriodState.RUNNING:
+        until = max(s.lease_expires_at for s in run if s.lease_expires_at is not None)
+        head = f"attempt {run[0].attempt} (run {run[0].run_id}), " if len(run) == 1 else ""
+        return f"{head}lease live until {until.isoformat()}"
+    if state in (PeriodState.FAILED, PeriodState.ABANDONED):
+        return failure(run)
+    return ""
+
+
+def failure(run: Sequence[PeriodStatus]) -> str:
+    if len(run) == 1:
+        one = run[0]
+        return f"attempt {one.attempt} (run {one.run_id})" + (f": {one.error}" if one.error
+                                                              else "")
+    errors = {s.error for s in run if s.error}
+    if len(errors) == 1:
+        return f"error: {errors.pop()}"
+    return f"{len(errors)} different errors (gatekeeper history)" if errors else ""
+
+
+def revisions(run: Sequence[PeriodStatus]) -> str:
+    """``revision 2``, ``revisions 1-3``, ``2 not published``: for a publishing job only."""
+    found = sorted({s.revision for s in run if s.revision is not None})
+    unpublished = sum(1 for s in run if s.revision is None)
+    if not found:
+        return ""
+    text = (f"revision {found[0]}" if len(found) == 1
+            else f"revisions {found[0]}-{found[-1]}")
+    return text + (f", {unpublished} not published" if unpublished else "")
+
+
+def shorten(text: str) -> str:
+    return text if len(text) <= DETAIL_WIDTH else text[:DETAIL_WIDTH - 3] + "..."
+
+
+def cmd_jobs(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Every job of the ledger: kind, first and last period, counts, last activity."""
+    now = check_timestamp(args.now, "now") if args.now else None
+    found = jobs_overview(ledger, now)
+    if not found:
+        return Result([], f"no jobs in the ledger {ledger.describe()}")
+    rows = [(j.job, j.kind, j.first_period, j.last_period, job_counts(j),
+             j.last_updated.isoformat(timespec="seconds")) for j in found]
+    return Result([j.to_json() for j in found],
+                  table(rows, ("job", "kind", "first", "last", "periods by latest attempt",
+                               "last activity")))
+
+
+def job_counts(job: JobOverview) -> str:
+    """``19 succeeded, 1 failed, 3 published``: the states that occur, and publications."""
+    parts = [f"{n} {state}" for state, n in job.states if n]
+    if job.published:
+        parts.append(f"{job.published} published")
+    return ", ".join(parts) or "no attempts"
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add ``status`` and ``jobs`` to the parser."""
+    p = add("status", cmd_status,
+            "Every period of each JOB's window in one state (succeeded, failed, running, "
+            "abandoned, missing, not_due, skipped), with the range plan: filled, "
+            "contiguous-through, next due (exit 1 while gaps remain).")
+    p.add_argument("jobs", nargs="+", metavar="JOB")
+    p.add_argument("--start", required=True, help="first period (inclusive)")
+    p.add_argument("--stop", help="end period (exclusive; default: open)")
+    p.add_argument("--lateness", help="e.g. 2h (default: [gatekeeper] lateness)")
+    p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
+    p.add_argument("--catchup", default="all", help="all, none or last:N")
+    p.add_argument("--strategy", default="contiguous", help="contiguous, forward or reverse")
+    p.add_argument("--period", default="daily", choices=("daily", "hourly"))
+    p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
+    p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    p = add("jobs", cmd_jobs,
+            "Every job in the ledger: period kind, first and last period, periods by the "
+            "state of their latest attempt, last activity.")
+    p.add_argument("--now", help="judge leases at this ISO 8601 instant (default: the "
+                                 "database's clock)")
