@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import luigi
-from luigi.parameter import _no_value
 
 from gatekeeper import config
 from gatekeeper.errors import GatekeeperError, InvalidInput, LeaseLost, StateConflict
@@ -149,12 +148,14 @@ class PeriodTask(luigi.Task):
         for name, param in cls.get_params():
             if name in IDENTITY_PARAMS or not param.significant:
                 continue
-            value = (params[name] if name in params
-                     else param._get_value(cls.get_task_family(), name))
-            if value is _no_value:
+            if name in params:
+                value = params[name]
+                if isinstance(value, str):
+                    value = param.parse(value)
+            elif param.has_task_value(cls.get_task_family(), name):  # command line, cfg, default
+                value = param.task_value(cls.get_task_family(), name)
+            else:
                 raise InvalidInput(name, None, f"{cls.get_task_family()} needs it to name the job")
-            if isinstance(value, str):
-                value = param.parse(value)
             parts.append(f"{name}={param.serialize(param.normalize(value))}")
         family = cls.get_task_family()
         return f"{family}({', '.join(parts)})" if parts else family
