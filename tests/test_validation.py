@@ -470,6 +470,21 @@ def test_task_refuses_bad_attempt_when_built(ledger_cfg: gk.Ledger, attempt: int
     assert snapshot(ledger_cfg) == before and attempt_rows(ledger_cfg) == 0
 
 
+@pytest.mark.parametrize("lease", ["inf", "nan", "0", "-5", "604801"])
+def test_task_refuses_configured_lease_before_recording(ledger_cfg: gk.Ledger,
+                                                        lease: str) -> None:
+    """``[gatekeeper] lease_seconds`` (or --gatekeeper-lease-seconds) out of range: the run is
+    refused before any attempt is recorded, naming the option."""
+    from tests.luigi_support import configure, failures_of
+    from tests.luigi_tasks import Trivial
+
+    before = snapshot(ledger_cfg)
+    for _ in configure({"lease_seconds": lease}):
+        messages = failures_of(Trivial(business_date=dt.date(2026, 10, 23)))
+        assert any("InvalidInput" in m and "lease_seconds" in m for m in messages), messages
+    assert snapshot(ledger_cfg) == before and attempt_rows(ledger_cfg) == 0
+
+
 @pytest.mark.parametrize("attempt", [0, 1, MAX_ATTEMPT])
 def test_task_accepts_attempt_in_range_when_built(ledger_cfg: gk.Ledger, attempt: int) -> None:
     from tests.luigi_tasks import Trivial
