@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gatekeeper import config
-from gatekeeper.cli import coverage_cmds, ledger_cmds, recovery_cmds
+from gatekeeper.cli import coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn, needs_ledger=ledger)
         return p
 
-    for module in (ledger_cmds, coverage_cmds, recovery_cmds):
+    for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds):
         module.register(add)
     return parser
 

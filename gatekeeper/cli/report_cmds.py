@@ -1,0 +1,93 @@
+"""``report``: the self-contained HTML coverage report of some jobs, written to a file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from gatekeeper import config
+from gatekeeper.cli.output import Result, table
+from gatekeeper.clock import utc_now
+from gatekeeper.errors import InvalidInput
+from gatekeeper.ledger import Ledger
+from gatekeeper.period_states import window_states
+from gatekeeper.report import JobCoverage, render_report
+from gatekeeper.validation import check_name, check_timestamp
+
+
+def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Write the report of JOB... over ``[--start, --stop)`` at ``--now``; exit 0 once written
+    (the report observes, it does not gate). Bad input writes nothing."""
+    target = _output_path(args.output)
+    jobs = _job_names(args.jobs)
+    now = check_timestamp(args.now, "now") if args.now else utc_now()
+    request = {
+        "start": args.start, "stop": args.stop, "now": now, "period": args.period,
+        "lateness": args.lateness or config.lateness(),
+        "timezone": args.timezone or str(config.settings().timezone),
+        "catchup": args.catchup, "task_limit": None,
+    }
+    covered = [JobCoverage(job, *window_states(ledger, job, **request)) for job in jobs]
+    _write_atomically(target, render_report(covered, generated_at=utc_now()))
+    summaries = [c.summary() for c in covered]
+    rows = [(c.job, *c.counts().values(), s["contiguous_through"] or "nothing")
+            for c, s in zip(covered, summaries, strict=True)]
+    header = ("job", *(k.replace("_", " ") for k in covered[0].counts()), "contiguous through")
+    return Result({"output": str(target), "jobs": summaries},
+                  f"wrote {target}\n" + table(rows, header))
+
+
+def _output_path(value: str) -> Path:
+    """The report's path: its folder must exist and it must not be a folder itself."""
+    path = Path(value)
+    if not value or path.is_dir():
+        raise InvalidInput("output", value, "expected a file path, got a folder")
+    if not path.parent.is_dir():
+        raise InvalidInput("output", value, f"folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def _job_names(values: list[str]) -> list[str]:
+    names = [check_name(v, "job") for v in values]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InvalidInput("job", name, "listed twice")
+        seen.add(name)
+    return names
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``: a
+    reader never sees half a report. Raises InvalidInput naming the output when it fails."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, path)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise InvalidInput("output", str(path), f"cannot write it ({exc})") from None
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add ``report`` to the parser."""
+    p = add("report", cmd_report,
+            "Write a self-contained HTML coverage report of JOB... (one cell per period, "
+            "coloured by state; exit 0 once written).")
+    p.add_argument("jobs", nargs="+", metavar="job")
+    p.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    p.add_argument("--start", required=True, help="first period (inclusive)")
+    p.add_argument("--stop", help="end period (exclusive; default: through the latest due)")
+    p.add_argument("--lateness", help="e.g. 2h (default: [gatekeeper] lateness)")
+    p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
+    p.add_argument("--catchup", default="all", help="all, none or last:N")
+    p.add_argument("--period", default="daily", choices=("daily", "hourly"))
+    p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
