@@ -26,6 +26,7 @@ import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer
 from gatekeeper import lease
 from gatekeeper.lease import Heartbeat
+from gatekeeper.readiness import Watermarks
 from tests.conftest import T0, snapshot, succeed
 from tests.luigi_support import build
 from tests.luigi_tasks import Trivial
@@ -238,3 +239,43 @@ def test_every_test_has_a_timeout(request: pytest.FixtureRequest) -> None:
     stack trace instead of running until CI's own limit."""
     assert request.config.pluginmanager.hasplugin("timeout")
     assert float(request.config.getini("timeout")) == 120
+
+
+# -- readiness: what a refusal says (mutmut survivors in readiness.py) -------------------------
+END = dt.datetime(2026, 10, 23, tzinfo=UTC)  # end of D's interval in UTC
+
+
+def test_not_ready_names_the_date_the_attempt_and_the_watermark(ledger: gk.Ledger) -> None:
+    succeed(ledger, "Feed", D)
+    seen = END - dt.timedelta(minutes=5)
+    marks = Watermarks.parse(END, {"Feed": seen, "Other": None})
+    succeed(ledger, "Other", D)
+    rows = snapshot(ledger)
+
+    with pytest.raises(gk.NotReady) as caught:
+        ledger.publish("Report", D, ["Feed", "Other"], "fp", watermarks=marks)
+
+    readiness = caught.value.readiness
+    assert readiness.business_date == D and readiness.blockers == {
+        "Feed": "watermark", "Other": "watermark"}
+    assert readiness.details == {
+        "Feed": f"watermark {seen.isoformat()} < required {END.isoformat()}",
+        "Other": f"watermark none < required {END.isoformat()}",
+    }
+    assert str(caught.value) == (
+        f"{D}: not ready, blocked by Feed (attempt 1 watermark {seen.isoformat()} < required "
+        f"{END.isoformat()}), Other (attempt 1 watermark none < required {END.isoformat()})")
+    assert snapshot(ledger) == rows
+    assert gk.check_ready(ledger, ["Feed"], D).business_date == D
+
+
+@pytest.mark.parametrize(("required", "observed", "field"), [
+    ("2026-10-23T00:00:00", {}, "watermark_required"),  # naive: no offset
+    (END, {"": END}, "watermarks[]"),
+    (END, {"Feed": "yesterday"}, "watermarks[Feed]"),
+])
+def test_watermarks_parse_names_the_refused_field(required: Any, observed: dict[str, Any],
+                                                  field: str) -> None:
+    with pytest.raises(gk.InvalidInput) as caught:
+        Watermarks.parse(required, observed)
+    assert caught.value.field == field
