@@ -65,7 +65,7 @@ def render_report(jobs: Sequence[JobCoverage], *, generated_at: dt.datetime,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
         f"<title>{escape(title)}</title><style>{CSS}{state_rules()}</style></head>",
-        "<body class=\"compact\">" if all(map(_big, jobs)) else "<body>",
+        "<body class=\"compact\">" if all(map(_side_by_side, jobs)) else "<body>",
         f"<h1>{escape(title)}</h1>", _meta(jobs, generated_at), _legend(),
         _overview(jobs), "<main>",
     ]
@@ -105,6 +105,11 @@ def _instant(when: dt.datetime) -> str:
 
 def _big(job: JobCoverage) -> bool:
     return len(job.states) <= _BIG.get(job.plan.period, 0)
+
+
+def _side_by_side(job: JobCoverage) -> bool:
+    """A short daily window fits a column beside the others (a day x 24 grid does not)."""
+    return job.plan.period != HOURLY and _big(job)
 
 
 def _overview(jobs: Sequence[JobCoverage]) -> str:

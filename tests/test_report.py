@@ -63,6 +63,7 @@ def test_render_report_cells_carry_job_period_and_state() -> None:
     assert [(c["data-job"], c["data-period"], c["data-state"]) for c in cells] == [
         ("Sales", s.period, s.state.value) for s in states]
     assert all(c["title"].startswith(f"{c['data-period']}: ") for c in cells)
+    assert page.first("body")["class"] == "compact"  # short daily windows side by side
 
 
 def test_render_report_escapes_user_text() -> None:
@@ -140,6 +141,7 @@ def test_render_report_hourly_is_a_day_by_24_grid() -> None:
     assert starts == {"2026-10-22T05:00Z": "grid-column-start:7",   # hour 5 after the label
                       "2026-10-23T00:00Z": "grid-column-start:2"}
     assert any(a.get("class") == "hg" for _, a in page.found)
+    assert page.first("body").get("class") is None  # a day x 24 grid is not put side by side
 
 
 def test_cli_report_writes_the_file_and_prints_counts(ledger_url: str, tmp_path: Path) -> None:
