@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 import luigi
@@ -18,7 +18,7 @@ import luigi.rpc
 
 from gatekeeper.errors import GatekeeperError
 from gatekeeper.periods import period_from_key
-from gatekeeper.records import RunState
+from gatekeeper.progress import chunk_status, failed_keys
 from gatekeeper.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -60,17 +60,24 @@ class ContiguousChunk(luigi.Task):
     def run(self) -> Iterator[Any]:
         keys = list(self.keys)
         cursor = self.__dict__.get("_cursor", 0)
-        done = self._done(keys[cursor:])
+        done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
         for index in range(cursor, len(keys)):
             if keys[index] in done:
                 continue
             self._cursor = index
-            self.set_status_message(f"filling {keys[index]}")  # type: ignore[misc]
+            self.progress(done)
             task = self._task(keys[index])
             if self._may_run_inline(task):
                 run_inline(task)
+                done.add(keys[index])
             else:
                 yield task
+                done.add(keys[index])  # resumed here only once the period is complete
+        self.progress(done)
+
+    def progress(self, done: Collection[str], failed: Collection[str] = ()) -> None:
+        """Show ``filled D/N[, F failed (first P)], next K`` and the percentage."""
+        show_status(self, *chunk_status(list(self.keys), done, failed))
 
     def _may_run_inline(self, task: PeriodTask) -> bool:
         """Inline only under a worker's own scheduler, and once the requirements are complete.
@@ -113,19 +120,26 @@ class IndependentChunk(ContiguousChunk):
 
     def run(self) -> Iterator[Any]:
         deferred: list[PeriodTask] = []
-        for key in self._unsettled():
+        keys = list(self.keys)
+        done, failed_now = self._done(keys), self._failed()
+        for key in [key for key in keys if key not in done | failed_now]:
             task = self._task(key)
             if not self._may_run_inline(task):
                 deferred.append(task)
                 continue
-            self.set_status_message(f"filling {key}")  # type: ignore[misc]
+            self.progress(done, failed_now)
             try:
                 run_inline(task)
+                done.add(key)
             except Exception as exc:  # recorded failed by the attempt; the others go on
                 logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
+                failed_now.add(key)
         if deferred:
+            self.progress(done, failed_now)
             yield deferred
-        failed = [key for key in self.keys if key in self._failed()]
+        failed_since = self._failed()
+        failed = [key for key in keys if key in failed_since]
+        self.progress(self._done(keys), failed_since)
         if failed:
             raise GatekeeperError(f"{self._job()}: {len(failed)} period(s) failed in this "
                                   f"fill: {', '.join(failed)}")
@@ -133,15 +147,18 @@ class IndependentChunk(ContiguousChunk):
     def _failed(self) -> set[str]:
         """Keys whose latest attempt failed or was abandoned since the fill started."""
         since = dt.datetime.fromtimestamp(self.since, UTC)
-        latest = shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys))
-        return {key for key, attempt in latest.items()
-                if attempt.state.terminal and attempt.state is not RunState.SUCCEEDED
-                and attempt.started_at >= since}
+        return failed_keys(
+            shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys)), since)
 
-    def _unsettled(self) -> list[str]:
-        keys = list(self.keys)
-        settled = self._done(keys) | self._failed()
-        return [key for key in keys if key not in settled]
+
+def show_status(task: luigi.Task, message: str, percentage: int) -> None:
+    """Set ``task``'s status message and progress percentage in its scheduler; nothing when
+    it is not running under a Luigi worker (which binds these methods only while it runs)."""
+    set_message = getattr(task, "set_status_message", None)
+    set_percentage = getattr(task, "set_progress_percentage", None)
+    if callable(set_message) and callable(set_percentage):
+        set_message(message)
+        set_percentage(percentage)
 
 
 def under_central_scheduler(task: luigi.Task) -> bool:

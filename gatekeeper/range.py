@@ -28,12 +28,13 @@ from typing import Any
 import luigi
 from luigi.tools.range import RangeEvent
 
-from gatekeeper import config
-from gatekeeper.chunks import CHUNK, ContiguousChunk, IndependentChunk
+from gatekeeper import config, range_watch
+from gatekeeper.chunks import CHUNK, ContiguousChunk, IndependentChunk, show_status
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
+from gatekeeper.progress import percent, range_status
 from gatekeeper.tasks import PeriodTask, shared_ledger
 from gatekeeper.validation import check_timestamp
 
@@ -81,6 +82,10 @@ class RangeBusinessBase(luigi.Task):
         description="Also republish published periods whose upstream evidence a newer "
                     "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
     )
+    no_progress = luigi.BoolParameter(
+        default=False, significant=False,
+        description="No one-line progress bar on a terminal (--local-scheduler only)",
+    )
 
     period_kind = DAILY
     start: Any  # declared by each subclass with its period's parameter type
@@ -111,11 +116,12 @@ class RangeBusinessBase(luigi.Task):
             self._clock = check_timestamp(at, "now")
         return self._clock
 
-    def plan(self) -> RangePlan:
-        """A fresh RangePlan from the ledger (one query) at the range's ``now``."""
+    def plan(self, ledger: Ledger | None = None) -> RangePlan:
+        """A fresh RangePlan from the ledger (one query; default: this process's) at the
+        range's ``now``."""
         of, job = self.of_class(), self.job()
         return plan_from_ledger(
-            self.ledger(), job, consumer=job if of.publishes else None,
+            ledger or self.ledger(), job, consumer=job if of.publishes else None,
             start=self.start_label(), stop=self.stop_label(), now=self.clock(),
             lateness=self.settings()[0], period=self.period_kind, timezone=self.settings()[1],
             strategy=self.effective_strategy(), catchup=self.catchup,
@@ -145,6 +151,7 @@ class RangeBusinessBase(luigi.Task):
             self._emit_metrics(self._initial)
             logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
                         self._initial.describe())
+            range_watch.watch(self)
         return self._initial
 
     def _emit_metrics(self, plan: RangePlan) -> None:
@@ -194,6 +201,7 @@ class RangeBusinessBase(luigi.Task):
         else:
             yield self._independent_chunks()
         self.report(self.plan())
+        range_watch.close_after_run(self)
 
     def _independent_chunks(self) -> list[ContiguousChunk]:
         """Every chunk of a forward or reverse fill, at once; Luigi runs earlier-ranked chunks
@@ -205,6 +213,16 @@ class RangeBusinessBase(luigi.Task):
                              ).ranked(len(blocks) - rank)
             for rank, (block, keys) in enumerate(blocks)
         ]
+
+    def chunk_tasks(self) -> list[ContiguousChunk]:
+        """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
+        if self.initial_plan().strategy != "contiguous":
+            return self._independent_chunks()
+        return [self._contiguous_chunk(block, keys) for block, keys in self.chunks()]
+
+    def _contiguous_chunk(self, block: str, keys: list[str]) -> ContiguousChunk:
+        return ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
+                               last=keys[-1], keys=keys, inline=self.inline)
 
     def _fill_in_order(self) -> Iterator[luigi.Task]:
         """Yield the scheduled periods as consecutive chunks, one chunk at a time.
@@ -219,8 +237,7 @@ class RangeBusinessBase(luigi.Task):
             if cursor >= resume and set(chunk) - of.completed_keys(self.ledger(), job, chunk):
                 self._cursor = cursor
                 self.report_cursor(cursor)
-                yield ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
-                                      last=chunk[-1], keys=chunk, inline=self.inline)
+                yield self._contiguous_chunk(block, chunk)
             cursor += len(chunk)
         self._cursor = cursor
 
@@ -255,23 +272,24 @@ class RangeBusinessBase(luigi.Task):
         if cursor and plan.catchup == "all":
             through = plan.scheduled[cursor - 1]
         shown = "nothing" if through is None else plan.key(through)
-        self.set_status_message(  # type: ignore[misc]
+        self.show(
             f"filled {filled}/{plan.total}, contiguous through {shown}, next "
-            f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by policy"
-        )
-        self.set_progress_percentage(  # type: ignore[misc]
-            int(100 * filled / plan.total) if plan.total else 100
-        )
+            f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by "
+            f"policy", percent(filled, plan.total))
 
     def report(self, plan: RangePlan) -> None:
         """Show progress in the scheduler: filled/total, contiguous-through, next, skipped."""
-        percent = int(100 * plan.complete_count / plan.total) if plan.total else 100
-        self.set_status_message(plan.describe())  # type: ignore[misc]
-        self.set_progress_percentage(percent)  # type: ignore[misc]
+        self.show(*range_status(plan))
         if plan.gaps:
             logger.warning("gatekeeper: %s: %d gaps remain after this invocation (task_limit "
                            "%s); run it again or raise --task-limit", self.job(),
                            len(plan.gaps), plan.task_limit)
+
+    def show(self, message: str, percentage: int) -> None:
+        """Set the range's status in the scheduler, unless its watch does it (under luigid,
+        per period, from the process that added the range)."""
+        if not range_watch.reports_remotely(self):
+            show_status(self, message, percentage)
 
     def ledger(self) -> Ledger:
         """This process's ledger. Not cached on the task: ``--workers N`` runs the range in a
@@ -291,6 +309,13 @@ class RangeBusinessBase(luigi.Task):
 
     def label_to_param(self, label: Any) -> Any:
         return label
+
+
+@RangeBusinessBase.event_handler(luigi.Event.DEPENDENCY_PRESENT)
+def _complete_when_checked(task: RangeBusinessBase) -> None:
+    """Luigi found the range complete while scheduling (so it will not run): an idempotent
+    rerun still ends with its closing line."""
+    range_watch.close_complete(task)
 
 
 class RangeBusinessDaily(RangeBusinessBase):
