@@ -30,6 +30,7 @@ from gatekeeper.coverage import RangePlan, plan_from_ledger
 from gatekeeper.ledger.overview import newest_publications
 from gatekeeper.periods import DAILY, Label, period_at, period_ordinal
 from gatekeeper.records import Attempt, Publication, RunState
+from gatekeeper.validation import check_name
 
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger
@@ -173,6 +174,7 @@ def window_states(
     revision. At most four queries whatever the window; reads only. Raises InvalidInput for a
     bad request and LedgerError when the database fails.
     """
+    job = check_name(job, "job")
     plan = plan_from_ledger(ledger, job, start=start, stop=stop, period=period, **request)
     labels = window(plan)
     if not labels:

@@ -23,7 +23,7 @@ SYMBOLS = {
     PeriodState.NOT_DUE: "-",
 }
 STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
-DETAIL_WIDTH = 60
+DETAIL_WIDTH = 72  # longer details (errors) are cut; --json and history have them whole
 
 JobStates = tuple[str, RangePlan, tuple[PeriodStatus, ...]]
 
@@ -68,12 +68,15 @@ def render_grid(found: Sequence[JobStates]) -> str:
     span = states[0].period + (f" .. {states[-1].period}" if len(states) > 1 else "")
     lines += ["", f"{span} ({found[0][1].period}, {len(states)} periods):",
               "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items()), ""]
-    header = ("job", *(("strip",) if strip else ()), *SYMBOLS.values())
+    numbers = [counts(job_states) for _, _, job_states in found]
+    width = {state: max(len(str(n[state])) for n in numbers) for state in SYMBOLS}
+    header = ("job", *(("strip",) if strip else ()),
+              *(symbol.rjust(width[state]) for state, symbol in SYMBOLS.items()))
     rows = []
-    for job, _, job_states in found:
-        number = counts(job_states)
+    for (job, _, job_states), number in zip(found, numbers, strict=True):
         strip_cell = ("".join(SYMBOLS[s.state] for s in job_states),) if strip else ()
-        rows.append((job, *strip_cell, *(number[state] or "" for state in SYMBOLS)))
+        rows.append((job, *strip_cell, *(str(number[state] or "").rjust(width[state])
+                                         for state in SYMBOLS)))
     lines += [table(rows, header), ""]
     runs = []
     for job, _, job_states in found:
@@ -84,7 +87,8 @@ def render_grid(found: Sequence[JobStates]) -> str:
 
 def describe_counts(states: Sequence[PeriodStatus]) -> str:
     """``19 succeeded, 1 failed, 2 missing, 9 not_due``: the states that occur."""
-    return ", ".join(f"{n} {state.value}" for state, n in counts(states).items() if n)
+    number = counts(states)
+    return ", ".join(f"{number[state]} {state.value}" for state in SYMBOLS if number[state])
 
 
 def run_rows(states: Sequence[PeriodStatus]) -> list[tuple[str, str, int, str]]:
@@ -109,7 +113,7 @@ def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
         return revisions(run)
     if state is PeriodState.RUNNING:
         until = max(s.lease_expires_at for s in run if s.lease_expires_at is not None)
-        head = f"attempt {run[0].attempt} (run {run[0].run_id}), " if len(run) == 1 else ""
+        head = f"attempt {run[0].attempt}, " if len(run) == 1 else ""
         return f"{head}lease live until {until.isoformat()}"
     if state in (PeriodState.FAILED, PeriodState.ABANDONED):
         return failure(run)
@@ -117,10 +121,9 @@ def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
 
 
 def failure(run: Sequence[PeriodStatus]) -> str:
+    """``attempt 2: disk full`` for one period; the error a run shares, or how many differ."""
     if len(run) == 1:
-        one = run[0]
-        return f"attempt {one.attempt} (run {one.run_id})" + (f": {one.error}" if one.error
-                                                              else "")
+        return f"attempt {run[0].attempt}" + (f": {run[0].error}" if run[0].error else "")
     errors = {s.error for s in run if s.error}
     if len(errors) == 1:
         return f"error: {errors.pop()}"
@@ -139,6 +142,7 @@ def revisions(run: Sequence[PeriodStatus]) -> str:
 
 
 def shorten(text: str) -> str:
+    """``text`` cut to DETAIL_WIDTH characters, ``...`` marking a cut."""
     return text if len(text) <= DETAIL_WIDTH else text[:DETAIL_WIDTH - 3] + "..."
 
 
@@ -148,11 +152,11 @@ def cmd_jobs(ledger: Ledger, args: argparse.Namespace) -> Result:
     found = jobs_overview(ledger, now)
     if not found:
         return Result([], f"no jobs in the ledger {ledger.describe()}")
-    rows = [(j.job, j.kind, j.first_period, j.last_period, job_counts(j),
-             j.last_updated.isoformat(timespec="seconds")) for j in found]
+    rows = [(j.job, j.kind, j.first_period, j.last_period,
+             j.last_updated.isoformat(timespec="minutes"), job_counts(j)) for j in found]
     return Result([j.to_json() for j in found],
-                  table(rows, ("job", "kind", "first", "last", "periods by latest attempt",
-                               "last activity")))
+                  table(rows, ("job", "kind", "first", "last", "last activity",
+                               "periods by latest attempt")))
 
 
 def job_counts(job: JobOverview) -> str:
