@@ -7,11 +7,15 @@ environment overrides the configured ledger URL for the ``gatekeeper`` command.
 
 from __future__ import annotations
 
+import configparser
 import datetime as dt
 import os
+import re
 
 import luigi
 from luigi.task_register import Register
+
+from gatekeeper.errors import InvalidInput
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -49,8 +53,40 @@ def settings() -> gatekeeper:
     global _cached
     token = Register._Register__instance_cache  # type: ignore[attr-defined]
     if _cached is None or _cached[0] is not token:  # held, so never an id reused
-        _cached = (token, gatekeeper())
+        _cached = (token, _read_section())
     return _cached[1]
+
+
+def _read_section() -> gatekeeper:
+    """Build the section; a luigi.cfg interpolation error becomes one InvalidInput."""
+    try:
+        return gatekeeper()
+    except ValueError as exc:  # luigi wraps configparser's error in a ValueError
+        problem = config_error(exc)
+        if problem is None:
+            raise
+        raise problem from None
+
+
+def config_error(exc: BaseException) -> InvalidInput | None:
+    """The InvalidInput naming the option and the unset variable of a luigi.cfg interpolation
+    error found in ``exc``'s chain (``${VAR}`` not set, a stray ``%``), else None."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, configparser.InterpolationError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is None:
+        return None
+    field = f"{cause.section}.{cause.option}"
+    try:
+        raw = luigi.configuration.get_config().get(cause.section, cause.option, raw=True)
+    except configparser.Error:
+        raw = None
+    unset = [name for name in re.findall(r"\$\{([^}]+)\}", raw or "") if name not in os.environ]
+    if unset:
+        reason = f"environment variable {unset[0]} is not set (luigi.cfg refers to it)"
+    else:
+        reason = f"luigi.cfg: {' '.join(cause.message.split())}"
+    return InvalidInput(field, raw, reason)
 
 
 def ledger_url() -> str:
@@ -58,10 +94,20 @@ def ledger_url() -> str:
     return str(settings().ledger_url)
 
 
+def cli_ledger_source(explicit: str | None = None) -> tuple[str, str]:
+    """The ``gatekeeper`` command's ledger URL and where it came from: ``--ledger``, else
+    ``$GATEKEEPER_LEDGER_URL``, else luigi.cfg (raises InvalidInput for a bad luigi.cfg)."""
+    if explicit:
+        return explicit, "--ledger"
+    if os.environ.get("GATEKEEPER_LEDGER_URL"):
+        return os.environ["GATEKEEPER_LEDGER_URL"], "$GATEKEEPER_LEDGER_URL"
+    return ledger_url(), "[gatekeeper] ledger_url"
+
+
 def cli_ledger_url(explicit: str | None = None) -> str:
     """The ``gatekeeper`` command's ledger: ``--ledger``, else ``$GATEKEEPER_LEDGER_URL``,
     else luigi.cfg."""
-    return explicit or os.environ.get("GATEKEEPER_LEDGER_URL") or ledger_url()
+    return cli_ledger_source(explicit)[0]
 
 
 def lease_seconds() -> float:

@@ -12,34 +12,55 @@ from gatekeeper.ledger import open_ledger
 from gatekeeper.records import fingerprint
 
 DIMENSIONS = ("DimCustomer", "DimProduct")
+CONSUMER = "DailySalesLoad"
+TODAY = "2026-10-23"
+BACKFILLED = "2026-10-16"
+RAN_AT = dt.datetime(2026, 10, 23, 7, 0, tzinfo=dt.timezone.utc)
+
+INTRO = [
+    f"Scenario: {CONSUMER} publishes the sales total of business date {TODAY} only once",
+    f"{' and '.join(DIMENSIONS)} have succeeded for that same date. It runs on a temporary",
+    "SQLite ledger, deleted at the end. Each step shows its result, then what was expected.",
+    "",
+]
 
 
 def run_demo() -> list[str]:
-    """Run the scenario and return its four report lines; writes only to a temporary ledger."""
+    """Run the scenario and return its report: each step, its result and what it shows.
+
+    Writes only to a temporary ledger, removed before returning.
+    """
     with tempfile.TemporaryDirectory(prefix="gatekeeper-demo-") as tmp:
         with open_ledger(f"sqlite:///{Path(tmp) / 'demo.db'}") as ledger:
-            ran_at = dt.datetime(2026, 10, 23, 7, 0, tzinfo=dt.timezone.utc)
-            for job in DIMENSIONS:  # a backfill of the 16th that ran on the 23rd
-                ledger.record(job, "2026-10-16", 1, uuid.uuid4().hex, "succeeded", ran_at)
-            backfill_counts = bool(ledger.readiness(DIMENSIONS, "2026-10-23"))
             for job in DIMENSIONS:
-                ledger.record(job, "2026-10-23", 1, uuid.uuid4().hex, "succeeded", ran_at)
-            ready = bool(ledger.readiness(DIMENSIONS, "2026-10-23"))
+                ledger.record(job, BACKFILLED, 1, uuid.uuid4().hex, "succeeded", RAN_AT)
+            backfill_counts = bool(ledger.readiness(DIMENSIONS, TODAY))
+            for job in DIMENSIONS:
+                ledger.record(job, TODAY, 1, uuid.uuid4().hex, "succeeded", RAN_AT)
+            ready = bool(ledger.readiness(DIMENSIONS, TODAY))
             payload = {"cents": 17500}
 
             def write(conn: Any) -> None:
                 conn.execute("CREATE TABLE IF NOT EXISTS sales_totals "
                              "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
-                conn.execute("INSERT INTO sales_totals VALUES (?, ?)",
-                             ("2026-10-23", payload["cents"]))
+                conn.execute("INSERT INTO sales_totals VALUES (?, ?)", (TODAY, payload["cents"]))
 
-            first = ledger.publish("DailySalesLoad", "2026-10-23", DIMENSIONS,
-                                   fingerprint(payload), write)
-            again = ledger.publish("DailySalesLoad", "2026-10-23", DIMENSIONS,
-                                   fingerprint(payload), write)
-    return [
-        f"Backfill completed today: {backfill_counts}",
-        f"Required business date ready: {ready}",
-        f"First publication: {first}",
-        f"Same publication retried: {again}",
+            first = ledger.publish(CONSUMER, TODAY, DIMENSIONS, fingerprint(payload), write)
+            again = ledger.publish(CONSUMER, TODAY, DIMENSIONS, fingerprint(payload), write)
+    return INTRO + [
+        f"1. On {TODAY} at 07:00 UTC both dimensions finish a backfill of {BACKFILLED}.",
+        f"   Backfill completed today: {backfill_counts}",
+        f"   -> expected False: a run that finished today is evidence for {BACKFILLED}, not "
+        f"for {TODAY}.",
+        f"2. Both dimensions succeed for {TODAY} itself.",
+        f"   Required business date ready: {ready}",
+        f"   -> expected True: every required job's latest attempt for {TODAY} succeeded.",
+        f"3. {CONSUMER} publishes {TODAY}: 17500 cents into table sales_totals, with the",
+        "   dimensions' run IDs as its evidence.",
+        f"   First publication: {first}",
+        "   -> expected True: the output row and its evidence were written in one "
+        "transaction.",
+        "4. The same publication is retried (same output, same evidence).",
+        f"   Same publication retried: {again}",
+        "   -> expected False: a retry is a no-op, nothing is written twice.",
     ]

@@ -6,6 +6,10 @@ only the act that needs them (publishing, starting an attempt) raises.
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
+import os
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,14 +23,40 @@ class GatekeeperError(Exception):
 class InvalidInput(GatekeeperError, ValueError):
     """A caller passed a value gatekeeper refuses; nothing was written.
 
-    ``field`` names the offending field and ``value`` holds what was passed.
+    ``field`` names the offending field and ``value`` holds what was passed (the message shows
+    it as the user would have typed it, see ``show_value``).
     """
 
     def __init__(self, field: str, value: Any, reason: str):
-        super().__init__(f"invalid {field}={value!r}: {reason}")
+        shown = "" if value is None else f"={show_value(value)}"
+        super().__init__(f"invalid {field}{shown}: {reason}")
         self.field = field
         self.value = value
         self.reason = reason
+
+
+def show_value(value: Any) -> str:
+    """``value`` as a user would have typed it, for a message: never a Python repr.
+
+    Strings are quoted as they are (escaped only if unprintable, so a message stays one line),
+    dates and datetimes are ISO 8601, numbers, durations, zones and enums are plain, a class
+    is its name and a list or tuple is its items shown this way.
+    """
+    if isinstance(value, enum.Enum):  # before str: a state is a str Enum
+        return str(value.value)
+    if isinstance(value, (str, os.PathLike)):
+        text = os.fspath(value)
+        return f"'{text}'" if isinstance(text, str) and text.isprintable() else repr(text)
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, (bool, int, float, Decimal, dt.timedelta, dt.tzinfo)):
+        return str(value)
+    if isinstance(value, type):
+        return value.__qualname__
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return "[" + ", ".join(show_value(item) for item in items) + "]"
+    return repr(value)
 
 
 class StateConflict(GatekeeperError):

@@ -31,8 +31,12 @@ Label = dt.date
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _HOUR_KEY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:00Z$")
+#: Luigi's DateHourParameter form, ``2026-10-25T05``: naive, read as UTC as Luigi does.
+_LUIGI_HOUR = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}$")
 _DURATION = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 _UTC = dt.timezone.utc
+HOUR_EXAMPLES = ("2026-10-25T05 (UTC, as Luigi writes it), 2026-10-25T05:00Z or "
+                 "2026-10-25T06:00+01:00")
 _ONE_DAY = dt.timedelta(days=1)
 _ONE_HOUR = dt.timedelta(hours=1)
 
@@ -63,10 +67,11 @@ def period_key(value: Any, field: str = "business_date") -> str:
     """Return the canonical ledger key of a business period; raises InvalidInput.
 
     A daily period is a ``date`` or ``YYYY-MM-DD``; an hourly one is given by its key
-    ``YYYY-MM-DDTHH:00Z`` (a plain datetime is refused: it is too easily a date by mistake).
+    ``YYYY-MM-DDTHH:00Z``, Luigi's ``YYYY-MM-DDTHH`` (UTC) or an ISO string with an offset
+    (see ``parse_hour``); a datetime object is refused: it is too easily a date by mistake.
     """
-    if isinstance(value, str) and _HOUR_KEY.match(value):
-        return hour_key(period_from_key(value, field), field)
+    if isinstance(value, str) and "T" in value:
+        return hour_key(value, field)
     return parse_business_date(value, field).isoformat()
 
 
@@ -75,6 +80,7 @@ def parse_aware_datetime(value: Any, field: str) -> dt.datetime:
 
     Accepts a tz-aware ``datetime`` or an ISO 8601 string with an offset.
     """
+    given = value
     if isinstance(value, str):
         try:
             value = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -87,7 +93,7 @@ def parse_aware_datetime(value: Any, field: str) -> dt.datetime:
             field, value, f"expected a tz-aware datetime, got {type(value).__name__}"
         )
     if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidInput(field, value, "naive datetime; give it a time zone")
+        raise InvalidInput(field, given, "no time zone; add an offset such as Z or +01:00")
     return value.astimezone(_UTC)
 
 
@@ -175,11 +181,21 @@ def parse_lateness(value: Any, field: str = "lateness") -> dt.timedelta:
 def parse_hour(value: Any, field: str = "business_date") -> dt.datetime:
     """Return the hourly period label ``value`` names, as an aware UTC datetime.
 
-    Accepts a tz-aware datetime, or an ISO 8601 string with an offset, exactly on a UTC hour
-    boundary. Raises InvalidInput naming ``field`` for dates, naive or non-aligned values.
+    Accepts a tz-aware datetime, an ISO 8601 string with an offset, exactly on a UTC hour
+    boundary, or Luigi's DateHourParameter form ``2026-10-25T05`` (UTC, as Luigi reads it).
+    Raises InvalidInput naming ``field`` for dates, naive datetimes (and naive strings other than
+    Luigi's form) or non-aligned values.
     """
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         raise InvalidInput(field, value, "a date is not an hour; pass a tz-aware datetime")
+    if isinstance(value, str) and _LUIGI_HOUR.match(value):
+        try:
+            day = dt.date.fromisoformat(value[:10])
+            return dt.datetime.combine(day, dt.time(int(value[11:13])), tzinfo=_UTC)
+        except ValueError:
+            raise InvalidInput(field, value, "not a calendar hour") from None
+    if isinstance(value, str) and "T" not in value:
+        raise InvalidInput(field, value, f"expected an hour such as {HOUR_EXAMPLES}")
     hour = parse_aware_datetime(value, field)
     if hour.minute or hour.second or hour.microsecond:
         raise InvalidInput(field, value, "not on an hour boundary")

@@ -14,10 +14,23 @@ import pytest
 import gatekeeper as gk
 from tests.conftest import T0, snapshot
 
-DEMO = """Backfill completed today: False
-Required business date ready: True
-First publication: True
-Same publication retried: False
+DEMO = """Scenario: DailySalesLoad publishes the sales total of business date 2026-10-23 only once
+DimCustomer and DimProduct have succeeded for that same date. It runs on a temporary
+SQLite ledger, deleted at the end. Each step shows its result, then what was expected.
+
+1. On 2026-10-23 at 07:00 UTC both dimensions finish a backfill of 2026-10-16.
+   Backfill completed today: False
+   -> expected False: a run that finished today is evidence for 2026-10-16, not for 2026-10-23.
+2. Both dimensions succeed for 2026-10-23 itself.
+   Required business date ready: True
+   -> expected True: every required job's latest attempt for 2026-10-23 succeeded.
+3. DailySalesLoad publishes 2026-10-23: 17500 cents into table sales_totals, with the
+   dimensions' run IDs as its evidence.
+   First publication: True
+   -> expected True: the output row and its evidence were written in one transaction.
+4. The same publication is retried (same output, same evidence).
+   Same publication retried: False
+   -> expected False: a retry is a no-op, nothing is written twice.
 """
 
 
@@ -29,7 +42,7 @@ def gatekeeper(*args: str, cwd: Path | None = None, env: dict[str, str] | None =
                           env=full_env, capture_output=True, text=True, timeout=120)
 
 
-def test_cli_demo_prints_exactly_four_lines() -> None:
+def test_cli_demo_prints_the_scenario_explained() -> None:
     done = gatekeeper("demo")
     assert done.returncode == 0, done.stderr
     assert done.stdout == DEMO
@@ -55,6 +68,7 @@ def test_cli_record_ready_history(sqlite_url: str) -> None:
 
 
 def test_cli_ready_not_ready_exits_1_and_names_blocker(sqlite_url: str) -> None:
+    gk.open_ledger(sqlite_url).close()  # read-only commands refuse a ledger file that is missing
     done = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer")
     assert done.returncode == 1
     assert "NOT READY" in done.stdout and "missing" in done.stdout
@@ -90,7 +104,8 @@ def test_cli_conflict_exits_3(sqlite_url: str) -> None:
 
 
 def test_cli_unavailable_ledger_exits_4() -> None:
-    done = gatekeeper("--ledger", "sqlite:////nonexistent-dir/x/ledger.db", "history", "A")
+    done = gatekeeper("--ledger", "sqlite:////nonexistent-dir/x/ledger.db", "record", "A",
+                      "2026-10-23", "1", "r1", "running")
     assert done.returncode == 4 and "LedgerError" in done.stderr
 
 
@@ -118,8 +133,9 @@ def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
     done = gatekeeper("ready", "2026-10-23", "A", cwd=tmp_path,
                       env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg"),
                            "GATEKEEPER_LEDGER_URL": env_url})
-    assert done.returncode == 1  # a fresh ledger: A is missing there
-    assert (tmp_path / "from-env.db").exists()
+    assert done.returncode == 2  # the env's ledger wins, and a read-only command creates none
+    assert "$GATEKEEPER_LEDGER_URL" in done.stderr and "from-env.db" in done.stderr
+    assert not (tmp_path / "from-env.db").exists()
 
 
 def test_cli_status_reports_the_range_plan(sqlite_url: str) -> None:

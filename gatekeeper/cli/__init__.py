@@ -1,18 +1,21 @@
 """The ``gatekeeper`` command: parse, call the library, format (a table or ``--json``).
 
 Exit codes: 0 ok or ready, 1 not ready / refused, 2 bad input, 3 conflict, 4 ledger unavailable.
-Each command module registers its subcommands; this module only dispatches.
+Each command module registers its subcommands; this module only dispatches. ``--ledger`` and
+``--json`` are accepted before or after the subcommand. A reader that goes away (``| head``)
+ends the command quietly with the exit code it had determined.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
-from gatekeeper import config
 from gatekeeper.cli import coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
@@ -20,6 +23,7 @@ from gatekeeper.cli.output import (
     EXIT_LEDGER,
     EXIT_NOT_READY,
     Result,
+    open_cli_ledger,
 )
 from gatekeeper.errors import (
     GatekeeperError,
@@ -28,23 +32,51 @@ from gatekeeper.errors import (
     PublicationConflict,
     StateConflict,
 )
-from gatekeeper.ledger import open_ledger
 
 Command = Callable[[Any, argparse.Namespace], Result]
 
 
+LEDGER_HELP = ("ledger URL (default: $GATEKEEPER_LEDGER_URL, then [gatekeeper] ledger_url in "
+               "luigi.cfg, then sqlite:///gatekeeper.db)")
+
+
+def global_options(defaults: bool) -> argparse.ArgumentParser:
+    """``--ledger`` and ``--json``, for the main parser (``defaults``) and each subcommand.
+
+    A subcommand's copy has no defaults (SUPPRESS), so a value given before the subcommand is
+    not reset by the subcommand's parser; given after, it wins.
+    """
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--ledger", metavar="URL", help=LEDGER_HELP,
+                         default=None if defaults else argparse.SUPPRESS)
+    options.add_argument("--json", action="store_true", help="print JSON instead of a table",
+                         default=False if defaults else argparse.SUPPRESS)
+    return options
+
+
+def package_version() -> str:
+    """The installed package's version (pyproject.toml's, through the package metadata)."""
+    try:
+        return metadata.version("gatekeeper")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gatekeeper", description="Inspect and operate a gatekeeper ledger."
+        prog="gatekeeper", description="Inspect and operate a gatekeeper ledger.",
+        parents=[global_options(defaults=True)],
     )
-    parser.add_argument("--ledger", help="ledger URL (default: $GATEKEEPER_LEDGER_URL, then "
-                        "[gatekeeper] ledger_url in luigi.cfg, then sqlite:///gatekeeper.db)")
+    parser.add_argument("--version", action="version", version=f"gatekeeper {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+    shared = global_options(defaults=False)
 
-    def add(name: str, fn: Command, help_text: str, ledger: bool = True) -> Any:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        p.set_defaults(fn=fn, needs_ledger=ledger)
+    def add(name: str, fn: Command, help_text: str, ledger: bool = True,
+            writes: bool = False) -> Any:
+        """A subcommand; ``writes=False`` (read-only) refuses a SQLite ledger that does not
+        exist instead of creating it."""
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[shared])
+        p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes)
         return p
 
     for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds):
@@ -65,20 +97,34 @@ def exit_code(exc: GatekeeperError) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        return respond(args)
+    except BrokenPipeError:
+        # The reader went away (``| head``). As the Python docs recommend, point stdout at
+        # devnull so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(getattr(args, "exit_code", 0))
+
+
+def respond(args: argparse.Namespace) -> int:
+    """Run the command, print its result (or its error) and return the exit code."""
+    try:
         result = run(args)
     except GatekeeperError as exc:
-        code = exit_code(exc)
-        if getattr(args, "json", False):
-            print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        args.exit_code = exit_code(exc)
         print(f"gatekeeper: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return code
+        if args.json:
+            print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        sys.stdout.flush()
+        return int(args.exit_code)
+    args.exit_code = result.code
     print(json.dumps(result.data, indent=2, default=str) if args.json else result.text)
+    sys.stdout.flush()
     return result.code
 
 
 def run(args: argparse.Namespace) -> Result:
     if not args.needs_ledger:
         return args.fn(None, args)
-    with open_ledger(config.cli_ledger_url(args.ledger)) as ledger:
+    with open_cli_ledger(args.ledger, create=args.writes) as ledger:
         result: Result = args.fn(ledger, args)
         return result

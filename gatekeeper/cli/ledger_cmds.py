@@ -37,12 +37,20 @@ def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Attempts of JOB (on DATE). Exit 1 when the ledger has no attempt of JOB at all (a job
+    name it does not know); a known job with no attempt on DATE is exit 0, saying so."""
     found = ledger.history(args.job, args.date)
+    if not found:
+        if args.date is None or not ledger.history(args.job):
+            return Result([], f"no such job {args.job} in the ledger ({ledger.describe()})",
+                          EXIT_NOT_READY)
+        return Result([], f"{args.job} has no attempts for {args.date}")
     now = ledger.db_now()
     rows = [(a.business_date, a.attempt, a.state.value, a.run_id, a.started_at.isoformat(),
              lease_text(a, now), a.error) for a in found]
-    text = table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease", "error"))
-    return Result([a.to_json() for a in found], text if rows else f"no attempts of {args.job}")
+    return Result([a.to_json() for a in found],
+                  table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease",
+                               "error")))
 
 
 def lease_text(attempt: Any, now: dt.datetime) -> str:
@@ -95,7 +103,7 @@ def cmd_demo(_: Ledger | None, args: argparse.Namespace) -> Result:
 
 def register(add: Callable[..., Any]) -> None:
     """Add the ledger commands to the parser."""
-    p = add("record", cmd_record, "Record one observation of an attempt.")
+    p = add("record", cmd_record, "Record one observation of an attempt.", writes=True)
     for name in ("job", "date", "attempt", "run_id", "state"):
         p.add_argument(name)
     p.add_argument("--started-at", help="ISO 8601 with offset (default: now)")

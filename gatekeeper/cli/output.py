@@ -1,10 +1,14 @@
-"""What a command returns and how it is printed: a Result, tables, exit codes."""
+"""What a command returns and how it is printed (a Result, tables, exit codes), and the ledger
+it opens."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from gatekeeper import config
+from gatekeeper.errors import InvalidInput
+from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.validation import parse_count_text
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
@@ -29,3 +33,19 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 def to_int(value: str, field: str) -> int:
     """A count typed on the command line: plain ASCII digits (``2_0``, ``٣``, ``+2`` refused)."""
     return parse_count_text(value, field)
+
+
+def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
+    """Open the command's ledger (``--ledger``, ``$GATEKEEPER_LEDGER_URL``, luigi.cfg).
+
+    A read-only command passes ``create=False``: a SQLite file that does not exist is refused
+    (InvalidInput, exit 2) and not created. A bad URL's message says where it came from.
+    """
+    url, source = config.cli_ledger_source(explicit)
+    try:
+        return open_ledger(url, create=create)
+    except InvalidInput as exc:
+        if not exc.field.startswith("ledger_url"):
+            raise
+        given = source if exc.value == url else f"{source} {url}"
+        raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None

@@ -7,16 +7,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper import config
-from gatekeeper.cli.output import EXIT_NOT_READY, Result, table, to_int
+from gatekeeper.cli.output import EXIT_NOT_READY, Result, open_cli_ledger, table, to_int
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.ledger import Ledger
 
 
 def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
     """Plan from an event log (no ledger) or the ledger; a refusal is exit 1 with its reason."""
+    from gatekeeper.periods import period_key
     from gatekeeper.recovery import plan_recovery
-    from gatekeeper.recovery_ledger import plan_recovery_from_ledger
+    from gatekeeper.recovery_ledger import check_stages, plan_recovery_from_ledger
 
     verified = [to_int(v, "verified_stage") for v in args.verified_stage]
     for stage in verified:
@@ -28,9 +28,10 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
             summary = read_events(args.events, to_int(args.expected_stages, "expected_stages"))
             plan = plan_recovery(summary, args.run_id, verified)
             return Result(plan, f"run {args.run_id}: {describe_plan(plan)}")
-        with open_ledger(config.cli_ledger_url(args.ledger)) as ledger:
-            plan = plan_recovery_from_ledger(ledger, args.stages.split(","), args.business_date,
-                                             verified)
+        stages = check_stages(args.stages.split(","))  # bad input is refused before the
+        date = period_key(args.business_date)          # ledger is opened
+        with open_cli_ledger(args.ledger, create=False) as ledger:
+            plan = plan_recovery_from_ledger(ledger, stages, date, verified)
     except RecoveryNotSafe as exc:
         print(f"gatekeeper: RecoveryNotSafe: {exc}", file=sys.stderr)
         return Result({"action": "refused", "reason": str(exc)}, f"refused: {exc}",

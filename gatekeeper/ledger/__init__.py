@@ -7,6 +7,7 @@ tests are written once.
 
 from __future__ import annotations
 
+import os
 from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.errors import InvalidInput
@@ -19,12 +20,13 @@ Ledger = StalenessStore
 __all__ = ["Ledger", "open_ledger"]
 
 
-def open_ledger(url: str) -> Ledger:
+def open_ledger(url: str, *, create: bool = True) -> Ledger:
     """Open (creating or migrating its schema if needed) the ledger at ``url``.
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
     (``?schema=NAME``; other query parameters go to libpq). Both take ``busy_timeout=SECONDS``
-    (default 30), the longest wait for a lock. Raises InvalidInput for an unsupported URL and
+    (default 30), the longest wait for a lock. Raises InvalidInput for an unsupported URL, or
+    with ``create=False`` a SQLite file that does not exist (nothing is created), and
     LedgerError when the database cannot be opened.
     """
     if not isinstance(url, str) or not url:
@@ -42,6 +44,9 @@ def open_ledger(url: str) -> Ledger:
         if unknown:
             raise InvalidInput(f"ledger_url.{unknown[0]}", options[unknown[0]],
                                "unknown option of a sqlite:/// ledger; it takes busy_timeout")
+        if not create and not os.path.exists(path):
+            raise InvalidInput("ledger_url", url, f"no ledger file {os.path.abspath(path)}; "
+                               "nothing was created (check the path)")
         return SqliteLedger(url, path, _busy_timeout(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresLedger
