@@ -15,8 +15,9 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
+from gatekeeper.cli.coverage_cmds import run_rows
 from gatekeeper.ledger.overview import jobs_overview, newest_publications
-from gatekeeper.period_states import PeriodState, collapse, counts, window_states
+from gatekeeper.period_states import PeriodState, PeriodStatus, collapse, counts, window_states
 from tests.conftest import snapshot
 from tests.test_cli import gatekeeper
 
@@ -126,10 +127,26 @@ def test_collapse_runs_of_one_state(states: str, runs: list[tuple[Any, ...]]) ->
     assert [(a, b, s.value, n) for a, b, s, n in collapse(given)] == runs
 
 
-def gk_status(period: str, state: PeriodState) -> Any:
-    from gatekeeper.period_states import PeriodStatus
+def gk_status(period: str, state: PeriodState, **fields: Any) -> PeriodStatus:
+    return PeriodStatus(period, state, **fields)
 
-    return PeriodStatus(period, state)
+
+@pytest.mark.parametrize(("runs", "detail"), [
+    ([("F", 1, "disk full")], "attempt 1: disk full"),
+    ([("F", 1, "disk full"), ("F", 2, "disk full")], "error: disk full"),
+    ([("F", 1, "disk full"), ("F", 1, "timeout"), ("F", 1, None)],
+     "2 different errors (gatekeeper history)"),
+    ([("A", 3, "x" * 80)], "attempt 3: " + "x" * 58 + "..."),
+    ([("S", 1, None)], ""),
+])
+def test_run_rows_detail_of_a_collapsed_run(runs: list[tuple[str, int, str | None]],
+                                            detail: str) -> None:
+    names = {"S": PeriodState.SUCCEEDED, "F": PeriodState.FAILED, "A": PeriodState.ABANDONED}
+    given = [gk_status(f"2026-10-0{i + 1}", names[c], attempt=n, error=e)
+             for i, (c, n, e) in enumerate(runs)]
+    assert run_rows(given) == [(given[0].period if len(given) == 1
+                                else f"{given[0].period} .. {given[-1].period}",
+                                given[0].state.value, len(given), detail)]
 
 
 def test_status_table_collapses_runs(ledger_url: str, ledger: gk.Ledger,
@@ -230,6 +247,20 @@ def test_status_grid_readable_at_80_columns_for_a_month(
         "DimCustomer     ......................---------               22     9",
     ]
     assert all(len(line) <= 80 for line in grid)
+
+
+def test_status_grid_drops_the_strip_for_a_long_window(
+        ledger_url: str, ledger: gk.Ledger, capsys: pytest.CaptureFixture[str]) -> None:
+    ledger.record("Sales", "2026-09-01", 1, "r-1", "succeeded", NOW, now=NOW)
+    code, out = status(capsys, ledger_url, "Sales", "Upstream", "--start", "2026-08-01",
+                       "--stop", "2026-10-11", *WINDOW[4:])
+    lines = out.splitlines()
+    assert code == 1 and lines[3] == "2026-08-01 .. 2026-10-10 (daily, 71 periods):"
+    assert lines[6:9] == [
+        "job       #  F  R  A   .  s  -",
+        "Sales     1           67     3",
+        "Upstream              68     3",
+    ]
 
 
 @pytest.mark.parametrize(("args", "code", "with_upstream"), [
