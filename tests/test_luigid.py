@@ -210,9 +210,9 @@ def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers
     assert workers.codes() == [0], workers.tails()
 
     final = expected_status(60, "2026-10-30", "next due at never")
-    steps = [  # while filling: one message per chunk of 32 dates, then the final report
-        expected_status(0, "nothing", "next 2026-09-01"),
-        expected_status(32, "2026-10-02", "next 2026-10-03"),
+    steps = [  # while filling: the message as each date fills (the watcher), then the final
+        *(expected_status(n, DATES[n - 1] if n else "nothing", f"next {DATES[n]}")
+          for n in range(len(DATES))),
         final,
     ]
     messages = [message for message, _ in steps]
