@@ -1,0 +1,63 @@
+"""Every use of Luigi's private internals, in one place.
+
+Each function says which Luigi internal it reads, why no public API serves, and since which
+Luigi release the internal exists. tests/test_luigi_compat.py exercises each one against the
+installed Luigi, so a release that renames or removes an internal fails that test with a
+message naming it, instead of gatekeeper silently falling back. Nothing outside this module
+touches a private Luigi name (``_x``) or reaches through a bound method's ``__self__``.
+
+Supported Luigi: the range declared in pyproject.toml; CI tests its oldest and newest release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import luigi
+import luigi.rpc
+import luigi.worker
+
+
+class LuigiInternalMissing(RuntimeError):
+    """The installed Luigi no longer has an internal gatekeeper relies on."""
+
+    def __init__(self, internal: str) -> None:
+        super().__init__(
+            f"this Luigi ({luigi.__version__}) has no {internal}, which gatekeeper relies on "
+            "(gatekeeper/luigi_compat.py); use a Luigi release in the range pyproject.toml "
+            "declares"
+        )
+        self.internal = internal
+
+
+#: The attribute of luigi.worker.TaskStatusReporter holding the worker's scheduler client.
+REPORTER_SCHEDULER = "luigi.worker.TaskStatusReporter._scheduler"
+
+
+def worker_scheduler(task: luigi.Task) -> Any | None:
+    """The scheduler client of the Luigi worker now running ``task``; None outside a worker.
+
+    Private internal: ``luigi.worker.TaskStatusReporter._scheduler``, reached through
+    ``task.set_status_message.__self__``. While a worker runs a task it binds the task's
+    ``set_status_message`` to a TaskStatusReporter (``TaskProcess._run_get_new_deps``/
+    ``run``), whose ``_scheduler`` is the worker's scheduler: a ``luigi.rpc.RemoteScheduler``
+    under luigid, a ``luigi.scheduler.Scheduler`` under ``--local-scheduler``. Luigi has no
+    public way for running task code to learn which scheduler it runs under
+    (``luigi.interface.core()`` is only right inside the ``luigi`` command; ``luigi.build``
+    passes its choice to the worker alone). Exists since Luigi 2.7 (TaskStatusReporter),
+    unchanged through 3.x. Raises LuigiInternalMissing when a reporter is bound but has no
+    ``_scheduler``.
+    """
+    bound = getattr(task, "set_status_message", None)
+    reporter = getattr(bound, "__self__", None)
+    if not isinstance(reporter, luigi.worker.TaskStatusReporter):
+        return None
+    try:
+        return reporter._scheduler
+    except AttributeError:
+        raise LuigiInternalMissing(REPORTER_SCHEDULER) from None
+
+
+def under_remote_scheduler(task: luigi.Task) -> bool:
+    """True when the worker running ``task`` talks to a central scheduler (luigid)."""
+    return isinstance(worker_scheduler(task), luigi.rpc.RemoteScheduler)
