@@ -14,9 +14,9 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 import luigi
-import luigi.rpc
 
 from gatekeeper.errors import GatekeeperError
+from gatekeeper.luigi_compat import under_remote_scheduler
 from gatekeeper.periods import period_from_key
 from gatekeeper.progress import chunk_status, failed_keys
 from gatekeeper.tasks import PeriodTask, shared_ledger
@@ -167,8 +167,7 @@ def under_central_scheduler(task: luigi.Task) -> bool:
     Luigi's worker binds ``task.set_status_message`` to its TaskStatusReporter, which holds
     the scheduler; luigid's client is a RemoteScheduler. False outside a worker.
     """
-    reporter = getattr(task.set_status_message, "__self__", None)
-    return isinstance(getattr(reporter, "_scheduler", None), luigi.rpc.RemoteScheduler)
+    return under_remote_scheduler(task)
 
 
 def run_inline(task: luigi.Task) -> None:

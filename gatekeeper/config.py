@@ -13,9 +13,9 @@ import os
 import re
 
 import luigi
-from luigi.task_register import Register
 
 from gatekeeper.errors import InvalidInput
+from gatekeeper.luigi_compat import instance_cache_token
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -51,7 +51,7 @@ def settings() -> gatekeeper:
     reused until Luigi's own instance cache is cleared (``Register.clear_instance_cache``).
     """
     global _cached
-    token = Register._Register__instance_cache  # type: ignore[attr-defined]
+    token = instance_cache_token()
     if _cached is None or _cached[0] is not token:  # held, so never an id reused
         _cached = (token, _read_section())
     return _cached[1]
