@@ -279,3 +279,37 @@ def test_watermarks_parse_names_the_refused_field(required: Any, observed: dict[
     with pytest.raises(gk.InvalidInput) as caught:
         Watermarks.parse(required, observed)
     assert caught.value.field == field
+
+
+# -- the --json records, exactly (mutmut survivors in records.py: only the CLI subprocess tests
+# read them, and those run the unmutated package) ---------------------------------------------
+def test_records_to_json_is_the_documented_shape(ledger: gk.Ledger) -> None:
+    began = ledger.begin_attempt("Dim", D, "dim-1", lease_seconds=60, now=T0)
+    ledger.record("Dim", D, 1, "dim-1", "succeeded", T0, now=T0)
+    ledger.record("Dim", "2026-10-21", 1, "dim-0", "failed", T0, error="boom", now=T0)
+    assert began.to_json()["lease_expires_at"] == (T0 + dt.timedelta(seconds=60)).isoformat()
+    attempt = ledger.latest("Dim", "2026-10-21")
+    assert attempt is not None and attempt.to_json() == {
+        "job": "Dim", "business_date": "2026-10-21", "attempt": 1, "run_id": "dim-0",
+        "state": "failed", "started_at": T0.isoformat(), "updated_at": T0.isoformat(),
+        "lease_expires_at": None, "error": "boom"}
+    marks = Watermarks.parse(END, {"Dim": END})
+    assert ledger.publish("Report", D, ["Dim"], "fp", watermarks=marks, location="/out/r.csv",
+                          now=T0)
+    publication = ledger.publication("Report", D)
+    assert publication is not None and publication.to_json() == {
+        "consumer": "Report", "business_date": D, "revision": 1, "fingerprint": "fp",
+        "required_jobs": ["Dim"], "evidence": {"Dim": "dim-1"},
+        "evidence_attempts": {"Dim": 1}, "watermarks": {"Dim": END.isoformat()},
+        "published_at": T0.isoformat(), "reason": None, "location": "/out/r.csv",
+        "run_id": None, "attempt": None}
+    succeed(ledger, "Dim", D, attempt=2, run_id="dim-2")
+    [stale] = ledger.stale("Report")
+    assert stale.to_json() == {
+        "consumer": "Report", "business_date": D, "revision": 1, "job": "Dim", "job_date": D,
+        "old_run_id": "dim-1", "old_attempt": 1, "new_run_id": "dim-2", "new_attempt": 2}
+    readiness = gk.check_ready(ledger, ["Dim", "Other"], D)
+    assert readiness.to_json() == {
+        "business_date": D, "ready": False, "required": ["Dim", "Other"],
+        "evidence": {"Dim": "dim-2"}, "blockers": {"Other": "missing"},
+        "attempts": {"Dim": 2}, "details": {}}

@@ -35,8 +35,15 @@ started=$(date +%s)
 for g in "${groups[@]}"; do
   t0=$(date +%s)
   # shellcheck disable=SC2086  # the globs are mutmut's, quoted by set -f
-  (set -f; mutmut run --max-children 1 ${GROUPS_OF[$g]}) || true
-  echo "group $g: $(( $(date +%s) - t0 )) s"
+  rc=0
+  (set -f; mutmut run --max-children 1 ${GROUPS_OF[$g]}) || rc=$?
+  echo "group $g: $(( $(date +%s) - t0 )) s (mutmut exit $rc)"
+  if [ "$rc" -ne 0 ]; then
+    # mutmut first runs the selected tests unmutated; if one fails there is no score.
+    # Rerun them plainly to see which: python -m pytest <args of [tool.mutmut]>
+    echo "mutmut failed (a selected test fails on the unmutated code?)" >&2
+    exit "$rc"
+  fi
 done
 echo "total: $(( $(date +%s) - started )) s"
 python tools/mutation_score.py

@@ -40,6 +40,9 @@ def main(root: Path = Path("mutants")) -> int:
         left += [key for key, code in codes.items()
                  if code is not None and status_by_exit_code[code] not in DETECTED]
     checked = sum(total.values()) - total["not checked"]
+    if not checked:
+        print("no mutant was checked: did the run fail?", file=sys.stderr)
+        return 2
     detected = sum(total[s] for s in DETECTED)
     print(f"{'all':<34} {checked:>7} {detected:>8} {total['survived']:>8} "
           f"{checked - detected - total['survived']:>6} {100 * detected / checked:>6.1f}%")
