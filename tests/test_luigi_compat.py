@@ -1,0 +1,220 @@
+"""gatekeeper/luigi_compat.py against the installed Luigi, and no private Luigi use elsewhere.
+
+Each compat function runs here against real Luigi objects (a real worker, a real luigid), so a
+Luigi release that renames or removes an internal fails these tests with a message naming it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import luigi
+import luigi.rpc
+import luigi.scheduler
+import luigi.worker
+import pytest
+from luigi.task_register import Register
+
+from gatekeeper import config, luigi_compat
+from gatekeeper.luigi_compat import (
+    REPORTER_SCHEDULER,
+    LuigiInternalMissing,
+    instance_cache_token,
+    under_remote_scheduler,
+    worker_scheduler,
+)
+from tests.luigi_support import configure
+from tests.luigid_support import Luigid
+
+PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
+LUIGI_SOURCE = Path(luigi.__file__).resolve().parent
+
+#: What each probe task saw while a worker ran it, keyed by the probe's name.
+SEEN: dict[str, Any] = {}
+
+
+class CompatProbe(luigi.Task):
+    """Records, while a worker runs it, what luigi_compat says about its scheduler."""
+
+    name = luigi.Parameter()
+
+    def run(self) -> None:
+        SEEN[self.name] = (worker_scheduler(self), under_remote_scheduler(self))
+
+    def complete(self) -> bool:
+        return self.name in SEEN
+
+
+@pytest.fixture
+def luigid(tmp_path: Path) -> Iterator[Luigid]:
+    server = Luigid(tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def run_probe(name: str, **build_args: Any) -> tuple[Any, bool]:
+    SEEN.pop(name, None)
+    Register.clear_instance_cache()
+    assert luigi.build([CompatProbe(name=name)], log_level="WARNING", **build_args)
+    assert name in SEEN, f"the worker did not run {name}"
+    return SEEN.pop(name)
+
+
+def test_worker_scheduler_is_the_local_scheduler_under_local_scheduler() -> None:
+    scheduler, remote = run_probe("local", local_scheduler=True)
+    assert isinstance(scheduler, luigi.scheduler.Scheduler), (
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under --local-scheduler")
+    assert remote is False
+
+
+def test_worker_scheduler_is_luigids_client_under_luigid(luigid: Luigid) -> None:
+    scheduler, remote = run_probe("central", scheduler_host="127.0.0.1",
+                                  scheduler_port=luigid.port)
+    assert isinstance(scheduler, luigi.rpc.RemoteScheduler), (
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under luigid")
+    assert remote is True
+
+
+def test_worker_scheduler_is_none_outside_a_worker() -> None:
+    task = CompatProbe(name="idle")
+    assert worker_scheduler(task) is None
+    assert under_remote_scheduler(task) is False
+
+
+def test_worker_scheduler_internal_exists_on_a_real_reporter() -> None:
+    """The named internal itself, on Luigi's own TaskStatusReporter."""
+    scheduler = luigi.scheduler.Scheduler()
+    reporter = luigi.worker.TaskStatusReporter(scheduler, "task-id", "worker-id", None)
+    assert getattr(reporter, "_scheduler", None) is scheduler, (
+        f"{REPORTER_SCHEDULER} is gone from Luigi {luigi.__version__}: "
+        "update gatekeeper/luigi_compat.py.worker_scheduler")
+    forwarded = luigi.worker.TaskProcess.forward_reporter_attributes
+    assert forwarded.get("update_status_message") == "set_status_message", (
+        f"Luigi {luigi.__version__} no longer binds task.set_status_message to "
+        "TaskStatusReporter.update_status_message: update luigi_compat.worker_scheduler")
+
+
+def test_worker_scheduler_raises_naming_the_internal_when_it_is_gone() -> None:
+    """What a Luigi release without the internal produces: an error naming it, no fallback."""
+    reporter = luigi.worker.TaskStatusReporter(luigi.scheduler.Scheduler(), "t", "w", None)
+    del reporter._scheduler  # as a release that renamed it would leave the reporter
+    task = CompatProbe(name="renamed")
+    task.set_status_message = reporter.update_status_message
+    with pytest.raises(LuigiInternalMissing, match=re.escape(REPORTER_SCHEDULER)) as raised:
+        worker_scheduler(task)
+    assert luigi.__version__ in str(raised.value)
+
+
+def test_instance_cache_token_changes_exactly_when_luigi_clears_its_cache() -> None:
+    first = instance_cache_token()
+    assert instance_cache_token() is first, "Luigi's instance cache no longer returns the "\
+        "same instance for the same parameters: update luigi_compat.instance_cache_token"
+    Register.clear_instance_cache()
+    second = instance_cache_token()
+    assert second is not first
+    assert instance_cache_token() is second
+
+
+def test_instance_cache_token_is_new_every_call_while_the_cache_is_disabled() -> None:
+    Register.disable_instance_cache()
+    try:
+        assert instance_cache_token() is not instance_cache_token()
+    finally:
+        Register.clear_instance_cache()  # re-enables it (a new, empty cache)
+
+
+def test_instance_cache_token_probe_matches_what_luigi_computes() -> None:
+    """The probe's fast overrides return exactly what Luigi's own methods would."""
+    probe = luigi_compat.GatekeeperInstanceCacheProbe
+    assert probe.get_params() == luigi.Config.get_params.__func__(probe)  # type: ignore[attr-defined]
+    assert probe.get_param_values([], (), {}) == luigi.Config.get_param_values.__func__(
+        probe, [], (), {})  # type: ignore[attr-defined]
+
+
+def test_settings_rereads_luigi_cfg_after_the_instance_cache_is_cleared() -> None:
+    before = config.settings()
+    assert config.settings() is before
+    with contextlib.contextmanager(configure)({"timezone": "Europe/Paris"}):  # clears the cache
+        assert str(config.settings().timezone) == "Europe/Paris"
+    assert str(config.settings().timezone) == str(before.timezone)
+
+
+# --- no private Luigi use outside luigi_compat.py ---------------------------------------------
+
+
+def luigi_private_names() -> set[str]:
+    """Every ``_name`` attribute Luigi's own source sets or defines (not dunders)."""
+    found: set[str] = set()
+    for path in LUIGI_SOURCE.rglob("*.py"):
+        text = path.read_text(errors="replace")
+        found.update(re.findall(r"\.(_[A-Za-z]\w*)\s*=", text))
+        found.update(re.findall(r"def (_[A-Za-z]\w*)\(", text))
+    return {name for name in found if not name.startswith("__")}
+
+
+def private_luigi_uses(source: str, private: set[str]) -> list[str]:
+    """Private Luigi uses in ``source``: a ``_name`` reached from a luigi import, a ``_name``
+    imported from luigi, ``__self__`` of a bound method, getattr/hasattr of a Luigi private."""
+    tree = ast.parse(source)
+    roots: set[str] = set()
+    uses: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update((a.asname or a.name).split(".")[0] for a in node.names
+                         if a.name.split(".")[0] == "luigi")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "luigi":
+            roots.update(a.asname or a.name for a in node.names)
+            uses += [f"line {node.lineno}: import {a.name}" for a in node.names
+                     if a.name.startswith("_")]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            root: ast.AST = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            private_attr = node.attr.startswith("_") and not node.attr.endswith("__")
+            if node.attr == "__self__" or (
+                    private_attr and isinstance(root, ast.Name) and root.id in roots):
+                uses.append(f"line {node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in {"getattr", "hasattr", "setattr"} and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant)
+              and node.args[1].value in private | {"__self__"}):
+            uses.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
+    return uses
+
+
+def test_no_private_luigi_use_outside_luigi_compat() -> None:
+    private = luigi_private_names()
+    found = {
+        str(path.relative_to(PACKAGE.parent)): uses
+        for path in sorted(PACKAGE.rglob("*.py")) if path.name != "luigi_compat.py"
+        if (uses := private_luigi_uses(path.read_text(), private))
+    }
+    assert not found, f"private Luigi internals outside gatekeeper/luigi_compat.py: {found}"
+
+
+@pytest.mark.parametrize("snippet", [
+    "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
+    "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
+    "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
+    "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
+    "from luigi.parameter import _no_value\n",
+    "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
+])
+def test_private_luigi_uses_finds_the_known_patterns(snippet: str) -> None:
+    assert private_luigi_uses(snippet, luigi_private_names()), snippet
+
+
+def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None:
+    snippet = ("import luigi\nfrom luigi.task_register import Register\n"
+               "Register.clear_instance_cache()\nluigi.interface.core()\n"
+               "class T:\n    def f(self):\n        return self._gk_clock\n")
+    assert private_luigi_uses(snippet, luigi_private_names()) == []
