@@ -34,15 +34,18 @@ class _DimensionLoad(gk.BusinessDateTask):
         raise NotImplementedError
 
     def run(self) -> None:
-        ledger = self.ledger()
-        date = self.business_date.isoformat()
-        with ledger.transaction():
-            ledger.execute(f"CREATE TABLE IF NOT EXISTS {self.table} "
-                           "(business_date TEXT NOT NULL, id INTEGER NOT NULL, value INTEGER NOT "
-                           "NULL, PRIMARY KEY (business_date, id))")
-            ledger.execute(f"DELETE FROM {self.table} WHERE business_date = ?", (date,))
-            for row in self.rows():
-                ledger.execute(f"INSERT INTO {self.table} VALUES (?, ?, ?)", (date, *row))
+        # run_in_transaction: one transaction, run again if the database aborts it in a race
+        # (two workers creating the table at once on PostgreSQL)
+        self.ledger().run_in_transaction(self._replace_rows)
+
+    def _replace_rows(self) -> None:
+        ledger, date = self.ledger(), self.business_date.isoformat()
+        ledger.execute(f"CREATE TABLE IF NOT EXISTS {self.table} "
+                       "(business_date TEXT NOT NULL, id INTEGER NOT NULL, value INTEGER NOT "
+                       "NULL, PRIMARY KEY (business_date, id))")
+        ledger.execute(f"DELETE FROM {self.table} WHERE business_date = ?", (date,))
+        ledger.executemany(f"INSERT INTO {self.table} VALUES (?, ?, ?)",
+                           [(date, *row) for row in self.rows()])
 
 
 class DimCustomer(_DimensionLoad):
