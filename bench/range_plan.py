@@ -167,7 +167,7 @@ def gk_requires(case: Case, tasks: ModuleType, strategy: str) -> Callable[[], se
     def run() -> set[str]:
         task = gk_range(case, tasks, strategy=strategy)
         task.requires()
-        return set(task.target_keys())
+        return set(task.session().keys)
 
     return run
 

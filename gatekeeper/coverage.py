@@ -7,8 +7,9 @@ wrappers (``range.py``) fetch completeness from the ledger, call ``plan_range`` 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -187,20 +188,52 @@ def plan_range(
     )
 
 
+#: What a completeness callable gets and returns: the first and last ledger keys of the due
+#: window (inclusive) -> the complete periods among them (keys or labels, as ``plan_range``).
+Completeness = Callable[[str, str], Iterable[Any]]
+
+
 def plan_from_ledger(
-    ledger: Ledger, job: str, *, start: Any, stop: Any = None, period: str = DAILY,
-    consumer: str | None = None, **request: Any,
+    ledger: Ledger, job: str, *, start: Any, stop: Any = None, now: Any,
+    lateness: Any = dt.timedelta(0), timezone: Any = "UTC", period: str = DAILY,
+    consumer: str | None = None, complete: Completeness | None = None, **request: Any,
 ) -> RangePlan:
-    """The one fetch-then-plan step: read which periods of ``job`` in ``[start, stop)`` are
-    complete (latest attempt succeeded and, with ``consumer``, published by it; one query) and
-    ``plan_range`` them with ``request`` (``now``, ``lateness``, ``timezone``, ``strategy``,
-    ``catchup``, ``task_limit``). Reads only; raises InvalidInput and LedgerError."""
+    """The one fetch-then-plan step: which due periods of ``job`` in ``[start, stop)`` at
+    ``now`` are complete, then ``plan_range`` with ``request`` (``strategy``, ``catchup``,
+    ``task_limit``).
+
+    Completeness is ``complete(first_key, last_key)`` over the due window when given (a range
+    passes its task class's ``bulk_complete``), else the ledger's: latest attempt succeeded
+    and, with ``consumer``, published by it (one query). Nothing is fetched when no period is
+    due. Reads only; raises InvalidInput and LedgerError.
+    """
     kind = parse_period(period)
-    first = parse_period_key(parse_label(start, kind, "start"), kind, "start")
-    last = ("9999" if stop is None
-            else parse_period_key(parse_label(stop, kind, "stop"), kind, "stop"))
-    complete = ledger.completed_periods(job, first, last, consumer)
-    return plan_range(complete, start=start, stop=stop, period=kind, **request)
+    span = due_span(start, stop, now=now, lateness=lateness, timezone=timezone, period=kind)
+    fetch = complete or functools.partial(_ledger_completeness, ledger, job, consumer)
+    done = () if span is None else fetch(*span)
+    return plan_range(done, start=start, stop=stop, now=now, lateness=lateness,
+                      timezone=timezone, period=kind, **request)
+
+
+def _ledger_completeness(ledger: Ledger, job: str, consumer: str | None, first: str,
+                         last: str) -> Iterable[str]:
+    return ledger.completed_periods(job, first, last, consumer)
+
+
+def due_span(start: Any, stop: Any = None, *, now: Any, lateness: Any = dt.timedelta(0),
+             timezone: Any = "UTC", period: str = DAILY) -> tuple[str, str] | None:
+    """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
+    (inclusive), or None when none is due. Pure; raises InvalidInput as ``plan_range``."""
+    kind = parse_period(period)
+    zone = parse_timezone(timezone)
+    when = parse_aware_datetime(now, "now")
+    late = parse_lateness(lateness)
+    first = parse_label(start, kind, "start")
+    last = None if stop is None else parse_label(stop, kind, "stop")
+    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
+    if hi <= lo:
+        return None
+    return parse_period_key(first, kind), parse_period_key(period_at(hi - 1, kind), kind)
 
 
 def _parse_strategy(value: Any) -> str:

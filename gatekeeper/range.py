@@ -1,7 +1,11 @@
 """Luigi range wrappers: fill the missing business periods of a job, oldest first by default.
 
-Thin adapters over ``coverage.plan_range``: completeness of the whole window is one ledger
-query; complete periods are never instantiated as Luigi tasks.
+Thin adapters over ``coverage.plan_from_ledger``. A period is complete as the ``of`` class's
+``bulk_complete`` says (``completeness.py``: one ledger query for PeriodTask's own without
+outputs beyond the ledger; declared output files and a user's override honoured), so a range
+and ``complete()`` agree; complete periods are never instantiated as Luigi tasks. Each
+invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi's first
+``complete()`` check, where bad parameters are refused as a scheduling error naming them.
 
 - ``contiguous`` (default): the scheduled periods are filled in order, in ContiguousChunks of
   ``CHUNK`` periods yielded one at a time as dynamic dependencies; inside a chunk a period
@@ -29,14 +33,15 @@ import luigi
 from luigi.tools.range import RangeEvent
 
 from gatekeeper import config, range_watch
-from gatekeeper.chunks import CHUNK, ContiguousChunk, IndependentChunk, show_status
+from gatekeeper.chunks import ContiguousChunk, IndependentChunk, show_status
+from gatekeeper.completeness import complete_keys, completeness
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
 from gatekeeper.progress import percent, range_status
+from gatekeeper.range_session import FillSession, check_of_params, chunk_blocks, clock_at
 from gatekeeper.tasks import PeriodTask, shared_ledger
-from gatekeeper.validation import check_timestamp
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 UTC = dt.timezone.utc
@@ -91,7 +96,34 @@ class RangeBusinessBase(luigi.Task):
     start: Any  # declared by each subclass with its period's parameter type
     stop: Any
 
-    # -- planning ------------------------------------------------------------------------------
+    _fill_cursor = 0  # contiguous run(): periods passed so far (Luigi resumes run() anew)
+
+    # -- the fill session ----------------------------------------------------------------------
+    def session(self) -> FillSession:
+        """This invocation's fill session, built at first use (Luigi's first ``complete()``):
+        the parameters are checked, the clock and settings fixed, the window planned (one
+        ledger query). A bad parameter is then a Luigi scheduling error naming it, before
+        anything is recorded, whether or not the window is complete."""
+        found: FillSession | None = self.__dict__.get("_gk_session")
+        if found is None:
+            found = self.__dict__["_gk_session"] = self._open_session()
+        return found
+
+    def _open_session(self) -> FillSession:
+        of = self.of_class()
+        strategy = self.effective_strategy()
+        check_of_params(of, self.of_params, self.label_to_param(self.start_label()))
+        now = clock_at(time.time() if self.now is None else self.now)
+        lateness = self.lateness or config.lateness()
+        zone = parse_timezone(self.timezone or str(config.settings().timezone))
+        started = time.time()  # before Luigi forks a worker to run the range
+        plan = self._plan(self.ledger(), now, lateness, zone, strategy)
+        keys = tuple(plan.key(label) for label in plan.scheduled)
+        return FillSession(now=now, lateness=lateness, timezone=zone, strategy=strategy,
+                           started=started, plan=plan, keys=keys,
+                           chunks=chunk_blocks(plan, keys),
+                           refreshes=tuple(self.stale_refreshes()))
+
     def of_class(self) -> type[PeriodTask]:
         of = self.of
         if not (isinstance(of, type) and issubclass(of, PeriodTask)):
@@ -104,55 +136,31 @@ class RangeBusinessBase(luigi.Task):
     def job(self) -> str:
         return self.of_class().job_id_for(**dict(self.of_params))
 
-    def clock(self) -> dt.datetime:
-        """The range's ``now``, fixed at first use so a long fill plans one window."""
-        if not hasattr(self, "_clock"):
-            seconds = time.time() if self.now is None else self.now
-            try:
-                at = dt.datetime.fromtimestamp(seconds, UTC)
-            except (OverflowError, OSError, ValueError):
-                raise InvalidInput("now", seconds, "epoch seconds outside the years 1 to "
-                                   "9999") from None
-            self._clock = check_timestamp(at, "now")
-        return self._clock
-
-    def plan(self, ledger: Ledger | None = None) -> RangePlan:
-        """A fresh RangePlan from the ledger (one query; default: this process's) at the
-        range's ``now``."""
-        of, job = self.of_class(), self.job()
-        return plan_from_ledger(
-            ledger or self.ledger(), job, consumer=job if of.publishes else None,
-            start=self.start_label(), stop=self.stop_label(), now=self.clock(),
-            lateness=self.settings()[0], period=self.period_kind, timezone=self.settings()[1],
-            strategy=self.effective_strategy(), catchup=self.catchup,
-            task_limit=self.task_limit,
-        )
-
-    def settings(self) -> tuple[Any, Any]:
-        """(lateness, time zone): the parameters, else ``[gatekeeper]``; resolved once."""
-        if "_settings" not in self.__dict__:
-            self._settings = (
-                self.lateness or config.lateness(),
-                parse_timezone(self.timezone or str(config.settings().timezone)),
-            )
-        return self._settings
-
     def effective_strategy(self) -> str:
         if self.reverse and self.strategy not in ("contiguous", "reverse"):
             raise InvalidInput("reverse", True, f"contradicts --strategy {self.strategy}")
         return "reverse" if self.reverse else str(self.strategy)
 
-    def initial_plan(self) -> RangePlan:
-        """The plan this invocation fills, made once (and its RangeEvent metrics fired)."""
-        if not hasattr(self, "_initial"):
-            self._started = time.time()  # set before Luigi forks a worker to run the range
-            self._initial = self.plan()
-            self.target_keys()
-            self._emit_metrics(self._initial)
-            logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
-                        self._initial.describe())
-            range_watch.watch(self)
-        return self._initial
+    # -- planning ------------------------------------------------------------------------------
+    def plan(self, ledger: Ledger | None = None) -> RangePlan:
+        """The window at the session's ``now`` as the ledger (default: this process's) and the
+        ``of`` class's ``bulk_complete`` hold it now. The first call builds the session and
+        returns its plan; later calls plan afresh (one ledger query by default)."""
+        if "_gk_session" not in self.__dict__:
+            return self.session().plan
+        session = self.session()
+        return self._plan(ledger or self.ledger(), session.now, session.lateness,
+                          session.timezone, session.strategy)
+
+    def _plan(self, ledger: Ledger, now: dt.datetime, lateness: Any, zone: Any,
+              strategy: str) -> RangePlan:
+        of, job = self.of_class(), self.job()
+        return plan_from_ledger(
+            ledger, job, start=self.start_label(), stop=self.stop_label(), now=now,
+            lateness=lateness, period=self.period_kind, timezone=zone, strategy=strategy,
+            catchup=self.catchup, task_limit=self.task_limit,
+            complete=completeness(of, self.of_params, ledger, job),
+        )
 
     def _emit_metrics(self, plan: RangePlan) -> None:
         family = self.of_class().get_task_family()
@@ -166,14 +174,28 @@ class RangeBusinessBase(luigi.Task):
 
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
-        """True when no gap is left under the catch-up policy (one ledger query) and, with
-        ``--refresh-stale``, no publication in the window is stale."""
+        """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
+        no publication in the window is stale. The first call builds the session."""
+        fresh = "_gk_session" not in self.__dict__
+        session = self.session()
+        if fresh:
+            return not session.plan.gaps and not session.refreshes
         return not self.plan().gaps and not self.stale_refreshes()
 
     def requires(self) -> list[PeriodTask]:
         """Stale refreshes (with ``--refresh-stale``); the gaps are filled in ``run()``."""
-        self.initial_plan()
-        return self.__dict__.setdefault("_refreshes", self.stale_refreshes())
+        return list(self._announced().refreshes)
+
+    def _announced(self) -> FillSession:
+        """The session; at the first call in the process that schedules the range, also fire
+        the RangeEvent metrics, log the plan and start the range's watch."""
+        session = self.session()
+        if "_gk_watch" not in self.__dict__:
+            self._emit_metrics(session.plan)
+            logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
+                        session.plan.describe())
+            range_watch.watch(self)
+        return session
 
     def stale_refreshes(self) -> list[PeriodTask]:
         """Republishing tasks for the stale publications in [start, stop); reads the ledger."""
@@ -196,7 +218,7 @@ class RangeBusinessBase(luigi.Task):
         ]
 
     def run(self) -> Iterator[Any]:
-        if self.initial_plan().strategy == "contiguous":
+        if self._announced().strategy == "contiguous":
             yield from self._fill_in_order()
         else:
             yield self._independent_chunks()
@@ -206,21 +228,22 @@ class RangeBusinessBase(luigi.Task):
     def _independent_chunks(self) -> list[ContiguousChunk]:
         """Every chunk of a forward or reverse fill, at once; Luigi runs earlier-ranked chunks
         (the oldest, or newest, periods) first and in parallel with ``--workers``."""
-        blocks = self.chunks()
+        session = self.session()
+        blocks = session.chunks
         return [
             IndependentChunk(of=self.of, of_params=self.of_params, block=block, last=keys[-1],
-                             keys=keys, inline=self.inline, since=self._started
+                             keys=keys, inline=self.inline, since=session.started
                              ).ranked(len(blocks) - rank)
             for rank, (block, keys) in enumerate(blocks)
         ]
 
     def chunk_tasks(self) -> list[ContiguousChunk]:
         """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
-        if self.initial_plan().strategy != "contiguous":
+        if self.session().strategy != "contiguous":
             return self._independent_chunks()
-        return [self._contiguous_chunk(block, keys) for block, keys in self.chunks()]
+        return [self._contiguous_chunk(block, keys) for block, keys in self.session().chunks]
 
-    def _contiguous_chunk(self, block: str, keys: list[str]) -> ContiguousChunk:
+    def _contiguous_chunk(self, block: str, keys: tuple[str, ...]) -> ContiguousChunk:
         return ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
                                last=keys[-1], keys=keys, inline=self.inline)
 
@@ -229,42 +252,22 @@ class RangeBusinessBase(luigi.Task):
 
         Each ContiguousChunk fills its periods one at a time; a failure leaves its chunk, and
         so the range, pending, and every later period untouched. Chunks keep the dependencies
-        Luigi's scheduler accumulates per task short, so the fill stays linear.
+        Luigi's scheduler accumulates per task short, so the fill stays linear. Luigi runs
+        ``run()`` anew after each chunk: ``_fill_cursor`` says where it was.
         """
-        of, job = self.of_class(), self.job()
-        resume, cursor = self.__dict__.get("_cursor", 0), 0
-        for block, chunk in self.chunks():
-            if cursor >= resume and set(chunk) - of.completed_keys(self.ledger(), job, chunk):
-                self._cursor = cursor
+        of, ledger = self.of_class(), self.ledger()
+        resume, cursor = self._fill_cursor, 0
+        for block, chunk in self.session().chunks:
+            if cursor >= resume and set(chunk) - complete_keys(of, self.of_params, ledger, chunk):
+                self._fill_cursor = cursor
                 self.report_cursor(cursor)
                 yield self._contiguous_chunk(block, chunk)
             cursor += len(chunk)
-        self._cursor = cursor
-
-    def chunks(self) -> list[tuple[str, list[str]]]:
-        """(block, keys): the scheduled keys by CHUNK-sized blocks of the due periods.
-
-        A block is named by its first due period, so invocations of the same range planned at
-        different times name their chunks alike and a central scheduler runs each once.
-        """
-        plan = self.initial_plan()
-        position = {plan.key(label): index for index, label in enumerate(plan.due)}
-        blocks: dict[str, list[str]] = {}
-        for key in self.target_keys():
-            start = plan.key(plan.due[position[key] // CHUNK * CHUNK])
-            blocks.setdefault(start, []).append(key)
-        return list(blocks.items())
-
-    def target_keys(self) -> list[str]:
-        """Ledger keys of the scheduled periods (computed once)."""
-        if "_keys" not in self.__dict__:
-            plan = self.initial_plan()
-            self._keys = [plan.key(label) for label in plan.scheduled]
-        return self._keys
+        self._fill_cursor = cursor
 
     def report_cursor(self, cursor: int) -> None:
         """Progress while filling in order, without re-planning (no ledger query)."""
-        plan = self.initial_plan()
+        plan = self.session().plan
         if cursor >= len(plan.scheduled):
             return
         filled = plan.complete_count + cursor

@@ -77,9 +77,10 @@ class RangeWatch:
 
     def __init__(self, rng: Any, *, bar: bool, remote: str | None):
         self.range, self.pid = rng, os.getpid()
-        self.initial: RangePlan = rng.initial_plan()
-        self.keys: list[str] = list(rng.target_keys())
-        self.started = float(rng._started)
+        session = rng.session()
+        self.initial: RangePlan = session.plan
+        self.keys: list[str] = list(session.keys)
+        self.started = float(session.started)
         self.since = dt.datetime.fromtimestamp(self.started, UTC)
         self.bar, self.remote = bar, remote
         self.closed = False

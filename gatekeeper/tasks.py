@@ -218,12 +218,24 @@ class PeriodTask(luigi.Task):
         for job, pairs in by_job.items():
             done = task_cls.completed_keys(ledger, job, [k for _, k in pairs])
             complete.extend(item for item, key in pairs if key in done)
-        if task_cls.output is not luigi.Task.output and not task_cls.outputs_in_ledger:
-            # outputs beyond the ledger: ask each succeeded task's targets
+        if task_cls.outputs_beyond_ledger():  # ask each succeeded task's targets
             complete = [
                 i for i in complete if task_cls._outputs_exist({**fixed, **task_cls.params_of(i)})
             ]
         return complete
+
+    @classmethod
+    def outputs_beyond_ledger(cls) -> bool:
+        """True when ``output()`` declares targets the ledger does not check (files...)."""
+        return cls.output is not luigi.Task.output and not cls.outputs_in_ledger
+
+    @classmethod
+    def ledger_answers_bulk_complete(cls) -> bool:
+        """True when the ledger alone answers ``bulk_complete``: PeriodTask's own (not
+        overridden) and no output beyond the ledger; a range then asks it in one query."""
+        mine = getattr(PeriodTask.bulk_complete, "__func__", None)
+        own = getattr(cls.bulk_complete, "__func__", None) is mine
+        return own and not cls.outputs_beyond_ledger()
 
     @classmethod
     def _outputs_exist(cls, params: dict[str, Any]) -> bool:
