@@ -1,22 +1,23 @@
 """Chunks of a contiguous range fill: consecutive periods filled one at a time, in order.
 
-Running a period whose requirements are complete inside the chunk (``run_inline``) saves a trip
-through Luigi's local scheduler, whose cost per step grows with every task it has seen; under a
-central scheduler every period is yielded instead, so luigid deduplicates it.
+A period whose requirements are complete runs inside the chunk (``inline.InlineRuns``: the
+same Luigi task to its code, reported to the scheduler and the execution summary), which saves
+a scheduler round trip per period, under the local scheduler and luigid alike; the others are
+yielded to the scheduler with their requirements. Luigi (or luigid) runs each chunk once; the
+ledger's leases make sure a period is attempted once whichever chunk or worker reaches it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
 from collections.abc import Collection, Iterator
 from typing import Any
 
 import luigi
 
 from gatekeeper.errors import GatekeeperError
-from gatekeeper.luigi_compat import under_remote_scheduler
+from gatekeeper.inline import InlineRuns
 from gatekeeper.periods import period_from_key
 from gatekeeper.progress import chunk_status, failed_keys
 from gatekeeper.tasks import PeriodTask, shared_ledger
@@ -61,34 +62,42 @@ class ContiguousChunk(luigi.Task):
         keys = list(self.keys)
         cursor = self.__dict__.get("_cursor", 0)
         done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
-        for index in range(cursor, len(keys)):
-            if keys[index] in done:
-                continue
-            self._cursor = index
-            self.progress(done)
-            task = self._task(keys[index])
-            if self._may_run_inline(task):
-                run_inline(task)
+        runs = InlineRuns(self)
+        try:
+            for index in range(cursor, len(keys)):
+                if keys[index] in done:
+                    continue
+                self._cursor = index
+                self.progress(done, runs=runs)
+                task = self._task(keys[index])
+                if self._may_run_inline(task):
+                    runs.run(task)
+                else:
+                    runs.flush()
+                    yield task  # resumed here only once the period is complete
                 done.add(keys[index])
-            else:
-                yield task
-                done.add(keys[index])  # resumed here only once the period is complete
+        finally:
+            runs.flush()
         self.progress(done)
 
-    def progress(self, done: Collection[str], failed: Collection[str] = ()) -> None:
-        """Show ``filled D/N[, F failed (first P)], next K`` and the percentage."""
+    def progress(self, done: Collection[str], failed: Collection[str] = (),
+                 runs: InlineRuns | None = None) -> None:
+        """Show ``filled D/N[, F failed (first P)], next K`` and the percentage. Not per
+        period under luigid (``runs`` remote): the range's watch sets every chunk's status
+        there per period, from the ledger, without a round trip per period here."""
+        if runs is not None and runs.remote:
+            return
         show_status(self, *chunk_status(list(self.keys), done, failed))
 
     def _may_run_inline(self, task: PeriodTask) -> bool:
-        """Inline only under a worker's own scheduler, and once the requirements are complete.
+        """Inline once the period's requirements are complete, under any scheduler.
 
-        A central scheduler (luigid) dedupes a period only if it schedules it: another worker
-        may schedule the same period (e.g. by adding the same range, which resets this chunk's
-        dynamic dependencies there), and an inline run beside it would be a second attempt.
+        Under luigid too: luigid runs each chunk once (chunks are named by their block), and
+        a period a worker of another chunk or range runs meanwhile is deduplicated by its
+        lease (``InlineRuns.run`` waits for it, then finds it complete).
         """
-        if not self.inline or under_central_scheduler(self):
-            return False
-        return all(r.complete() for r in luigi.task.flatten(task.requires()))
+        return bool(self.inline) and all(
+            r.complete() for r in luigi.task.flatten(task.requires()))
 
     @property
     def priority(self) -> int:  # type: ignore[override]
@@ -122,18 +131,22 @@ class IndependentChunk(ContiguousChunk):
         deferred: list[PeriodTask] = []
         keys = list(self.keys)
         done, failed_now = self._done(keys), self._failed()
-        for key in [key for key in keys if key not in done | failed_now]:
-            task = self._task(key)
-            if not self._may_run_inline(task):
-                deferred.append(task)
-                continue
-            self.progress(done, failed_now)
-            try:
-                run_inline(task)
-                done.add(key)
-            except Exception as exc:  # recorded failed by the attempt; the others go on
-                logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
-                failed_now.add(key)
+        runs = InlineRuns(self)
+        try:
+            for key in [key for key in keys if key not in done | failed_now]:
+                task = self._task(key)
+                if not self._may_run_inline(task):
+                    deferred.append(task)
+                    continue
+                self.progress(done, failed_now, runs=runs)
+                try:
+                    runs.run(task)
+                    done.add(key)
+                except Exception as exc:  # recorded failed by the attempt; the others go on
+                    logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
+                    failed_now.add(key)
+        finally:
+            runs.flush()
         if deferred:
             self.progress(done, failed_now)
             yield deferred
@@ -159,29 +172,3 @@ def show_status(task: luigi.Task, message: str, percentage: int) -> None:
     if callable(set_message) and callable(set_percentage):
         set_message(message)
         set_percentage(percentage)
-
-
-def under_central_scheduler(task: luigi.Task) -> bool:
-    """True when a worker of a central scheduler (luigid) is running ``task``.
-
-    Luigi's worker binds ``task.set_status_message`` to its TaskStatusReporter, which holds
-    the scheduler; luigid's client is a RemoteScheduler. False outside a worker.
-    """
-    return under_remote_scheduler(task)
-
-
-def run_inline(task: luigi.Task) -> None:
-    """Run ``task`` in this process as Luigi's worker would, firing the same events.
-
-    For a period whose requirements are already complete this saves a scheduler round trip,
-    whose cost grows with every task Luigi's local scheduler has seen. Raises what run() raises.
-    """
-    task.trigger_event(luigi.Event.START, task)
-    started = time.time()
-    try:
-        task.run()
-    except BaseException as exc:
-        task.trigger_event(luigi.Event.FAILURE, task, exc)
-        raise
-    task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
-    task.trigger_event(luigi.Event.SUCCESS, task)

@@ -13,10 +13,12 @@ oldest and newest release.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import luigi
 import luigi.rpc
+import luigi.scheduler
 import luigi.worker
 
 
@@ -96,3 +98,86 @@ def instance_cache_token() -> object:
     ``Register._Register__instance_cache``. Instance caching exists since Luigi 1.x.
     """
     return GatekeeperInstanceCacheProbe()
+
+
+# -- inline periods: a chunk runs a period as Luigi's worker would ----------------------------
+#: Internals read to run a period inside a chunk the way Luigi's worker runs a task.
+REPORTER_WORKER_ID = "luigi.worker.TaskStatusReporter._worker_id"
+FORWARDED_ATTRIBUTES = "luigi.worker.TaskProcess.forward_reporter_attributes"
+WORKER_HISTORY = "luigi.worker.Worker._add_task_history"
+WORKER_RUNNING = "luigi.worker.Worker._running_tasks"
+
+
+def worker_id(task: luigi.Task) -> str | None:
+    """The id of the Luigi worker now running ``task``; None outside a worker.
+
+    Private internal: ``luigi.worker.TaskStatusReporter._worker_id``, reached like
+    ``worker_scheduler``. A chunk reports the periods it runs inline to the scheduler in the
+    name of the worker running it (``add_task(worker=...)``), as the worker reports the tasks
+    it runs; no public API gives running task code its worker's id. Exists since Luigi 2.7.
+    """
+    reporter = getattr(getattr(task, "set_status_message", None), "__self__", None)
+    if not isinstance(reporter, luigi.worker.TaskStatusReporter):
+        return None
+    try:
+        return str(reporter._worker_id)
+    except AttributeError:
+        raise LuigiInternalMissing(REPORTER_WORKER_ID) from None
+
+
+def forwarded_attributes() -> dict[str, str]:
+    """Luigi's map of TaskStatusReporter methods to the task attributes bound to them while
+    a task runs (``update_status_message`` -> ``set_status_message``, ...).
+
+    Undocumented internal: ``luigi.worker.TaskProcess.forward_reporter_attributes`` (a class
+    attribute; Luigi 2.7 onwards). An inline period gets the same attributes, bound to a
+    reporter of its own, for exactly as long as Luigi binds them (around ``run()``).
+    """
+    found = getattr(luigi.worker.TaskProcess, "forward_reporter_attributes", None)
+    if not isinstance(found, dict):
+        raise LuigiInternalMissing(FORWARDED_ATTRIBUTES)
+    return dict(found)
+
+
+def running_worker(task: luigi.Task) -> Any | None:
+    """The ``luigi.worker.Worker`` running ``task`` in this very process, or None.
+
+    Luigi builds its execution summary from the worker's own bookkeeping, so a period run
+    inline appears there only if it is added to that worker. Found by walking the call stack
+    to the ``Worker._run_task`` frame that runs ``task`` (``--workers 1``: Luigi runs the task
+    in the worker's process). Under ``--workers N`` Luigi forks a child per task: the stack
+    still shows the (copied) Worker, but the summary is the parent's, so this returns None
+    (the TaskProcess running ``task`` says ``use_multiprocessing``). Private internals:
+    ``Worker._running_tasks`` and the TaskProcess's ``task``/``use_multiprocessing``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, luigi.worker.TaskProcess) and owner.task is task:
+            if getattr(owner, "use_multiprocessing", True):
+                return None
+        if isinstance(owner, luigi.worker.Worker):
+            try:
+                running = owner._running_tasks
+            except AttributeError:
+                raise LuigiInternalMissing(WORKER_RUNNING) from None
+            return owner if task.task_id in running else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def add_to_summary(worker: Any, task: luigi.Task, status: str, *, ran: bool) -> None:
+    """Count ``task`` in ``worker``'s execution summary with its final ``status``.
+
+    Private internal: ``luigi.worker.Worker._add_task_history``, the (task, status, runnable)
+    list ``luigi.execution_summary`` partitions (Luigi 2.x-3.x): a task listed PENDING then
+    DONE "ran successfully", DONE alone "was already complete", FAILED "failed". Appended as
+    ``Worker._add_task`` does for the tasks the worker schedules itself.
+    """
+    try:
+        history = worker._add_task_history
+    except AttributeError:
+        raise LuigiInternalMissing(WORKER_HISTORY) from None
+    if ran:
+        history.append((task, luigi.scheduler.PENDING, True))
+    history.append((task, status, ran))

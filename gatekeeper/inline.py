@@ -1,0 +1,203 @@
+"""Running a period inside a chunk exactly as Luigi's worker runs a task (an adapter over Luigi).
+
+A chunk that finds a period's requirements complete runs it in its own process instead of
+sending it through the scheduler (no scheduler round trip per period). To the period's code
+it is the same Luigi task as a scheduled one, in Luigi's order (``luigi.worker.TaskProcess``):
+
+1. ``complete()`` is checked first, as Luigi checks a yielded task (no event fires there
+   either); a period complete by then is not run, and counts as already done;
+2. ``set_status_message``, ``set_progress_percentage``, ``set_tracking_url`` and
+   ``decrease_running_resources`` are bound around ``run()`` (to a reporter for the period's
+   own task id), then unbound;
+3. ``Event.START``, ``run()``, then ``Event.PROCESSING_TIME``, ``on_success()`` and
+   ``Event.SUCCESS``; or ``Event.FAILURE`` and ``on_failure(exc)``. Their return values are
+   the explanation sent to the scheduler, as Luigi sends them (``json.dumps``).
+
+Every period is visible where Luigi's would be: the scheduler (luigid's task list, or the
+local scheduler) gets an ``add_task`` with the worker's id and the final status (DONE/FAILED,
+and RUNNING first if the code sets a status message, progress or tracking URL); Luigi's
+execution summary counts it as ran successfully / failed / already done when the chunk runs
+in the worker's process (``--workers 1``). Under ``--workers N`` Luigi runs the chunk in a
+forked child: luigid still lists every period (the child talks to it over HTTP), but Luigi's
+summary (kept by the parent) and a local scheduler (the parent's object) see only the chunk.
+
+Reports to luigid go through one background thread per chunk run, in order, and are flushed
+before the chunk yields or ends, so the fill never waits for a round trip per period.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from typing import Any
+
+import luigi
+import luigi.rpc
+from luigi.scheduler import DONE, FAILED, RUNNING
+
+from gatekeeper import luigi_compat
+from gatekeeper.clock import utc_now
+from gatekeeper.errors import LeaseHeld
+from gatekeeper.tasks import PeriodTask
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+HELD_POLL = 0.2  # seconds between checks of a period another worker's live lease holds
+
+
+class InlineRuns:
+    """Where one run of a chunk reports the periods it runs inline; see the module docstring.
+
+    Outside a Luigi worker (a chunk's ``run()`` called directly) nothing is reported.
+    """
+
+    def __init__(self, chunk: luigi.Task):
+        self.scheduler = luigi_compat.worker_scheduler(chunk)
+        self.worker_id = luigi_compat.worker_id(chunk)
+        self.worker = luigi_compat.running_worker(chunk)
+        self.forwarded = luigi_compat.forwarded_attributes()
+        self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
+        self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    # -- reporting -----------------------------------------------------------------------------
+    def send(self, method: str, **arguments: Any) -> None:
+        """Call the scheduler's ``method``: in order on a background thread under luigid, at
+        once under a local scheduler; nothing outside a worker."""
+        if self.scheduler is None or self.worker_id is None:
+            return
+        if not self.remote:
+            self._call(method, arguments)
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._drain, daemon=True,
+                                            name="gatekeeper-inline-report")
+            self._thread.start()
+        self._queue.put((method, arguments))
+
+    def flush(self) -> None:
+        """Wait until every report is sent (before the chunk yields or ends)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not None:
+            self._call(*item)
+
+    def _call(self, method: str, arguments: dict[str, Any]) -> None:
+        try:
+            getattr(self.scheduler, method)(**arguments)
+        except Exception as exc:  # a report lost is not a period failed
+            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
+                           arguments.get("task_id"), exc)
+
+    def settled(self, task: luigi.Task, status: str, *, ran: bool, expl: Any = None) -> None:
+        """Tell the scheduler, and the worker's execution summary, how ``task`` ended."""
+        self.send("add_task", **self._task_fields(task), status=status, runnable=False,
+                  expl=json.dumps(expl))
+        if self.worker is not None:
+            luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
+
+    def _task_fields(self, task: luigi.Task) -> dict[str, Any]:
+        return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,
+                "module": task.task_module, "params": task.to_str_params(),
+                "resources": task.process_resources()}
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self, task: PeriodTask) -> bool:
+        """Run ``task`` as Luigi's worker would; False when it was complete already (not run).
+
+        A period another worker's live lease holds is waited for (its ``run()`` recorded
+        nothing), then checked again. Raises what ``run()`` raises, after ``on_failure``.
+        """
+        while True:
+            try:
+                return self._run_once(task)
+            except LeaseHeld as held:
+                if held.holder.lease_expires_at is None:
+                    raise
+                self._wait_while_held(task)
+
+    def _wait_while_held(self, task: PeriodTask) -> None:
+        job, key = task.job_id, task.period_key
+        ledger = task.ledger()
+        logger.info("gatekeeper: %s %s is being run by another worker; waiting for it", job, key)
+        while True:
+            latest = ledger.latest(job, key)
+            if latest is None or not latest.lease_live(utc_now()):
+                return
+            time.sleep(HELD_POLL)
+
+    def _run_once(self, task: luigi.Task) -> bool:
+        if task.complete():  # as Luigi checks a yielded task before scheduling it
+            self.settled(task, DONE, ran=False)
+            return False
+        task.trigger_event(luigi.Event.START, task)
+        started = time.time()
+        try:
+            self._run_bound(task)
+        except KeyboardInterrupt:
+            raise
+        except LeaseHeld:
+            raise  # nothing recorded: another worker runs it (see run)
+        except BaseException as exc:
+            logger.exception("gatekeeper: inline %s failed", task)
+            task.trigger_event(luigi.Event.FAILURE, task, exc)
+            self.settled(task, FAILED, ran=True, expl=task.on_failure(exc))
+            raise
+        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
+        expl = task.on_success()
+        task.trigger_event(luigi.Event.SUCCESS, task)
+        self.settled(task, DONE, ran=True, expl=expl)
+        return True
+
+    def _run_bound(self, task: luigi.Task) -> None:
+        """``task.run()`` with Luigi's reporter attributes bound to a PeriodReporter."""
+        reporter = PeriodReporter(self, task)
+        for reporter_attr, task_attr in self.forwarded.items():
+            setattr(task, task_attr, getattr(reporter, reporter_attr, None))
+        try:
+            task.run()
+        finally:
+            for task_attr in self.forwarded.values():
+                setattr(task, task_attr, None)
+
+
+class PeriodReporter:
+    """What Luigi's TaskStatusReporter does for a scheduled task, for an inline period: its
+    first call also tells the scheduler the period is RUNNING on this worker (so luigid,
+    which ignores status messages of tasks it does not know, shows them)."""
+
+    scheduler_messages = None  # an inline period accepts no scheduler messages
+
+    def __init__(self, runs: InlineRuns, task: luigi.Task):
+        self.runs, self.task = runs, task
+        self.announced = False
+
+    def _running(self, **extra: Any) -> None:
+        if not self.announced or extra:
+            self.runs.send("add_task", **self.runs._task_fields(self.task), status=RUNNING,
+                           runnable=False, **extra)
+            self.announced = True
+
+    def update_tracking_url(self, tracking_url: str) -> None:
+        self._running(tracking_url=tracking_url)
+
+    def update_status_message(self, message: str) -> None:
+        self._running()
+        self.runs.send("set_task_status_message", task_id=self.task.task_id,
+                       status_message=message)
+
+    def update_progress_percentage(self, percentage: int) -> None:
+        self._running()
+        self.runs.send("set_task_progress_percentage", task_id=self.task.task_id,
+                       progress_percentage=percentage)
+
+    def decrease_running_resources(self, decrease_resources: dict[str, int]) -> None:
+        self._running()
+        self.runs.send("decrease_running_task_resources", task_id=self.task.task_id,
+                       decrease_resources=decrease_resources)
