@@ -313,3 +313,50 @@ def test_records_to_json_is_the_documented_shape(ledger: gk.Ledger) -> None:
         "business_date": D, "ready": False, "required": ["Dim", "Other"],
         "evidence": {"Dim": "dim-2"}, "blockers": {"Other": "missing"},
         "attempts": {"Dim": 2}, "details": {}}
+
+
+# -- staleness: one entry per (date, upstream) (mutmut survivors in ledger/staleness.py) -------
+def test_stale_lists_every_repaired_upstream_of_every_date(ledger: gk.Ledger) -> None:
+    days = ["2026-10-21", D]
+    for day in days:  # the same revision and the same upstreams on both dates
+        for job in ("Dim", "Fact"):
+            succeed(ledger, job, day, run_id=f"{job}-{day}-1")
+        ledger.publish("Report", day, ["Dim", "Fact"], f"fp-{day}")
+        for job in ("Dim", "Fact"):
+            succeed(ledger, job, day, attempt=2, run_id=f"{job}-{day}-2")
+    found = [(s.business_date, s.job, s.old_run_id, s.new_run_id) for s in ledger.stale("Report")]
+    assert found == [(day, job, f"{job}-{day}-1", f"{job}-{day}-2")
+                     for day in days for job in ("Dim", "Fact")]
+    assert [s.business_date for s in ledger.stale("Report", since=D)] == [D, D]
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"consumer": ""}, "consumer"),
+    ({"consumer": "Report", "since": "2026-13-01"}, "since"),
+])
+def test_stale_names_the_refused_field(ledger: gk.Ledger, kwargs: dict[str, Any],
+                                       field: str) -> None:
+    with pytest.raises(gk.InvalidInput) as caught:
+        ledger.stale(**kwargs)
+    assert caught.value.field == field
+
+
+def test_a_job_without_a_declared_watermark_is_not_blocked_by_one(ledger: gk.Ledger) -> None:
+    succeed(ledger, "Feed", D, run_id="feed-1")
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    marks = Watermarks.parse(END, {"Feed": END})  # Dim declares none
+    assert ledger.publish("Report", D, ["Dim", "Feed"], "fp", watermarks=marks)
+    publication = ledger.publication("Report", D)
+    assert publication is not None and publication.evidence == {"Dim": "dim-1", "Feed": "feed-1"}
+
+
+def test_stale_lists_a_shared_upstream_date_once_per_publication(ledger: gk.Ledger) -> None:
+    """Two dates' publications (both revision 1) rest on the same upstream date: both stale."""
+    succeed(ledger, "Dim", "2026-10-20", run_id="dim-20-1")
+    days = ["2026-10-21", D]
+    for day in days:
+        ledger.publish("Weekly", day, [("Dim", "2026-10-20")], f"fp-{day}")
+    succeed(ledger, "Dim", "2026-10-20", attempt=2, run_id="dim-20-2")
+    found = [(s.business_date, s.revision, s.job_date, s.new_run_id)
+             for s in ledger.stale("Weekly")]
+    assert found == [(day, 1, "2026-10-20", "dim-20-2") for day in days]
