@@ -1,4 +1,4 @@
-"""A fill under a real ``luigid``: gatekeeper's RangeBusinessDaily vs luigi's RangeDaily, side by side.
+"""A fill under a real ``luigid``: gatekeeper's RangeBusinessDaily vs luigi's RangeDaily.
 
 Fills ``--days`` trivial dates (default 1,000) from 2016-01-01 with each tool, alternating,
 ``--runs`` times each (median), in three set-ups:
@@ -88,7 +88,8 @@ SETUPS = (
 
 
 def tool_args(tool: str, setup: Setup, fill: Backfill, port: int | None) -> list[str]:
-    common = [*Backfill(fill.days, None).common()[:-1], *setup.scheduler_args(port), *setup.worker_args()]
+    common = [*Backfill(fill.days, None).common()[:-1], *setup.scheduler_args(port),
+              *setup.worker_args()]
     if fill.log_level is not None:
         common += ["--log-level", fill.log_level]
     if tool == "gatekeeper":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import luigi
+import luigi.execution_summary
 import luigi.rpc
 import luigi.scheduler
 import luigi.worker
@@ -28,7 +29,7 @@ from gatekeeper.luigi_compat import (
     under_remote_scheduler,
     worker_scheduler,
 )
-from tests.luigi_support import configure
+from tests.luigi_support import build, configure
 from tests.luigid_support import Luigid
 
 PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
@@ -218,3 +219,95 @@ def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None
                "Register.clear_instance_cache()\nluigi.interface.core()\n"
                "class T:\n    def f(self):\n        return self._gk_clock\n")
     assert private_luigi_uses(snippet, luigi_private_names()) == []
+
+
+# --- the internals inline periods rely on (gatekeeper/inline.py) -----------------------------
+CAUGHT: dict[str, Any] = {}
+
+
+class InlineCompatProbe(luigi.Task):
+    """Records what luigi_compat finds while a real Luigi worker runs it."""
+
+    name = luigi.Parameter()
+
+    def complete(self) -> bool:
+        return self.name in CAUGHT
+
+    def run(self) -> None:
+        CAUGHT[self.name] = {
+            "scheduler": luigi_compat.worker_scheduler(self),
+            "worker_id": luigi_compat.worker_id(self),
+            "worker": luigi_compat.running_worker(self),
+        }
+
+
+def test_internals_exist_in_this_luigi() -> None:
+    reporter = luigi.worker.TaskStatusReporter("scheduler", "task", "worker-7", None)
+    assert (reporter._scheduler, reporter._worker_id) == ("scheduler", "worker-7")
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    assert worker._add_task_history == [] and worker._running_tasks == {}
+    assert luigi_compat.forwarded_attributes() == {
+        "update_tracking_url": "set_tracking_url",
+        "update_status_message": "set_status_message",
+        "update_progress_percentage": "set_progress_percentage",
+        "decrease_running_resources": "decrease_running_resources",
+        "scheduler_messages": "scheduler_messages",
+    }
+
+
+def test_running_task_finds_its_worker_scheduler_and_id() -> None:
+    CAUGHT.clear()
+    assert build(InlineCompatProbe(name="one")).scheduling_succeeded
+    caught = CAUGHT["one"]
+    assert isinstance(caught["scheduler"], luigi.scheduler.Scheduler)
+    assert isinstance(caught["worker"], luigi.worker.Worker)
+    assert caught["worker_id"] == caught["worker"]._id
+
+
+def test_forked_task_has_no_worker_for_the_summary(tmp_path: Path) -> None:
+    """Under --workers 2 the task runs in a forked child: the summary is the parent's."""
+    CAUGHT.clear()
+    seen = tmp_path / "seen"
+
+    class Forked(luigi.Task):
+        def complete(self) -> bool:
+            return seen.exists()
+
+        def run(self) -> None:
+            found = luigi_compat.running_worker(self)
+            seen.write_text(f"{found is None} {luigi_compat.worker_id(self) is not None}")
+
+    assert build(Forked(), workers=2).scheduling_succeeded
+    assert seen.read_text() == "True True"
+
+
+def test_outside_a_worker_nothing_is_found() -> None:
+    task = InlineCompatProbe(name="idle")
+    assert luigi_compat.worker_scheduler(task) is None
+    assert luigi_compat.worker_id(task) is None
+    assert luigi_compat.running_worker(task) is None
+
+
+@pytest.mark.parametrize("status, ran, section", [
+    ("DONE", True, "ran successfully"),
+    ("DONE", False, "complete ones were encountered"),
+    ("FAILED", True, "failed"),
+])
+def test_add_to_summary_counts_the_task(status: str, ran: bool, section: str) -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    luigi_compat.add_to_summary(worker, InlineCompatProbe(name="period"), status, ran=ran)
+    text = luigi.execution_summary.summary(worker)
+    assert f"* 1 {section}:\n    - 1 InlineCompatProbe(name=period)" in text, text
+
+
+def test_a_missing_internal_is_named() -> None:
+    reporter = luigi.worker.TaskStatusReporter("scheduler", "task", "worker-7", None)
+    del reporter._worker_id
+    task = InlineCompatProbe(name="bare")
+    task.set_status_message = reporter.update_status_message
+    with pytest.raises(LuigiInternalMissing, match="TaskStatusReporter._worker_id"):
+        luigi_compat.worker_id(task)
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    del worker._add_task_history
+    with pytest.raises(LuigiInternalMissing, match="Worker._add_task_history"):
+        luigi_compat.add_to_summary(worker, task, "DONE", ran=True)
