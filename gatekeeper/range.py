@@ -9,12 +9,13 @@ invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi'
 
 - ``contiguous`` (default): the scheduled periods are filled in order, in ContiguousChunks of
   ``CHUNK`` periods yielded one at a time as dynamic dependencies; inside a chunk a period
-  whose requirements are complete runs in the chunk's process (firing Luigi's events), any
-  other is yielded to Luigi's scheduler with its requirements. A failure at P leaves the chunk,
-  and the range, pending: no later period starts. Luigi's scheduler never holds more than one
-  chunk's worth of periods, so the fill stays linear in the periods it fills. Under a central
-  scheduler (luigid) every period is yielded, so luigid runs it once whichever workers add the
-  range, and chunks are named by their block of due periods, so all of them name a chunk alike.
+  whose requirements are complete runs in the chunk's process, as the same Luigi task to its
+  code and reported to the scheduler and the summary (``inline.py``), any other is yielded to
+  Luigi's scheduler with its requirements. A failure at P leaves the chunk, and the range,
+  pending: no later period starts. Luigi's scheduler never holds more than one chunk's worth of
+  periods, so the fill stays linear in the periods it fills. Under a central scheduler (luigid)
+  too: chunks are named by their block of due periods, so every worker that adds the range
+  names a chunk alike and luigid runs it once; leases run a period once whichever chunk has it.
 - ``forward`` / ``reverse``: every chunk is yielded at once, ranked so Luigi takes the oldest
   (or newest) first, in parallel with ``--workers N``; inside an IndependentChunk a failed
   period is recorded and passed over, so a failure does not stop the others, and the chunk
@@ -57,8 +58,8 @@ class RangeBusinessBase(luigi.Task):
     inline: Any = luigi.BoolParameter(
         default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
         description="contiguous: run a period whose requirements are complete inside the "
-                    "range's chunk task (Luigi events still fire) instead of scheduling it; "
-                    "never under a central scheduler (luigid), which must dedupe it",
+                    "range's chunk task (the same Luigi task to its code, reported to the "
+                    "scheduler) instead of scheduling it; under luigid too (leases dedupe it)",
     )
     task_limit = luigi.IntParameter(
         default=50, description="Most periods this invocation fills (Luigi's name and default)"
