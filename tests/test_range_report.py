@@ -326,8 +326,9 @@ def statuses(server: Luigid, family: str) -> dict[str, tuple[str, int | None]]:
 
 def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
         sqlite_url: str, tmp_path: Path) -> None:
-    """A forward fill's chunks wait on all their periods at once; one period hangs until
-    released, so the status luigid shows mid-fill is known exactly."""
+    """A forward fill's chunks wait on all their periods at once (scheduled: ``--inline
+    false``); one period hangs until released, so the status luigid shows mid-fill is known
+    exactly."""
     server = Luigid(tmp_path / "luigid")
     cfg = write_config(tmp_path, sqlite_url)
     (tmp_path / "hang").write_text("")
@@ -339,8 +340,9 @@ def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
                 "--module", "tests.luigi_tasks", "RangeBusinessDaily", "--of", "Hanging",
                 "--of-params", f'{{"control": "{tmp_path}"}}', "--start", "2026-09-01",
                 "--stop", "2026-10-11", "--now", NOW_S, "--strategy", "forward",
-                "--scheduler-host", HOST, "--scheduler-port", str(server.port),
-                "--workers", "2", "--no-lock"), cwd=tmp_path, env=luigi_env(cfg),
+                "--inline", "false", "--scheduler-host", HOST,
+                "--scheduler-port", str(server.port), "--workers", "2", "--no-lock"),
+                cwd=tmp_path, env=luigi_env(cfg),
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             mid = wait_for_status(server, worker, log, "filled 39/40,")
