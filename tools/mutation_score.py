@@ -24,7 +24,8 @@ def main(root: Path = Path("mutants")) -> int:
         return 2
     total: Counter[str] = Counter()
     left: list[str] = []
-    print(f"{'module':<34} {'mutants':>7} {'detected':>8} {'survived':>8} {'other':>6} {'score':>7}")
+    heads = ("mutants", "detected", "survived", "other", "score")
+    print(f"{'module':<34} " + " ".join(f"{h:>8}" for h in heads))
     for meta in metas:
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         counts = Counter(status_by_exit_code[code] for code in codes.values())
