@@ -48,9 +48,9 @@ def worker_scheduler(task: luigi.Task) -> Any | None:
     under luigid, a ``luigi.scheduler.Scheduler`` under ``--local-scheduler``. Luigi has no
     public way for running task code to learn which scheduler it runs under
     (``luigi.interface.core()`` is only right inside the ``luigi`` command; ``luigi.build``
-    passes its choice to the worker alone). Exists since Luigi 2.7 (TaskStatusReporter),
-    unchanged through 3.x. Raises LuigiInternalMissing when a reporter is bound but has no
-    ``_scheduler``.
+    passes its choice to the worker alone). Exists since Luigi 2.6 at least
+    (TaskStatusReporter), unchanged through 3.x. Raises LuigiInternalMissing when a reporter
+    is bound but has no ``_scheduler``.
     """
     bound = getattr(task, "set_status_message", None)
     reporter = getattr(bound, "__self__", None)
@@ -95,7 +95,8 @@ def instance_cache_token() -> object:
     Config. Callers that cache values Luigi reads from luigi.cfg and the command line (as
     ``config.settings()`` does) compare it by identity, and so re-read exactly when Luigi's
     own cached Config instances would be rebuilt. Replaces reading
-    ``Register._Register__instance_cache``. Instance caching exists since Luigi 1.x.
+    ``Register._Register__instance_cache``. Instance caching and ``clear_instance_cache``
+    exist since Luigi 2.6 at least.
     """
     return GatekeeperInstanceCacheProbe()
 
@@ -114,7 +115,8 @@ def worker_id(task: luigi.Task) -> str | None:
     Private internal: ``luigi.worker.TaskStatusReporter._worker_id``, reached like
     ``worker_scheduler``. A chunk reports the periods it runs inline to the scheduler in the
     name of the worker running it (``add_task(worker=...)``), as the worker reports the tasks
-    it runs; no public API gives running task code its worker's id. Exists since Luigi 2.7.
+    it runs; no public API gives running task code its worker's id. Exists since Luigi 2.6
+    at least.
     """
     reporter = getattr(getattr(task, "set_status_message", None), "__self__", None)
     if not isinstance(reporter, luigi.worker.TaskStatusReporter):
@@ -130,8 +132,9 @@ def forwarded_attributes() -> dict[str, str]:
     a task runs (``update_status_message`` -> ``set_status_message``, ...).
 
     Undocumented internal: ``luigi.worker.TaskProcess.forward_reporter_attributes`` (a class
-    attribute; Luigi 2.7 onwards). An inline period gets the same attributes, bound to a
-    reporter of its own, for exactly as long as Luigi binds them (around ``run()``).
+    attribute; Luigi 2.8.0 onwards, absent from 2.7). An inline period gets the same
+    attributes, bound to a reporter of its own, for exactly as long as Luigi binds them
+    (around ``run()``).
     """
     found = getattr(luigi.worker.TaskProcess, "forward_reporter_attributes", None)
     if not isinstance(found, dict):
