@@ -174,7 +174,11 @@ class PeriodTask(luigi.Task):
 
     @property
     def job_id(self) -> str:
-        return type(self).job_id_for(**self.param_kwargs)
+        """``job_id_for`` this task's parameters; computed once (they never change, and
+        Luigi's ``get_params`` behind it scans the class each call)."""
+        if "_gk_job_id" not in self.__dict__:
+            self.__dict__["_gk_job_id"] = type(self).job_id_for(**self.param_kwargs)
+        return str(self.__dict__["_gk_job_id"])
 
     @property
     def period_key(self) -> str:
