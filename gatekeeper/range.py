@@ -122,7 +122,7 @@ class RangeBusinessBase(luigi.Task):
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(now=now, lateness=lateness, timezone=zone, strategy=strategy,
                            started=started, plan=plan, keys=keys,
-                           chunks=chunk_blocks(plan, keys),
+                           chunks=chunk_blocks(plan),
                            refreshes=tuple(self.stale_refreshes()))
 
     def of_class(self) -> type[PeriodTask]:

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from gatekeeper.chunks import CHUNK
 from gatekeeper.coverage import RangePlan
 from gatekeeper.errors import InvalidInput
+from gatekeeper.periods import period_ordinal
 from gatekeeper.tasks import PeriodTask
 from gatekeeper.validation import check_timestamp
 
@@ -55,23 +56,26 @@ def clock_at(seconds: float) -> dt.datetime:
     return check_timestamp(at, "now")
 
 
-def chunk_blocks(plan: RangePlan, keys: tuple[str, ...]) -> Blocks:
-    """(block, keys): ``keys`` (scheduled, in fill order) by CHUNK-sized blocks of the due
+def chunk_blocks(plan: RangePlan) -> Blocks:
+    """(block, keys): the scheduled keys, in fill order, by CHUNK-sized blocks of the due
     periods. A block is named by its first due period, so invocations of the same range planned
     at different times name their chunks alike and a central scheduler runs each once."""
-    position = {plan.key(label): index for index, label in enumerate(plan.due)}
+    if not plan.scheduled:
+        return ()
+    first = period_ordinal(plan.due[0], plan.period)
     blocks: dict[str, list[str]] = {}
-    for key in keys:
-        start = plan.key(plan.due[position[key] // CHUNK * CHUNK])
-        blocks.setdefault(start, []).append(key)
+    for label in plan.scheduled:
+        index = period_ordinal(label, plan.period) - first
+        blocks.setdefault(plan.key(plan.due[index // CHUNK * CHUNK]), []).append(plan.key(label))
     return tuple((block, tuple(found)) for block, found in blocks.items())
 
 
 # -- parameters --------------------------------------------------------------------------------
 def check_of_params(of: type[PeriodTask], of_params: Mapping[str, Any], period: Any) -> None:
     """Refuse ``of_params`` that ``of`` would not take: an unknown name, the period parameter
-    (the range sets it), a value its parameter cannot parse or serialize; then build one period
-    task, so its own checks (``attempt`` >= 0, a command-line ``--Of-attempt``) run now.
+    (the range sets it), a value its parameter cannot parse or serialize, a required parameter
+    left out; then build one period task, so its own checks (``attempt`` >= 0, a command-line
+    ``--Of-attempt``) run now.
     Raises InvalidInput naming the parameter; writes nothing."""
     params = dict(of.get_params())
     family = of.get_task_family()
@@ -83,6 +87,11 @@ def check_of_params(of: type[PeriodTask], of_params: Mapping[str, Any], period: 
             raise InvalidInput(f"of_params.{name}", value,
                                f"{family} has no parameter {name!r} (it has: {known or 'none'})")
         _check_value(params[name], f"of_params.{name}", value, family)
+    for name, param in params.items():
+        if name not in of_params and name != of.period_param and not param.has_task_value(
+                family, name):
+            raise InvalidInput(f"of_params.{name}", None,
+                               f"{family} requires it (no default, none configured)")
     of(**{**dict(of_params), of.period_param: period})
 
 

@@ -197,6 +197,7 @@ BAD_PARAMETERS = [
      "of_params.business_date"),
     (("--of", "RegionLoad", "--of-params", '{"region": "eu", "tier": "x"}'), "of_params.tier"),
     (("--of", "RegionLoad", "--of-params", '{"region": "eu", "tier": 1.5}'), "of_params.tier"),
+    (("--of", "RegionLoad"), "of_params.region"),
     (("--of", "Trivial", "--lateness=-2h"), "lateness"),
     (("--of", "Trivial", "--timezone", "Mars/Olympus"), "timezone"),
     (("--of", "Trivial", "--catchup", "some"), "catchup"),
