@@ -324,9 +324,12 @@ def _hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
         if type(value) is str and len(value) == 17 and value[13:] == ":00Z":
             day = days.get(value[:10])
             if day is None and value[10] == "T":
-                day = days[value[:10]] = _day_ordinal(value[:10], field)
+                try:
+                    day = days[value[:10]] = _day_ordinal(value[:10], field)
+                except InvalidInput:
+                    pass  # the slow path names the whole value
             hour = value[11:13]
-            if day is not None and hour.isdigit() and int(hour) < 24:
+            if day is not None and hour.isascii() and hour.isdigit() and int(hour) < 24:
                 found.add(day * 24 + int(hour))
                 continue
         found.add(_hour_ordinal(value, field))
@@ -350,7 +353,8 @@ def _hour_ordinal(value: Any, field: str) -> int:
     if (type(value) is dt.datetime and value.tzinfo is _UTC
             and not (value.minute or value.second or value.microsecond)):
         return value.toordinal() * 24 + value.hour
-    if type(value) is str and len(value) == 17 and value[10] == "T" and value[13:] == ":00Z":
+    if (type(value) is str and len(value) == 17 and value[10] == "T" and value[13:] == ":00Z"
+            and value[11:13].isascii() and value[11:13].isdigit()):
         try:
             hour = int(value[11:13])
             if 0 <= hour < 24:

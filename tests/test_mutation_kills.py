@@ -1,0 +1,264 @@
+"""Tests written against mutmut's survivors (docs/mutation.md): rules no other test held.
+
+- the planner's fast paths for ledger keys (``period_ordinals``) give exactly what the full
+  parser (``period_ordinal``) gives, item by item, and refuse exactly what it refuses;
+- ``RangePlan.to_json`` is the documented ``gatekeeper plan --json`` shape;
+- a recovery refusal's message is what the operator acts on: it names the run, the stage and
+  the offending status or value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from gatekeeper.coverage import plan_range
+from gatekeeper.errors import InvalidInput, RecoveryNotSafe
+from gatekeeper.periods import DAILY, HOURLY, period_ordinal, period_ordinals
+from gatekeeper.recovery import plan_recovery, summarize_event_lines
+
+UTC = dt.timezone.utc
+
+# -- the planner's fast paths agree with the full parser ----------------------------------------
+# Hour fields that look almost like two ASCII digits: the full parser refuses all of them.
+ODD_HOURS = ["24", "99", " 5", "5 ", "+5", "-1", "٠٥", "0²", "0a", "1_"]
+DAYS = st.dates(min_value=dt.date(1, 1, 2), max_value=dt.date(9999, 12, 30))
+
+
+def outcome(compute: Any, *args: Any) -> tuple[Any, ...]:
+    """("ok", result) or ("invalid", field, value): a refusal must be InvalidInput."""
+    try:
+        return ("ok", compute(*args))
+    except InvalidInput as exc:
+        return ("invalid", exc.field, exc.value)
+
+
+def single(value: Any, period: str) -> tuple[Any, ...]:
+    """What the full parser says about one item, in ``period_ordinals``' terms."""
+    result = outcome(period_ordinal, value, period, "complete")
+    return ("ok", {result[1]}) if result[0] == "ok" else result
+
+
+@st.composite
+def hour_keys(draw: Any) -> str:
+    """A ledger key ``YYYY-MM-DDTHH:00Z``, sometimes with one part bent out of shape."""
+    day = draw(DAYS).isoformat()
+    hour = draw(st.one_of(st.integers(0, 23).map(lambda h: f"{h:02d}"), st.sampled_from(ODD_HOURS)))
+    sep = draw(st.sampled_from(["T", "T", "T", " ", "t"]))
+    tail = draw(st.sampled_from([":00Z", ":00Z", ":00Z", ":30Z", ":00z", ":00+"]))
+    bad_day = draw(st.sampled_from([None, "2026-02-30", "2026-13-01", "2026/10/25"]))
+    return f"{bad_day or day}{sep}{hour}{tail}"
+
+
+HOUR_VALUES = st.one_of(
+    hour_keys(),
+    st.builds(lambda d, h, m: dt.datetime.combine(d, dt.time(h, m), tzinfo=UTC),
+              DAYS, st.integers(0, 23), st.sampled_from([0, 0, 30])),
+    st.builds(lambda d, h: dt.datetime.combine(d, dt.time(h), tzinfo=ZoneInfo("Europe/Berlin")),
+              DAYS, st.integers(0, 23)),
+    DAYS.map(lambda d: f"{d.isoformat()}T05"),  # Luigi's DateHourParameter form
+    DAYS,
+)
+
+
+@given(HOUR_VALUES)
+@example("2026-10-25T 5:00Z")
+@example("2026-10-25T٠٥:00Z")
+@example("2026-10-25T0²:00Z")
+@example("2026-10-25T24:00Z")
+@example("2026-10-25T23:00Z")
+@example("2026-02-30T05:00Z")
+@example("2026-10-25X05:00Z")
+def test_period_ordinals_hourly_agrees_with_period_ordinal(value: Any) -> None:
+    assert outcome(period_ordinals, [value], HOURLY, "complete") == single(value, HOURLY)
+
+
+@given(st.lists(hour_keys(), max_size=30))
+def test_period_ordinals_hourly_of_many_keys_is_the_union_or_the_first_refusal(
+    values: list[str],
+) -> None:
+    """Keys of one day share one date parse: the shared parse must not leak between keys."""
+    each = [single(v, HOURLY) for v in values]
+    refused = [r for r in each if r[0] == "invalid"]
+    got = outcome(period_ordinals, values, HOURLY, "complete")
+    if refused:
+        assert got[0] == "invalid" and got in refused
+    else:
+        assert got == ("ok", set().union(*(r[1] for r in each)))
+
+
+DAY_VALUES = st.one_of(
+    DAYS, DAYS.map(dt.date.isoformat),
+    st.sampled_from(["2026-02-30", "2026-13-01", "2026-1-025", "20261025", "2026-W43-1",
+                     "2026/10/25", "２０２６-10-25", "2026-10-25T00", ""]),
+    st.builds(lambda d: dt.datetime.combine(d, dt.time(), tzinfo=UTC), DAYS),
+)
+
+
+@given(st.lists(DAY_VALUES, max_size=20))
+def test_period_ordinals_daily_agrees_with_period_ordinal(values: list[Any]) -> None:
+    each = [single(v, DAILY) for v in values]
+    refused = [r for r in each if r[0] == "invalid"]
+    got = outcome(period_ordinals, values, DAILY, "complete")
+    if refused:
+        assert got[0] == "invalid" and got in refused
+    else:
+        assert got == ("ok", set().union(*(r[1] for r in each)))
+
+
+# -- RangePlan.to_json: the `gatekeeper plan --json` shape ------------------------------------
+def test_range_plan_to_json_daily_is_the_documented_shape() -> None:
+    plan = plan_range(["2026-10-01", "2026-10-03"], start="2026-10-01", stop="2026-10-06",
+                      now=dt.datetime(2026, 10, 5, 2, tzinfo=UTC), lateness="2h",
+                      timezone="Europe/Berlin", strategy="reverse", catchup="last:1",
+                      task_limit=3)
+    assert plan.to_json() == {
+        "start": "2026-10-01", "stop": "2026-10-06", "now": "2026-10-05T02:00:00+00:00",
+        "lateness_seconds": 7200.0, "period": "daily", "timezone": "Europe/Berlin",
+        "strategy": "reverse", "catchup": "last:1", "task_limit": 3, "total": 4,
+        "complete_count": 2, "due": ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"],
+        "gaps": ["2026-10-04"], "scheduled": ["2026-10-04"], "skipped_by_policy": ["2026-10-02"],
+        "contiguous_through": "2026-10-01", "next_due_at": "2026-10-06T00:00:00+00:00",
+        "description": "filled 2/4, contiguous through 2026-10-01, next due at "
+                       "2026-10-06T00:00:00+00:00, 1 skipped by policy",
+    }
+
+
+def test_range_plan_to_json_hourly_open_ended_is_the_documented_shape() -> None:
+    plan = plan_range([], start="2026-10-25T05:00Z", now="2026-10-25T07:30:00+00:00",
+                      period=HOURLY, task_limit=None)
+    assert plan.to_json() == {
+        "start": "2026-10-25T05:00Z", "stop": None, "now": "2026-10-25T07:30:00+00:00",
+        "lateness_seconds": 0.0, "period": "hourly", "timezone": "UTC",
+        "strategy": "contiguous", "catchup": "all", "task_limit": None, "total": 2,
+        "complete_count": 0, "due": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
+        "gaps": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
+        "scheduled": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"], "skipped_by_policy": [],
+        "contiguous_through": None, "next_due_at": "2026-10-25T08:00:00+00:00",
+        "description": "filled 0/2, contiguous through nothing, next due at "
+                       "2026-10-25T08:00:00+00:00, 0 skipped by policy",
+    }
+
+
+# -- recovery refusals: the message is the product ---------------------------------------------
+def run(*statuses: Any, run_id: str = "r1") -> dict[str, Any]:
+    return {"run_id": run_id,
+            "stages": [{"stage": n, "status": s} for n, s in enumerate(statuses, start=1)]}
+
+
+def summary(*runs: Any, expected: Any = 2) -> dict[str, Any]:
+    return {"expected_stages": expected, "runs": list(runs)}
+
+
+REFUSALS: list[tuple[Any, Any, Any, str]] = [
+    ([], "r1", [], "summary: expected an object, got list"),
+    ({"runs": []}, "r1", [],
+     "summary: malformed, missing keys ['expected_stages'], unexpected keys []"),
+    ({"expected_stages": 1, "runs": [], "x": 1, "y": 2}, "r1", [],
+     "summary: malformed, missing keys [], unexpected keys ['x', 'y']"),
+    (summary(run("succeeded"), expected=0), "r1", [],
+     "summary: expected_stages=0 is not a positive integer"),
+    (summary(run("succeeded"), expected=True), "r1", [],
+     "summary: expected_stages=True is not a positive integer"),
+    (summary(run("failed", "not_started")), " ", [], "run ' ': run ID must be a non-empty string"),
+    (summary(run("failed", "not_started")), None, [],
+     "run None: run ID must be a non-empty string"),
+    ({"expected_stages": 2, "runs": "r1"}, "r1", [], "run 'r1': summary runs must be a list"),
+    (summary(run("failed", "not_started"), {"run_id": "r2"}), "r1", [],
+     "summary runs[1]: malformed, missing keys ['stages'], unexpected keys []"),
+    (summary({"run_id": "", "stages": []}), "r1", [],
+     "summary runs[0]: run_id='' is not a non-empty str"),
+    (summary(run("failed", "not_started", run_id="r2"), run("failed", run_id="r2")), "r1", [],
+     "run 'r2': listed more than once in the summary"),
+    (summary(run("failed", "not_started", run_id="r2")), "r1", [],
+     "run 'r1': unknown run ID, not in the summary"),
+    (summary({"run_id": "r1", "stages": {}}), "r1", [], "run 'r1': stages must be a list"),
+    (summary({"run_id": "r1", "stages": []}), "r1", [], "run 'r1': no stages recorded"),
+    (summary({"run_id": "r1", "stages": [{"stage": 1}]}), "r1", [],
+     "run 'r1': stages[0]: malformed, missing keys ['status'], unexpected keys []"),
+    (summary({"run_id": "r1", "stages": [{"stage": "1", "status": "failed"}]}), "r1", [],
+     "run 'r1': stage number '1' is not an integer"),
+    (summary({"run_id": "r1", "stages": [{"stage": 3, "status": "failed"}]}), "r1", [],
+     "run 'r1': stage 3 is outside 1..2"),
+    (summary({"run_id": "r1", "stages": [{"stage": 1, "status": "failed"}] * 2}), "r1", [],
+     "run 'r1': stage 1 is listed more than once"),
+    (summary(run("failed", 7)), "r1", [], "run 'r1': stage 2 has status 7"),
+    (summary({"run_id": "r1", "stages": [{"stage": 2, "status": "failed"}]}), "r1", [],
+     "run 'r1': stage 1 is missing; inventory is not exactly 1..2"),
+    (summary(run("succeeded", "stalled")), "r1", [1],
+     "run 'r1': stage 2 is stalled; wait or resolve it"),
+    (summary(run("done", "failed")), "r1", [],
+     "run 'r1': stage 1 has unknown status 'done'; "
+     "expected one of succeeded, failed, not_started, running, stalled"),
+    (summary(run("succeeded", "failed", "succeeded"), expected=3), "r1", [1],
+     "run 'r1': stage 3 is succeeded although stage 2 is failed; downstream activity"),
+    (summary(run("succeeded", "failed")), "r1", "1",
+     "run 'r1': verified stages '1' are not a list"),
+    (summary(run("succeeded", "failed")), "r1", [True],
+     "run 'r1': verified stage True is not an integer"),
+    (summary(run("succeeded", "failed")), "r1", [1, 1],
+     "run 'r1': stage 1 is verified more than once"),
+    (summary(run("succeeded", "failed")), "r1", [2],
+     "run 'r1': stage 2 is verified but would not be skipped (skippable: [1])"),
+    (summary(run("failed", "not_started")), "r1", [1],
+     "run 'r1': stage 1 is verified but would not be skipped (skippable: none)"),
+    (summary(run("succeeded", "succeeded", "failed"), expected=3), "r1", [2],
+     "run 'r1': stage 1 succeeded but its output is not verified"),
+]
+
+
+@pytest.mark.parametrize(("given_summary", "run_id", "verified", "message"), REFUSALS)
+def test_plan_recovery_refusal_names_the_run_the_stage_and_the_evidence(
+    given_summary: Any, run_id: Any, verified: Any, message: str
+) -> None:
+    with pytest.raises(RecoveryNotSafe) as caught:
+        plan_recovery(given_summary, run_id, verified)
+    assert str(caught.value) == message
+
+
+def line(ts: str = "2026-10-25T05:00:00+00:00", run_id: Any = "r1", stage: Any = 1,
+         event: Any = "started", **extra: Any) -> str:
+    return json.dumps({"ts": ts, "run_id": run_id, "stage": stage, "event": event, **extra})
+
+
+EVENT_REFUSALS: list[tuple[list[str], str]] = [
+    (["[1]"], "invalid line 1=[1]: expected a JSON object"),
+    (["", "{"], "invalid line 2='{': not valid JSON: Expecting property name enclosed in "
+                "double quotes"),
+    (['{"ts": NaN}'], 'invalid line 1=\'{"ts": NaN}\': NaN is not valid JSON'),
+    (['{"ts": 1, "ts": 2}'], 'invalid line 1: ts=\'{"ts": 1, "ts": 2}\': duplicate key'),
+    (['{"ts": "x", "run_id": "r1", "stage": 1}'], "invalid line 1: event: missing field"),
+    ([line(note="hi")], "invalid line 1: note='hi': unexpected field"),
+    ([line(run_id=" ")], "invalid line 1: run_id=' ': must be a non-empty string"),
+    ([line(stage=True)], "invalid line 1: stage=True: must be an integer"),
+    ([line(stage=3)], "invalid line 1: stage=3: outside 1..2"),
+    ([line(event="stopped")], "invalid line 1: event='stopped': "
+                              "expected one of started, succeeded, failed"),
+    ([line(ts=5)], "invalid line 1: ts=5: must be an ISO 8601 string"),
+    ([line(ts="yesterday")], "invalid line 1: ts='yesterday': not an ISO 8601 timestamp"),
+    ([line(ts="2026-10-25T05:00:00")], "invalid line 1: ts='2026-10-25T05:00:00': "
+                                       "has no UTC offset"),
+    ([line(), line(ts="2026-10-25T04:00:00+00:00", stage=2)],
+     "invalid line 2: ts='2026-10-25T04:00:00+00:00': earlier than line 1 of run 'r1' "
+     "(2026-10-25T05:00:00+00:00)"),
+    ([line(), line()], "invalid line 2: event='started': stage 1 already started"),
+    ([line(event="failed")],
+     "invalid line 1: event='failed': stage 1 failed without being started"),
+    ([line(), line(event="succeeded"), line(event="failed")],
+     "invalid line 3: event='failed': stage 1 already succeeded; nothing may follow"),
+]
+
+
+@pytest.mark.parametrize(("lines", "message"), EVENT_REFUSALS)
+def test_summarize_event_lines_refusal_names_the_line_the_field_and_the_value(
+    lines: list[str], message: str
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        summarize_event_lines(lines, 2)
+    assert str(caught.value) == message
