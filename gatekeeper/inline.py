@@ -41,6 +41,7 @@ from luigi.scheduler import DONE, FAILED, RUNNING
 from gatekeeper import luigi_compat
 from gatekeeper.clock import utc_now
 from gatekeeper.errors import LeaseHeld
+from gatekeeper.records import Attempt
 from gatekeeper.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -112,7 +113,8 @@ class InlineRuns:
         """Run ``task`` as Luigi's worker would; False when it was complete already (not run).
 
         A period another worker's live lease holds is waited for (its ``run()`` recorded
-        nothing), then checked again. Raises what ``run()`` raises, after ``on_failure``.
+        nothing and fired START only), then checked again: complete by then, it is not run.
+        Raises what ``run()`` raises, after ``on_failure``.
         """
         while True:
             try:
@@ -120,17 +122,20 @@ class InlineRuns:
             except LeaseHeld as held:
                 if held.holder.lease_expires_at is None:
                     raise
-                self._wait_while_held(task)
+                self._wait_while_held(task, held.holder)
 
-    def _wait_while_held(self, task: PeriodTask) -> None:
+    def _wait_while_held(self, task: PeriodTask, holder: Attempt) -> None:
+        """Wait until ``holder`` no longer runs ``task``'s period (finished, replaced, or its
+        lease expired by this host's clock; the ledger judges by the database's)."""
         job, key = task.job_id, task.period_key
-        ledger = task.ledger()
-        logger.info("gatekeeper: %s %s is being run by another worker; waiting for it", job, key)
+        logger.info("gatekeeper: %s %s: attempt %d (run %s) of another worker holds it; "
+                    "waiting for it", job, key, holder.attempt, holder.run_id)
         while True:
-            latest = ledger.latest(job, key)
-            if latest is None or not latest.lease_live(utc_now()):
-                return
             time.sleep(HELD_POLL)
+            latest = task.ledger().latest(job, key)
+            if (latest is None or latest.run_id != holder.run_id
+                    or not latest.lease_live(utc_now())):
+                return
 
     def _run_once(self, task: luigi.Task) -> bool:
         if task.complete():  # as Luigi checks a yielded task before scheduling it

@@ -218,3 +218,42 @@ def test_luigid_two_workers_run_each_inline_period_once(
     assert sorted(task["params"]["business_date"] for task in listed_done.values()
                   if task["name"] == "Controlled") == FLEET_DATES
     assert luigid.rpc("task_list", status="FAILED") == {}
+
+
+def test_inline_period_held_by_another_worker_is_waited_for_not_run_twice(
+        tmp_path: Path, sqlite_cfg: Path) -> None:
+    """Another worker's live attempt holds date 1: the chunk waits, then finds it complete."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    held = day(FLEET_START, 1)
+    with gk.open_ledger(url) as ledger:
+        holder = ledger.begin_attempt("Controlled", held, "holder-run", lease_seconds=300)
+    process = subprocess.Popen(luigi_command(
+        "--module", "tests.luigi_tasks", "RangeBusinessDaily", "--of", "Controlled",
+        "--of-params", json.dumps({"control": str(tmp_path)}), "--start", FLEET_DATES[0],
+        "--stop", day(FLEET_START, 3), "--now", NOW, "--local-scheduler", "--no-progress"),
+        cwd=tmp_path, env=luigi_env(sqlite_cfg), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        waited = []
+        assert process.stdout is not None
+        for line in process.stdout:
+            waited.append(line)
+            if "of another worker holds it; waiting" in line:
+                break
+        assert process.poll() is None, "".join(waited)
+        with gk.open_ledger(url) as ledger:
+            ledger.record("Controlled", held, holder.attempt, holder.run_id,
+                          gk.RunState.SUCCEEDED, holder.started_at)
+        rest, _ = process.communicate(timeout=120)
+    finally:
+        stop_all([process])
+    assert process.returncode == 0, "".join(waited) + rest
+    with gk.open_ledger(url) as ledger:
+        history = [(a.business_date, a.attempt, a.run_id == "holder-run", a.state)
+                   for a in ledger.history("Controlled")]
+    assert history == [(FLEET_DATES[0], 1, False, gk.RunState.SUCCEEDED),
+                       (held, 1, True, gk.RunState.SUCCEEDED),
+                       (FLEET_DATES[2], 1, False, gk.RunState.SUCCEEDED)]
+    ran = [line.split()[2] for line in (tmp_path / "ran").read_text().splitlines()]
+    assert ran == [FLEET_DATES[0], FLEET_DATES[2]]  # date 1's run() never ran here
+    assert "complete ones were encountered:\n    - 1 Controlled(business_date=" + held in rest
