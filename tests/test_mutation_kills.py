@@ -18,10 +18,12 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import gatekeeper as gk
 from gatekeeper.coverage import plan_range
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
 from gatekeeper.periods import DAILY, HOURLY, period_ordinal, period_ordinals
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
+from tests.conftest import T0, snapshot, succeed
 
 UTC = dt.timezone.utc
 
@@ -262,3 +264,123 @@ def test_summarize_event_lines_refusal_names_the_line_the_field_and_the_value(
     with pytest.raises(InvalidInput) as caught:
         summarize_event_lines(lines, 2)
     assert str(caught.value) == message
+
+
+# -- ledger refusals: what the operator reads, and the attempt the exception names -------------
+D = "2026-10-22"
+
+
+def refusal(call: Any, *args: Any, **kwargs: Any) -> Any:
+    with pytest.raises(gk.GatekeeperError) as caught:
+        call(*args, **kwargs)
+    return caught.value
+
+
+def test_record_refusals_name_the_attempt(ledger: gk.Ledger) -> None:
+    ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0)
+    before = snapshot(ledger)
+    cases = [
+        (("Load", D, 1, "load-x", "failed", T0),
+         f"Load {D} attempt 1: recorded with run ID load-1, not load-x", ("Load", D, 1)),
+        (("Load", D, 1, "load-1", "succeeded", T0),
+         f"Load {D} attempt 1: already failed, refusing succeeded; a repair needs a new attempt",
+         ("Load", D, 1)),
+        (("Other", D, 2, "load-1", "running", T0),
+         f"run ID load-1 already belongs to Load {D} attempt 1; refusing it for Other {D} "
+         "attempt 2", ("Other", D, 2)),
+    ]
+    for args, message, where in cases:
+        err = refusal(ledger.record, *args, now=T0)
+        assert isinstance(err, gk.StateConflict) and not isinstance(err, gk.LeaseHeld)
+        assert (str(err), (err.job, err.period, err.attempt)) == (message, where)
+    assert snapshot(ledger) == before
+
+
+def test_begin_attempt_refusals_name_the_attempt_and_the_holder(ledger: gk.Ledger) -> None:
+    held = ledger.begin_attempt("Load", D, "load-1", lease_seconds=60, now=T0)
+    before = snapshot(ledger)
+    err = refusal(ledger.begin_attempt, "Load", D, "load-2", lease_seconds=60,
+                  now=T0 + dt.timedelta(seconds=59))
+    assert isinstance(err, gk.LeaseHeld) and err.holder == held
+    assert (err.job, err.period, err.attempt) == ("Load", D, 1)
+    assert str(err) == (
+        f"Load {D} attempt 1 holds a live lease until 2026-10-23T07:01:00+00:00 (run ID load-1; "
+        "the database's clock reads 2026-10-23T07:00:59+00:00)")
+    err = refusal(ledger.begin_attempt, "Load", D, "load-2", lease_seconds=60, attempt=1,
+                  now=T0 + dt.timedelta(seconds=61))
+    assert isinstance(err, gk.StateConflict) and (err.job, err.period, err.attempt) == (
+        "Load", D, 1)
+    assert str(err) == (f"Load {D}: attempt 1 refused, attempt 1 is already recorded; "
+                        "use an attempt greater than 1 or 0 for the next one")
+    assert snapshot(ledger) == before
+    ledger.record("Feed", D, 1, "feed-1", "running", T0, now=T0)  # running without a lease
+    err = refusal(ledger.begin_attempt, "Feed", D, "feed-2", lease_seconds=60, now=T0)
+    assert isinstance(err, gk.LeaseHeld) and err.holder.run_id == "feed-1"
+    assert (err.job, err.period, err.attempt) == ("Feed", D, 1)
+    assert str(err) == (f"Feed {D} attempt 1 is running without a lease (run ID feed-1); "
+                        "record its outcome before starting another")
+
+
+def test_begin_attempt_abandons_an_expired_lease_with_its_expiry_as_the_error(
+    ledger: gk.Ledger,
+) -> None:
+    ledger.begin_attempt("Load", D, "load-1", lease_seconds=60, now=T0)
+    later = T0 + dt.timedelta(seconds=60)  # expired exactly now: lease_live is "> now"
+    second = ledger.begin_attempt("Load", D, "load-2", lease_seconds=30, now=later)
+    assert (second.attempt, second.lease_expires_at) == (2, later + dt.timedelta(seconds=30))
+    first = ledger.attempts("Load", D)[0]
+    assert (first.state, first.updated_at, first.error) == (
+        gk.RunState.ABANDONED, later, "lease expired at 2026-10-23T07:01:00+00:00")
+
+
+@pytest.mark.parametrize(("setup", "message", "attempt", "taken"), [
+    ("none", "Report {d}: run pub-1 is not an attempt of this consumer and date; refusing to "
+             "publish", None, None),
+    ("taken", "Report {d}: attempt 1 (run pub-1) was taken over by attempt 2 (run pub-2); "
+              "refusing to publish", 1, 2),
+    ("finished", "Report {d}: attempt 1 (run pub-1) is already failed; refusing to publish",
+     1, None),
+    ("expired", "Report {d}: attempt 1 (run pub-1) lost its lease (expired "
+                "2026-10-23T07:01:00+00:00; the database's clock reads "
+                "2026-10-23T07:02:00+00:00); refusing to publish", 1, None),
+])
+def test_fenced_publish_refusal_names_the_producer_and_why(
+    ledger: gk.Ledger, setup: str, message: str, attempt: int | None, taken: int | None
+) -> None:
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    if setup != "none":
+        ledger.begin_attempt("Report", D, "pub-1", lease_seconds=60, now=T0)
+    if setup == "taken":
+        ledger.begin_attempt("Report", D, "pub-2", lease_seconds=60,
+                             now=T0 + dt.timedelta(seconds=61))
+    if setup == "finished":
+        ledger.record("Report", D, 1, "pub-1", "failed", T0, now=T0)
+    before = snapshot(ledger)
+    err = refusal(ledger.publish, "Report", D, ["Dim"], "fp", producer="pub-1",
+                  now=T0 + dt.timedelta(seconds=120))
+    assert isinstance(err, gk.LeaseLost) and str(err) == message.format(d=D)
+    assert (err.run_id, err.job, err.period, err.attempt) == ("pub-1", "Report", D, attempt)
+    assert (None if err.taken_over_by is None else err.taken_over_by.attempt) == taken
+    assert snapshot(ledger) == before
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"fingerprint": "fp2"}, "published with fingerprint fp, refusing fp2"),
+    ({"required_jobs": ["Dim", "Feed"]}, f"published with required jobs ['Dim for {D}'], "
+                                         f"refusing ['Dim for {D}', 'Feed for {D}']"),
+    ({"location": "/b"}, "published with location /a, refusing /b"),
+])
+def test_publish_conflict_names_the_revision_and_the_difference(
+    ledger: gk.Ledger, change: dict[str, Any], message: str
+) -> None:
+    for job in ("Dim", "Feed"):
+        succeed(ledger, job, D, run_id=f"{job}-1")
+    ledger.publish("Report", D, ["Dim"], "fp", location="/a", now=T0)
+    before = snapshot(ledger)
+    call: dict[str, Any] = {"required_jobs": ["Dim"], "fingerprint": "fp", "location": "/a"}
+    err = refusal(ledger.publish, "Report", D, **{**call, **change}, now=T0)
+    assert isinstance(err, gk.PublicationConflict)
+    assert (err.consumer, err.period, err.revision) == ("Report", D, 1)
+    assert str(err) == (f"Report {D}: revision 1 was {message}; a correction is an explicit "
+                        "republish")
+    assert snapshot(ledger) == before
