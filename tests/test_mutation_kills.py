@@ -384,3 +384,84 @@ def test_publish_conflict_names_the_revision_and_the_difference(
     assert str(err) == (f"Report {D}: revision 1 was {message}; a correction is an explicit "
                         "republish")
     assert snapshot(ledger) == before
+
+
+# -- plan_range against a brute-force model of its documented rules ----------------------------
+ZONES = ["UTC", "Europe/Berlin", "America/New_York"]  # local midnight always exists
+
+
+def model_plan(kind: str, start: dt.datetime | dt.date, span: int | None, now: dt.datetime,
+               late: dt.timedelta, zone: str, done: set[int], catchup: str, strategy: str,
+               limit: int | None) -> dict[str, Any]:
+    """The plan, period by period, from the docstring of ``plan_range`` (labels by position)."""
+    def label(i: int) -> Any:
+        return start + (dt.timedelta(hours=i) if kind == HOURLY else dt.timedelta(days=i))
+
+    def due_at(i: int) -> dt.datetime:
+        if kind == HOURLY:
+            return label(i + 1) + late
+        day = label(i + 1)
+        local = dt.datetime(day.year, day.month, day.day, tzinfo=ZoneInfo(zone))
+        return local.astimezone(UTC) + late
+
+    due = []
+    while (span is None or len(due) < span) and due_at(len(due)) <= now:
+        due.append(len(due))
+    missing = [i for i in due if i not in done]
+    windows = {"all": len(due), "none": 1}
+    window = windows[catchup] if catchup in windows else int(catchup.removeprefix("last:"))
+    cut = max(0, len(due) - window)
+    skipped = [i for i in missing if i < cut]
+    gaps = [i for i in missing if i >= cut]
+    gaps = gaps[::-1] if strategy == "reverse" else gaps
+    through = (missing[0] if missing else len(due)) - 1
+    pending = len(due)
+    return {
+        "due": [label(i) for i in due], "gaps": [label(i) for i in gaps],
+        "scheduled": [label(i) for i in (gaps if limit is None else gaps[:limit])],
+        "skipped_by_policy": [label(i) for i in skipped],
+        "contiguous_through": label(through) if through >= 0 else None,
+        "next_due_at": None if span is not None and pending >= span else due_at(pending),
+        "complete_count": len(due) - len(missing),
+    }
+
+
+@st.composite
+def plan_requests(draw: Any) -> dict[str, Any]:
+    kind = draw(st.sampled_from([DAILY, HOURLY]))
+    unit = dt.timedelta(hours=1) if kind == HOURLY else dt.timedelta(days=1)
+    base = draw(st.dates(dt.date(2025, 1, 1), dt.date(2027, 12, 31)))
+    if kind == HOURLY:
+        start: Any = dt.datetime.combine(base, dt.time(draw(st.integers(0, 23))), tzinfo=UTC)
+        anchor = start
+    else:
+        start = base
+        anchor = dt.datetime.combine(base, dt.time(), tzinfo=UTC)
+    span = draw(st.one_of(st.none(), st.integers(0, 30)))
+    now = anchor + unit * draw(st.integers(-3, 36)) + dt.timedelta(
+        minutes=draw(st.sampled_from([0, 0, 1, 59, 61, 150, 1439])))
+    return {
+        "kind": kind, "start": start, "span": span, "now": now,
+        "late": dt.timedelta(hours=draw(st.sampled_from([0, 0, 1, 2, 25, 49]))),
+        "zone": draw(st.sampled_from(ZONES)) if kind == DAILY else "UTC",
+        "done": draw(st.sets(st.integers(-2, 40), max_size=30)),
+        "catchup": draw(st.sampled_from(["all", "none", "last:1", "last:3", "last:40"])),
+        "strategy": draw(st.sampled_from(["contiguous", "forward", "reverse"])),
+        "limit": draw(st.sampled_from([None, 0, 1, 2, 50])),
+    }
+
+
+@given(plan_requests())
+def test_plan_range_agrees_with_a_period_by_period_model(req: dict[str, Any]) -> None:
+    unit = dt.timedelta(hours=1) if req["kind"] == HOURLY else dt.timedelta(days=1)
+    complete = [req["start"] + unit * i for i in req["done"]]
+    stop = None if req["span"] is None else req["start"] + unit * req["span"]
+    plan = plan_range(complete, start=req["start"], stop=stop, now=req["now"],
+                      lateness=req["late"], timezone=req["zone"], period=req["kind"],
+                      strategy=req["strategy"], catchup=req["catchup"], task_limit=req["limit"])
+    got = {name: getattr(plan, name) for name in (
+        "due", "gaps", "scheduled", "skipped_by_policy", "contiguous_through", "next_due_at",
+        "complete_count")}
+    got.update({k: list(v) for k, v in got.items() if isinstance(v, tuple)})
+    assert got == model_plan(**req)
+    assert plan.total == len(plan.due)
