@@ -16,6 +16,7 @@ from typing import Any
 
 import luigi
 
+from gatekeeper.completeness import complete_keys
 from gatekeeper.errors import GatekeeperError
 from gatekeeper.inline import InlineRuns
 from gatekeeper.periods import period_from_key
@@ -48,7 +49,9 @@ class ContiguousChunk(luigi.Task):
         return str(self.of.job_id_for(**dict(self.of_params)))
 
     def _done(self, keys: list[str]) -> set[str]:
-        return set(self.of.completed_keys(shared_ledger(), self._job(), keys))
+        """Those of ``keys`` that are complete as the range judges them (the ``of`` class's
+        ``bulk_complete``: one ledger query by default, declared outputs honoured)."""
+        return complete_keys(self.of, self.of_params, shared_ledger(), keys)
 
     def complete(self) -> bool:
         return not set(self.keys) - self._done(list(self.keys))

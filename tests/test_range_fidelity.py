@@ -120,8 +120,6 @@ def test_range_plans_periods_whose_output_files_were_deleted(
         assert [list(c.keys) for c in rng.run()] == [["2026-10-02", "2026-10-04"]]
 
 
-@pytest.mark.xfail(strict=True, reason="ContiguousChunk/IndependentChunk._done ask the ledger "
-                   "only (chunks.py): they must ask completeness.complete_keys as the range does")
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_range_fill_rewrites_deleted_output_files(
         ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str) -> None:
