@@ -107,22 +107,30 @@ def sqlite_cfg(tmp_path: Path) -> Path:
     return write_config(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
 
 
-def test_inline_period_sees_what_a_scheduled_one_sees_local(tmp_path: Path,
-                                                            sqlite_cfg: Path) -> None:
-    runs = {mode: fill(tmp_path, sqlite_cfg, mode, "contiguous", "--local-scheduler")
-            for mode in WINDOWS}
+@pytest.mark.parametrize("scheduler", ["local", "luigid"])
+def test_inline_period_sees_what_a_scheduled_one_sees(
+        tmp_path: Path, sqlite_cfg: Path, scheduler: str, request: pytest.FixtureRequest) -> None:
+    """Every hook, inline and scheduled (``--inline false``), under each scheduler."""
+    server: Luigid | None = None
+    where: tuple[str, ...] = ("--local-scheduler",)
+    if scheduler == "luigid":
+        server = request.getfixturevalue("luigid")
+        where = ("--scheduler-host", HOST, "--scheduler-port", str(server.port))
+    runs = {mode: fill(tmp_path, sqlite_cfg, mode, "contiguous", *where) for mode in WINDOWS}
     for mode, done in runs.items():
         assert done.returncode == TASK_FAILED, (mode, done.stderr[-3000:])
         assert seen(tmp_path, mode) == expected_seen(), mode
     shown = {mode: summary(done.stderr, mode) for mode, done in runs.items()}
+    for section in ("ran successfully", "failed"):
+        assert shown["inline"][section] == shown["scheduled"][section], section
     assert shown["inline"]["ran successfully"] == ["- 1 Hooked(business_date=D0)"]
     assert shown["inline"]["failed"] == ["- 1 Hooked(business_date=D2)"]
     # date 1: Luigi checks a yielded task's complete() without listing it; inline says so
     assert shown["inline"]["complete ones were encountered"] == [
         "- 1 Hooked(business_date=D1)"]
     assert "complete ones were encountered" not in shown["scheduled"]
-    for section in ("ran successfully", "failed"):
-        assert shown["inline"][section] == shown["scheduled"][section], section
+    if server is not None:
+        check_luigid_lists(server)
 
 
 def listed(server: Luigid, mode: str) -> dict[int, tuple[Any, ...]]:
@@ -142,15 +150,9 @@ def listed(server: Luigid, mode: str) -> dict[int, tuple[Any, ...]]:
     return found
 
 
-def test_inline_period_sees_what_a_scheduled_one_sees_luigid(
-        tmp_path: Path, sqlite_cfg: Path, luigid: Luigid) -> None:  # noqa: F811
-    scheduler = ("--scheduler-host", HOST, "--scheduler-port", str(luigid.port))
-    runs = {mode: fill(tmp_path, sqlite_cfg, mode, "contiguous", *scheduler)
-            for mode in WINDOWS}
-    for mode, done in runs.items():
-        assert done.returncode == TASK_FAILED, (mode, done.stderr[-3000:])
-        assert seen(tmp_path, mode) == expected_seen(), mode
-    views = {mode: listed(luigid, mode) for mode in WINDOWS}
+def check_luigid_lists(server: Luigid) -> None:
+    """luigid lists each period that ran alike, inline or scheduled."""
+    views = {mode: listed(server, mode) for mode in WINDOWS}
     ran = {
         0: ("DONE", "working on D0", "50", "http://tracking.example/D0", '"filled D0"'),
         2: ("FAILED", "working on D2", "50", "http://tracking.example/D2",
