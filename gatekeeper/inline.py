@@ -98,12 +98,13 @@ class InlineRuns:
 
     def settled(self, task: luigi.Task, status: str, *, ran: bool, expl: Any = None) -> None:
         """Tell the scheduler, and the worker's execution summary, how ``task`` ended."""
-        self.send("add_task", **self._task_fields(task), status=status, runnable=False,
+        self.send("add_task", **self.task_fields(task), status=status, runnable=False,
                   expl=json.dumps(expl))
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
 
-    def _task_fields(self, task: luigi.Task) -> dict[str, Any]:
+    def task_fields(self, task: luigi.Task) -> dict[str, Any]:
+        """What Luigi's worker tells the scheduler about a task, in this worker's name."""
         return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,
                 "module": task.task_module, "params": task.to_str_params(),
                 "resources": task.process_resources()}
@@ -185,7 +186,7 @@ class PeriodReporter:
 
     def _running(self, **extra: Any) -> None:
         if not self.announced or extra:
-            self.runs.send("add_task", **self.runs._task_fields(self.task), status=RUNNING,
+            self.runs.send("add_task", **self.runs.task_fields(self.task), status=RUNNING,
                            runnable=False, **extra)
             self.announced = True
 
