@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.coverage import plan_range
+from gatekeeper.coverage import plan_from_ledger, plan_range
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
 from gatekeeper.periods import DAILY, HOURLY, period_ordinal, period_ordinals
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
@@ -257,6 +257,14 @@ EVENT_REFUSALS: list[tuple[list[str], str]] = [
 ]
 
 
+@pytest.mark.parametrize("expected", [0, -1, True, 1.0, "2"])
+def test_summarize_event_lines_refuses_expected_stages_naming_it(expected: Any) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        summarize_event_lines([line()], expected)
+    assert (caught.value.field, caught.value.value) == ("expected_stages", expected)
+    assert str(caught.value).endswith(": must be a positive integer")
+
+
 @pytest.mark.parametrize(("lines", "message"), EVENT_REFUSALS)
 def test_summarize_event_lines_refusal_names_the_line_the_field_and_the_value(
     lines: list[str], message: str
@@ -465,3 +473,15 @@ def test_plan_range_agrees_with_a_period_by_period_model(req: dict[str, Any]) ->
     got.update({k: list(v) for k, v in got.items() if isinstance(v, tuple)})
     assert got == model_plan(**req)
     assert plan.total == len(plan.due)
+
+
+def test_plan_from_ledger_with_a_consumer_counts_only_published_periods(ledger: gk.Ledger) -> None:
+    days = ["2026-10-20", "2026-10-21", D]
+    for day in days:
+        succeed(ledger, "Dim", day, run_id=f"dim-{day}")
+    ledger.publish("Dim", "2026-10-21", ["Dim"], "fp", now=T0)
+    plan = plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0,
+                            consumer="Dim")
+    assert (plan.due, plan.gaps) == (tuple(dt.date.fromisoformat(d) for d in days),
+                                    (dt.date(2026, 10, 20), dt.date(2026, 10, 22)))
+    assert plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0).gaps == ()

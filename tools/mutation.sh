@@ -8,13 +8,10 @@
 #   KEEP=1 tools/mutation.sh rules    # reuse mutants/ and mutmut's cached results
 #
 # One worker (--max-children 1): the machine has 2 cores and others run tests on it.
-# PostgreSQL must answer at GATEKEEPER_TEST_PG_DSN (default postgresql://postgres@127.0.0.1:5432/test):
-# the ledger tests run on both backends, and a missing server fails rather than skips.
+# Ledger tests run on SQLite only here (`-k "not postgresql"` in [tool.mutmut]): the rules are
+# the same SQL on both backends, and the normal suite runs every ledger test on PostgreSQL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-export GATEKEEPER_REQUIRE_PG="${GATEKEEPER_REQUIRE_PG:-1}"
-export GATEKEEPER_TEST_PG_DSN="${GATEKEEPER_TEST_PG_DSN:-postgresql://postgres@127.0.0.1:5432/test}"
 
 declare -A GROUPS_OF=(
   [rules]="gatekeeper.records.* gatekeeper.periods.* gatekeeper.coverage.* gatekeeper.readiness.* gatekeeper.gate.*"
