@@ -124,6 +124,7 @@ class PeriodTask(luigi.Task):
     _gk_in_run = False
     _gk_ledger: Ledger
     _gk_pid = 0
+    _gk_params: tuple[tuple[str, luigi.Parameter], ...]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned
@@ -137,6 +138,15 @@ class PeriodTask(luigi.Task):
             cls.run = _recorded(found)  # type: ignore[method-assign]
 
     # -- identity ------------------------------------------------------------------------------
+    @classmethod
+    def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
+        """Luigi's ``get_params``, computed once per class: Luigi's scans ``dir(cls)`` on every
+        call, several times per task built or named (parameters are class attributes, fixed
+        once the class and its decorators are done; the first call comes after that)."""
+        if "_gk_params" not in cls.__dict__:
+            cls._gk_params = tuple(super().get_params())
+        return list(cls.__dict__["_gk_params"])
+
     @classmethod
     def job_id_for(cls, **params: Any) -> str:
         """The job name for these parameter values, without building a task.
