@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import gatekeeper as gk
 from gatekeeper.coverage import plan_from_ledger, plan_range
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.periods import DAILY, HOURLY, period_ordinal, period_ordinals
+from gatekeeper.periods import DAILY, HOURLY, period_from_key, period_ordinal, period_ordinals
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
 from tests.conftest import T0, snapshot, succeed
 
@@ -164,6 +164,8 @@ REFUSALS: list[tuple[Any, Any, Any, str]] = [
      "summary: malformed, missing keys ['expected_stages'], unexpected keys []"),
     ({"expected_stages": 1, "runs": [], "x": 1, "y": 2}, "r1", [],
      "summary: malformed, missing keys [], unexpected keys ['x', 'y']"),
+    ({"expected_stages": 1, "runs": [], 1: "a", "x": "b"}, "r1", [],
+     "summary: malformed, missing keys [], unexpected keys [1, 'x']"),
     (summary(run("succeeded"), expected=0), "r1", [],
      "summary: expected_stages=0 is not a positive integer"),
     (summary(run("succeeded"), expected=True), "r1", [],
@@ -485,3 +487,45 @@ def test_plan_from_ledger_with_a_consumer_counts_only_published_periods(ledger: 
     assert (plan.due, plan.gaps) == (tuple(dt.date.fromisoformat(d) for d in days),
                                     (dt.date(2026, 10, 20), dt.date(2026, 10, 22)))
     assert plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0).gaps == ()
+
+
+def test_describe_blockers_lists_each_blocker_or_says_nothing() -> None:
+    ready = gk.Readiness(D, ("Dim",), evidence={"Dim": "dim-1"}, attempts={"Dim": 1})
+    assert (bool(ready), ready.describe_blockers()) == (True, "nothing")
+    blocked = gk.Readiness(D, ("Dim", "Feed", "Web"), blockers={
+        "Web": "running", "Dim": "missing", "Feed": "watermark"}, attempts={"Web": 3, "Feed": 1},
+        details={"Feed": "watermark 2026-10-22T23:00:00+00:00 < 2026-10-23T00:00:00+00:00"})
+    assert blocked.describe_blockers() == (
+        "Dim (missing), Feed (attempt 1 watermark 2026-10-22T23:00:00+00:00 < "
+        "2026-10-23T00:00:00+00:00), Web (attempt 3 running)")
+
+
+def test_fingerprint_is_the_sha256_of_canonical_json() -> None:
+    import hashlib
+
+    canonical = rb'{"a":[1,2.5,"\u00e9"],"b":{"c":null}}'  # ensure_ascii
+    payload = {"b": {"c": None}, "a": [1, 2.5, "\u00e9"]}
+    assert gk.fingerprint(payload) == "sha256:" + hashlib.sha256(canonical).hexdigest()
+    assert gk.fingerprint(canonical) == gk.fingerprint(payload)  # bytes are hashed as they are
+    for bad in ({"x": float("nan")}, {"x": {1, 2}}):
+        with pytest.raises(InvalidInput) as caught:
+            gk.fingerprint(bad)
+        assert (caught.value.field, caught.value.value) == ("payload", bad)
+        assert caught.value.reason.startswith("not canonical JSON: ")
+
+
+@pytest.mark.parametrize(("call", "field", "value", "reason"), [
+    (lambda ledger: ledger.history(""), "job", "", None),
+    (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
+    (lambda ledger: period_from_key(5), "business_date", 5,
+     "expected a period key string, got int"),
+    (lambda ledger: period_from_key("2026-10-25T25:00Z", "complete"), "complete",
+     "2026-10-25T25:00Z", "not a calendar hour (hour must be in 0..23)"),
+])
+def test_reads_refuse_bad_input_naming_the_field_and_value(
+    ledger: gk.Ledger, call: Any, field: str, value: Any, reason: str | None
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        call(ledger)
+    assert (caught.value.field, caught.value.value) == (field, value)
+    assert reason is None or caught.value.reason == reason
