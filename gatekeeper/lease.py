@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 
 from gatekeeper.errors import GatekeeperError
 from gatekeeper.ledger import Ledger, open_ledger
@@ -32,42 +33,89 @@ def heartbeat_ledger(url: str) -> Ledger:
 
 
 class Heartbeat:
-    """Renews ``run_id``'s lease every third of ``lease_seconds`` until stopped.
+    """Renews ``run_id``'s lease every third of ``lease_seconds`` while the block runs.
 
     If the lease can no longer be renewed (a later attempt marked it abandoned, or it was
     recorded finished), ``lost`` is set and the beating stops: the attempt must not publish or
     be recorded succeeded (the ledger refuses both: fencing). A failed renewal (the database
-    unreachable) is logged and tried again at the next beat.
+    unreachable) is logged and tried again at the next beat. The renewals of every attempt of
+    a process are made by one thread (starting a thread per attempt costs a fill of short
+    periods more than the periods themselves).
     """
 
     def __init__(self, url: str, run_id: str, lease_seconds: float):
         self.url, self.run_id, self.lease_seconds = url, run_id, lease_seconds
+        self.interval = max(lease_seconds / 3.0, 0.05)
         self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._beat, name=f"gatekeeper-heartbeat-{run_id}", daemon=True
-        )
+        self.stopped = threading.Event()
+        self.due = 0.0
 
     def __enter__(self) -> Heartbeat:
-        self._thread.start()
+        _beats().add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=max(5.0, self.lease_seconds))
+        self.stopped.set()
+        _beats().remove(self)
 
-    def _beat(self) -> None:
-        interval = max(self.lease_seconds / 3.0, 0.05)
-        while not self._stop.wait(interval):
-            try:
-                alive = heartbeat_ledger(self.url).heartbeat(
-                    self.run_id, lease_seconds=self.lease_seconds)
-            except GatekeeperError as exc:
-                logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
-                continue
-            if not alive:
-                if not self._stop.is_set():
-                    logger.error("gatekeeper: %s is no longer running; its lease is lost",
-                                 self.run_id)
-                    self.lost.set()
-                return
+    def renew(self) -> bool:
+        """One renewal; False once the lease is lost (or the block ended): stop beating."""
+        if self.stopped.is_set():
+            return False
+        try:
+            alive = heartbeat_ledger(self.url).heartbeat(
+                self.run_id, lease_seconds=self.lease_seconds)
+        except GatekeeperError as exc:
+            logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
+            return True
+        if not alive and not self.stopped.is_set():
+            logger.error("gatekeeper: %s is no longer running; its lease is lost", self.run_id)
+            self.lost.set()
+        return alive
+
+
+class _Beats:
+    """This process's heartbeat thread: renews each registered lease when it is due."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.wake = threading.Condition()
+        self.beats: dict[int, Heartbeat] = {}
+        threading.Thread(target=self._loop, name="gatekeeper-heartbeat", daemon=True).start()
+
+    def add(self, beat: Heartbeat) -> None:
+        with self.wake:
+            beat.due = time.monotonic() + beat.interval
+            self.beats[id(beat)] = beat
+            self.wake.notify()
+
+    def remove(self, beat: Heartbeat) -> None:
+        with self.wake:
+            self.beats.pop(id(beat), None)
+
+    def _loop(self) -> None:
+        while True:
+            with self.wake:
+                now = time.monotonic()
+                due = [b for b in self.beats.values() if b.due <= now]
+                if not due:
+                    soonest = min((b.due for b in self.beats.values()), default=now + 60.0)
+                    self.wake.wait(timeout=soonest - now)
+                    continue
+                for beat in due:
+                    beat.due = now + beat.interval
+            for beat in due:  # outside the lock: a renewal waits on the database
+                if not beat.renew():
+                    self.remove(beat)
+
+
+_service: list[_Beats] = []
+_service_lock = threading.Lock()
+
+
+def _beats() -> _Beats:
+    """The heartbeat thread of this process (a forked worker starts its own)."""
+    with _service_lock:
+        if not _service or _service[0].pid != os.getpid():
+            _service[:] = [_Beats()]
+        return _service[0]
