@@ -19,9 +19,16 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.coverage import plan_from_ledger, plan_range
+from gatekeeper.coverage import due_span, plan_from_ledger, plan_range
 from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.periods import DAILY, HOURLY, period_from_key, period_ordinal, period_ordinals
+from gatekeeper.periods import (
+    DAILY,
+    HOURLY,
+    parse_period_key,
+    period_from_key,
+    period_ordinal,
+    period_ordinals,
+)
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
 from tests.conftest import T0, snapshot, succeed
 
@@ -77,6 +84,8 @@ HOUR_VALUES = st.one_of(
 @example("2026-10-25T23:00Z")
 @example("2026-02-30T05:00Z")
 @example("2026-10-25X05:00Z")
+@example(dt.datetime(2026, 10, 25, 5, 0, 30, tzinfo=UTC))  # on the minute, not the hour
+@example(dt.datetime(2026, 10, 25, 5, 0, 0, 1, tzinfo=UTC))
 def test_period_ordinals_hourly_agrees_with_period_ordinal(value: Any) -> None:
     assert outcome(period_ordinals, [value], HOURLY, "complete") == single(value, HOURLY)
 
@@ -529,3 +538,59 @@ def test_reads_refuse_bad_input_naming_the_field_and_value(
         call(ledger)
     assert (caught.value.field, caught.value.value) == (field, value)
     assert reason is None or caught.value.reason == reason
+
+
+# -- the fetch-then-plan step: the due window fetched is the plan's, every argument passed on ---
+WINDOWS = [  # (request, the due window the completeness fetch must be asked for)
+    ({"start": "2026-10-18", "stop": "2026-10-21", "now": T0}, ("2026-10-18", "2026-10-20")),
+    ({"start": "2026-10-18", "now": T0}, ("2026-10-18", "2026-10-22")),
+    ({"start": "2026-10-18", "now": T0, "lateness": "8h"}, ("2026-10-18", "2026-10-21")),
+    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 22, 23, 30, tzinfo=UTC),
+      "timezone": "Europe/Berlin"}, ("2026-10-18", "2026-10-22")),
+    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 22, 21, 30, tzinfo=UTC),
+      "timezone": "Europe/Berlin"}, ("2026-10-18", "2026-10-21")),
+    ({"start": "2026-10-23T04:00Z", "stop": "2026-10-23T06:00Z", "now": T0,
+      "period": HOURLY}, ("2026-10-23T04:00Z", "2026-10-23T05:00Z")),
+    ({"start": "2026-10-23", "now": T0}, None),
+    ({"start": "2026-10-18", "stop": "2026-10-18", "now": T0}, None),
+]
+
+
+@pytest.mark.parametrize(("request_", "window"), WINDOWS)
+def test_plan_from_ledger_fetches_the_due_window_and_plans_with_every_argument(
+    ledger: gk.Ledger, request_: dict[str, Any], window: tuple[str, str] | None
+) -> None:
+    asked: list[tuple[str, str]] = []
+
+    def complete(first: str, last: str) -> list[str]:
+        asked.append((first, last))
+        return [first]  # the first due period is complete
+
+    assert due_span(**request_) == window
+    plan = plan_from_ledger(ledger, "Job", complete=complete, strategy="reverse", catchup="none",
+                            task_limit=1, **request_)
+    assert asked == ([] if window is None else [window])
+    done = [] if window is None else [window[0]]
+    assert plan == plan_range(done, strategy="reverse", catchup="none", task_limit=1, **request_)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 23)}, "now"),
+    ({"start": "2026-13-01", "now": T0}, "start"),
+    ({"start": "2026-10-18", "stop": "2026-10-1", "now": T0}, "stop"),
+    ({"start": "2026-10-18", "now": T0, "lateness": "-1h"}, "lateness"),
+    ({"start": "2026-10-18", "now": T0, "timezone": "utc"}, "timezone"),
+])
+def test_due_span_refuses_bad_input_naming_the_field(kwargs: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        due_span(**kwargs)
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize(("value", "period", "field"), [
+    ("2026-13-01", DAILY, "stop"), ("2026-10-25T05:30Z", HOURLY, "start"),
+])
+def test_parse_period_key_names_the_given_field(value: str, period: str, field: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_period_key(value, period, field)
+    assert (caught.value.field, caught.value.value) == (field, value)
