@@ -24,6 +24,8 @@ from gatekeeper.errors import InvalidInput, RecoveryNotSafe
 from gatekeeper.periods import (
     DAILY,
     HOURLY,
+    Interval,
+    interval,
     parse_period_key,
     period_from_key,
     period_ordinal,
@@ -526,6 +528,11 @@ def test_fingerprint_is_the_sha256_of_canonical_json() -> None:
 @pytest.mark.parametrize(("call", "field", "value", "reason"), [
     (lambda ledger: ledger.history(""), "job", "", None),
     (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
+    (lambda ledger: ledger.publication("", D), "consumer", "", None),
+    (lambda ledger: interval("9999-12-31"), "business_date", "9999-12-31",
+     "interval beyond the datetime range"),
+    (lambda ledger: Interval(T0, T0 - dt.timedelta(hours=1)), "end", T0 - dt.timedelta(hours=1),
+     "before start 2026-10-23T07:00:00+00:00"),
     (lambda ledger: period_from_key(5), "business_date", 5,
      "expected a period key string, got int"),
     (lambda ledger: period_from_key("2026-10-25T25:00Z", "complete"), "complete",
@@ -594,3 +601,17 @@ def test_parse_period_key_names_the_given_field(value: str, period: str, field: 
     with pytest.raises(InvalidInput) as caught:
         parse_period_key(value, period, field)
     assert (caught.value.field, caught.value.value) == (field, value)
+
+
+def test_intervals_are_held_on_the_one_utc_timezone_object() -> None:
+    """The hourly fast path recognises UTC by identity (``tzinfo is timezone.utc``)."""
+    for label, period, zone in [("2026-10-25", DAILY, "Europe/Berlin"),
+                                ("2026-10-25T05:00Z", HOURLY, "UTC")]:
+        span = interval(label, period, zone)
+        assert span.start.tzinfo is UTC and span.end.tzinfo is UTC
+
+
+def test_plan_range_with_a_lateness_beyond_the_calendar_has_nothing_due() -> None:
+    plan = plan_range([], start="2026-10-01", now=T0, lateness="999999999d")
+    assert (plan.due, plan.contiguous_through, plan.next_due_at) == ((), None, None)
+    assert due_span(start="2026-10-01", now=T0, lateness="999999999d") is None
