@@ -615,3 +615,14 @@ def test_plan_range_with_a_lateness_beyond_the_calendar_has_nothing_due() -> Non
     plan = plan_range([], start="2026-10-01", now=T0, lateness="999999999d")
     assert (plan.due, plan.contiguous_through, plan.next_due_at) == ((), None, None)
     assert due_span(start="2026-10-01", now=T0, lateness="999999999d") is None
+
+
+@pytest.mark.parametrize(("limit", "reason"), [
+    ("3", "expected a whole number or None"), (True, "expected a whole number or None"),
+    (-1, "negative"),
+])
+def test_plan_range_refuses_a_task_limit_naming_it(limit: Any, reason: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        plan_range([], start="2026-10-01", now=T0, task_limit=limit)
+    assert (caught.value.field, caught.value.value, caught.value.reason) == (
+        "task_limit", limit, reason)
