@@ -30,6 +30,7 @@ from gatekeeper.periods import (
     period_from_key,
     period_ordinal,
     period_ordinals,
+    periods_between,
 )
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
 from tests.conftest import T0, snapshot, succeed
@@ -626,3 +627,29 @@ def test_plan_range_refuses_a_task_limit_naming_it(limit: Any, reason: str) -> N
         plan_range([], start="2026-10-01", now=T0, task_limit=limit)
     assert (caught.value.field, caught.value.value, caught.value.reason) == (
         "task_limit", limit, reason)
+
+
+@pytest.mark.parametrize(("catchup", "canonical", "reason"), [
+    ("none", "none", None), ("last:007", "last:7", None),
+    ("last:0", None, "last:N needs a whole number N >= 1"),
+    ("last:x", None, "last:N needs a whole number N >= 1"),
+    ("some", None, "unknown catch-up policy; expected all, none or last:N"),
+    (1, None, "unknown catch-up policy; expected all, none or last:N"),
+])
+def test_plan_range_catchup_is_canonical_or_refused_naming_it(
+    catchup: Any, canonical: str | None, reason: str | None
+) -> None:
+    if reason is None:
+        assert plan_range([], start="2026-10-01", now=T0, catchup=catchup).catchup == canonical
+        return
+    with pytest.raises(InvalidInput) as caught:
+        plan_range([], start="2026-10-01", now=T0, catchup=catchup)
+    assert (caught.value.field, caught.value.value, caught.value.reason) == (
+        "catchup", catchup, reason)
+
+
+def test_periods_between_refuses_a_stop_before_the_start_naming_both() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        periods_between("2026-10-02", "2026-10-01")
+    assert (caught.value.field, caught.value.value, caught.value.reason) == (
+        "stop", "2026-10-01", "before start 2026-10-02")
