@@ -152,12 +152,8 @@ def plan_range(
     ``now`` (naive), lateness (negative), start/stop (wrong type for the period; stop before
     start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or complete item.
     """
-    kind = parse_period(period)
-    zone = parse_timezone(timezone)
-    when = parse_aware_datetime(now, "now")
-    late = parse_lateness(lateness)
-    first = parse_label(start, kind, "start")
-    last = None if stop is None else parse_label(stop, kind, "stop")
+    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
+                                                        period)
     if last is not None and last < first:
         raise InvalidInput("stop", stop, f"before start {start}")
     order = _parse_strategy(strategy)
@@ -224,16 +220,26 @@ def due_span(start: Any, stop: Any = None, *, now: Any, lateness: Any = dt.timed
              timezone: Any = "UTC", period: str = DAILY) -> tuple[str, str] | None:
     """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
     (inclusive), or None when none is due. Pure; raises InvalidInput as ``plan_range``."""
+    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
+                                                        period)
+    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
+    if hi <= lo:
+        return None
+    return parse_period_key(first, kind), parse_period_key(period_at(hi - 1, kind), kind)
+
+
+def _parse_window(
+    start: Any, stop: Any, now: Any, lateness: Any, timezone: Any, period: str,
+) -> tuple[str, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
+    """The validated window request shared by ``plan_range`` and ``due_span``: (period kind,
+    zone, now, lateness, first label, stop label or None); raises InvalidInput."""
     kind = parse_period(period)
     zone = parse_timezone(timezone)
     when = parse_aware_datetime(now, "now")
     late = parse_lateness(lateness)
     first = parse_label(start, kind, "start")
     last = None if stop is None else parse_label(stop, kind, "stop")
-    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
-    if hi <= lo:
-        return None
-    return parse_period_key(first, kind), parse_period_key(period_at(hi - 1, kind), kind)
+    return kind, zone, when, late, first, last
 
 
 def _parse_strategy(value: Any) -> str:
