@@ -12,6 +12,7 @@ import inspect
 import logging
 import os
 import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -19,8 +20,14 @@ from typing import Any, cast
 
 import luigi
 
-from gatekeeper import config
-from gatekeeper.errors import GatekeeperError, InvalidInput, LeaseLost, StateConflict
+from gatekeeper import config, luigi_compat
+from gatekeeper.errors import (
+    GatekeeperError,
+    InvalidInput,
+    LeaseHeld,
+    LeaseLost,
+    StateConflict,
+)
 from gatekeeper.lease import Heartbeat
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.periods import DAILY, HOURLY, hour_key, period_key
@@ -327,9 +334,36 @@ class PeriodTask(luigi.Task):
         return result
 
     def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
-        return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
-                                    lease_seconds=lease, attempt=self.attempt,
-                                    skip_succeeded=skip)
+        """Allocate the attempt. Under luigid a live lease on the period can only be a copy of
+        this very task another worker runs inline in a chunk (luigid dedupes scheduled ones):
+        wait for it, then take its success as ours instead of failing as a race loser."""
+        while True:
+            try:
+                return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
+                                            lease_seconds=lease, attempt=self.attempt,
+                                            skip_succeeded=skip)
+            except LeaseHeld as held:
+                if not (skip and held.holder.lease_expires_at is not None
+                        and luigi_compat.under_remote_scheduler(self)):
+                    raise
+                if not self._waited_for(ledger, held.holder):
+                    raise
+
+    def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
+        """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
+        expired: begin again), False when it failed (the failure is not retried here)."""
+        logger.info("gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
+                    self.job_id, self.period_key, holder.attempt, holder.run_id)
+        while True:
+            time.sleep(0.2)
+            latest = ledger.latest(self.job_id, self.period_key)
+            if latest is None or latest.run_id != holder.run_id:
+                return True
+            if latest.state is RunState.RUNNING:
+                if latest.lease_live(ledger.db_now()):
+                    continue
+                return True
+            return latest.state is RunState.SUCCEEDED
 
     def _declared_outputs_exist(self) -> bool:
         return all(target.exists() for target in luigi.task.flatten(self.output()))
