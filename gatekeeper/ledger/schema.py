@@ -57,6 +57,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE gk_publications ADD COLUMN producer_run_id TEXT",
         "ALTER TABLE gk_publications ADD COLUMN producer_attempt INTEGER",
     ),
+    # 5: publications whose output lives in another system's transaction (a Delta table):
+    # revision N is reserved (fingerprint, evidence, producer) before the external commit and
+    # recorded committed, with the external table version, after it (ledger/reservations.py).
+    (
+        """CREATE TABLE gk_reservations (
+            consumer TEXT NOT NULL,
+            period TEXT NOT NULL,
+            revision INTEGER NOT NULL CHECK (revision > 0),
+            fingerprint TEXT NOT NULL,
+            required_jobs TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            reason TEXT,
+            location TEXT NOT NULL,
+            producer_run_id TEXT NOT NULL,
+            producer_attempt INTEGER NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('reserved', 'committed')),
+            reserved_at {ts} NOT NULL,
+            committed_at {ts},
+            table_version INTEGER CHECK (table_version >= 0),
+            writer_run_id TEXT,
+            PRIMARY KEY (consumer, period, revision)
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
