@@ -94,6 +94,19 @@ def parse_count_text(text: Any, field: str, minimum: int = 0) -> int:
     return number
 
 
+def check_job_id(value: Any, field: str = "job_id") -> int:
+    """A remote scheduler's numeric job ID (a Databricks job): an int from 1 to 2**63 - 1, or
+    such a number typed as plain ASCII digits; never a bool. Raises InvalidInput."""
+    number = value
+    if isinstance(value, str):
+        if not _DIGITS.fullmatch(value) or len(value) > 19:
+            raise InvalidInput(field, value, "expected a positive job ID in plain digits 0-9")
+        number = int(value)
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number < 2**63:
+        raise InvalidInput(field, value, "expected a positive job ID (an integer below 2**63)")
+    return number
+
+
 def check_timestamp(value: Any, field: str) -> dt.datetime:
     """Return a tz-aware datetime (or ISO 8601 string with offset) in UTC, between
     0001-01-02 and 9999-12-01 UTC: what both backends store with room for a lease."""
