@@ -38,6 +38,20 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
         default=300.0,
         description="Seconds a running attempt's lease lasts; renewed by a heartbeat",
     )
+    openlineage = luigi.Parameter(
+        default="false",
+        description="Emit OpenLineage run events for every attempt (true/false; "
+                    "$GATEKEEPER_OPENLINEAGE overrides; the transport is OpenLineage's own "
+                    "configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml)",
+    )
+    openlineage_namespace = luigi.Parameter(
+        default="gatekeeper", description="OpenLineage namespace of the jobs' run events"
+    )
+    openlineage_timeout = luigi.FloatParameter(
+        default=5.0,
+        description="Seconds a task waits, at most, for its OpenLineage events to be delivered "
+                    "(and the process at exit); a slow or down backend never fails a task",
+    )
 
 
 _cached: tuple[object, gatekeeper] | None = None
@@ -121,3 +135,28 @@ def lateness() -> dt.timedelta:
     from gatekeeper.periods import parse_lateness
 
     return parse_lateness(str(settings().lateness))
+
+
+def openlineage() -> bool:
+    """``[gatekeeper] openlineage`` (``$GATEKEEPER_OPENLINEAGE`` overrides it): true or false;
+    raises InvalidInput naming the option (or the variable) and the value."""
+    from gatekeeper.validation import parse_flag
+
+    if "GATEKEEPER_OPENLINEAGE" in os.environ:
+        return parse_flag(os.environ["GATEKEEPER_OPENLINEAGE"], "GATEKEEPER_OPENLINEAGE")
+    return parse_flag(settings().openlineage, "gatekeeper.openlineage")
+
+
+def openlineage_namespace() -> str:
+    """``[gatekeeper] openlineage_namespace`` (default ``gatekeeper``); raises InvalidInput."""
+    from gatekeeper.validation import check_lineage_namespace
+
+    return check_lineage_namespace(settings().openlineage_namespace,
+                                   "gatekeeper.openlineage_namespace")
+
+
+def openlineage_timeout() -> float:
+    """``[gatekeeper] openlineage_timeout``: seconds, > 0 and at most 300; raises InvalidInput."""
+    from gatekeeper.validation import check_wait_seconds
+
+    return check_wait_seconds(settings().openlineage_timeout, "gatekeeper.openlineage_timeout")

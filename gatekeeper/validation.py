@@ -186,3 +186,38 @@ def check_busy_timeout(text: Any, field: str = "ledger_url.busy_timeout") -> flo
     if not math.isfinite(seconds) or seconds < 0 or seconds > 86400:
         raise InvalidInput(field, text, "expected seconds from 0 to 86400")
     return seconds
+
+
+_FLAGS = {"true": True, "1": True, "yes": True, "on": True,
+          "false": False, "0": False, "no": False, "off": False}
+_LINEAGE_NAMESPACE = re.compile(r"[^\x00-\x20\x7f]{1,1024}")
+
+
+def parse_flag(value: Any, field: str) -> bool:
+    """A boolean option: a bool, or true/false, 1/0, yes/no, on/off (any case); raises
+    InvalidInput naming ``field`` and the value."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _FLAGS:
+        return _FLAGS[value.strip().lower()]
+    raise InvalidInput(field, value, "expected true or false (also 1/0, yes/no, on/off)")
+
+
+def check_lineage_namespace(value: Any, field: str) -> str:
+    """An OpenLineage namespace: ``check_name``, then 1 to 1024 characters without blanks or
+    control characters (it is matched verbatim by lineage consumers); raises InvalidInput."""
+    name = check_name(value, field)
+    if not _LINEAGE_NAMESPACE.fullmatch(name):
+        raise InvalidInput(field, value, "expected 1 to 1024 characters without blanks or "
+                                         "control characters")
+    return name
+
+
+def check_wait_seconds(value: Any, field: str, limit: float = 300.0) -> float:
+    """A bounded wait in seconds: a finite number > 0 and at most ``limit``; raises
+    InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(field, value, "expected a number of seconds")
+    if not math.isfinite(value) or value <= 0 or value > limit:
+        raise InvalidInput(field, value, f"expected seconds > 0 and at most {limit:g}")
+    return float(value)
