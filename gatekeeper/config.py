@@ -38,6 +38,11 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
         default=300.0,
         description="Seconds a running attempt's lease lasts; renewed by a heartbeat",
     )
+    delta_storage_options = luigi.Parameter(
+        default="",
+        description="Object-store options of GatedDeltaTask tables, as a JSON object of strings "
+                    "(passed to deltalake as storage_options)",
+    )
     openlineage = luigi.Parameter(
         default="false",
         description="Emit OpenLineage run events for every attempt (true/false; "
@@ -160,3 +165,11 @@ def openlineage_timeout() -> float:
     from gatekeeper.validation import check_wait_seconds
 
     return check_wait_seconds(settings().openlineage_timeout, "gatekeeper.openlineage_timeout")
+
+
+def delta_storage_options() -> dict[str, str] | None:
+    """``[gatekeeper] delta_storage_options`` parsed (None when empty); InvalidInput if bad."""
+    from gatekeeper.validation import check_storage_options
+
+    return check_storage_options(settings().delta_storage_options,
+                                 "gatekeeper.delta_storage_options")

@@ -8,6 +8,7 @@ this module applies them to what callers pass.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -221,3 +222,43 @@ def check_wait_seconds(value: Any, field: str, limit: float = 300.0) -> float:
     if not math.isfinite(value) or value <= 0 or value > limit:
         raise InvalidInput(field, value, f"expected seconds > 0 and at most {limit:g}")
     return float(value)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+def check_column_name(value: Any, field: str) -> str:
+    """A column name usable unquoted in a predicate: letters, digits and ``_``, not starting
+    with a digit, at most 128 characters. Raises InvalidInput."""
+    if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
+        raise InvalidInput(field, value, "expected a column name: letters, digits and _, "
+                                         "not starting with a digit")
+    return value
+
+
+def check_partition_values(values: Iterable[Any], column: str, expected: str) -> None:
+    """Refuse a row whose partition ``column`` is not ``expected`` (a period key): ``values``
+    are the column's distinct values, a ``date`` or its ISO string each; a null, another
+    date, a datetime or another type is named with the column in the InvalidInput."""
+    for value in values:
+        text = value if isinstance(value, str) else (
+            value.isoformat() if isinstance(value, dt.date)
+            and not isinstance(value, dt.datetime) else None)
+        if text != expected:
+            raise InvalidInput(column, value, f"a row for another business date: every row's "
+                                              f"{column} must be {expected}; nothing was written")
+
+
+def check_storage_options(text: Any, field: str) -> dict[str, str] | None:
+    """Object-store options given as a JSON object of strings (``{"AWS_REGION": "eu-west-1"}``);
+    None for an empty value. Raises InvalidInput for anything else."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return None
+    try:
+        options = json.loads(text) if isinstance(text, str) else text
+    except ValueError as exc:
+        raise InvalidInput(field, text, f"not JSON: {exc}") from None
+    if not isinstance(options, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
+        raise InvalidInput(field, text, "expected a JSON object of string values")
+    return dict(options)
