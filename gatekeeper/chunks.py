@@ -16,6 +16,7 @@ from typing import Any
 
 import luigi
 
+from gatekeeper import luigi_compat
 from gatekeeper.completeness import complete_keys
 from gatekeeper.errors import GatekeeperError
 from gatekeeper.inline import InlineRuns
@@ -55,6 +56,13 @@ class ContiguousChunk(luigi.Task):
 
     def complete(self) -> bool:
         return not set(self.keys) - self._done(list(self.keys))
+
+    def requires(self) -> list[Any]:
+        """Nothing (periods are yielded from ``run()``). Luigi's worker asks while it schedules
+        the chunk, in its own process: the moment to let the task process it may fork for the
+        chunk count inline periods in its execution summary."""
+        luigi_compat.open_summary_channel()
+        return []
 
     inline: Any = luigi.BoolParameter(
         default=True, significant=False,

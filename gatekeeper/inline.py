@@ -17,9 +17,11 @@ Every period is visible where Luigi's would be: the scheduler (luigid's task lis
 local scheduler) gets an ``add_task`` with the worker's id and the final status (DONE/FAILED,
 and RUNNING first if the code sets a status message, progress or tracking URL); Luigi's
 execution summary counts it as ran successfully / failed / already done when the chunk runs
-in the worker's process (``--workers 1``). Under ``--workers N`` Luigi runs the chunk in a
-forked child: luigid still lists every period (the child talks to it over HTTP), but Luigi's
-summary (kept by the parent) and a local scheduler (the parent's object) see only the chunk.
+in the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
+(``--workers N``), through the channel the worker opened when it scheduled the chunk
+(``luigi_compat.open_summary_channel``), read back when the summary is written. A local
+scheduler under ``--workers N`` is the parent's object: the child's reports to it are lost,
+as Luigi's own reports from a child's running task are (luigid gets them over HTTP).
 
 Reports to luigid go through one background thread per chunk run, in order, and are flushed
 before the chunk yields or ends, so the fill never waits for a round trip per period.
@@ -58,6 +60,7 @@ class InlineRuns:
         self.scheduler = luigi_compat.worker_scheduler(chunk)
         self.worker_id = luigi_compat.worker_id(chunk)
         self.worker = luigi_compat.running_worker(chunk)
+        self.channel = None if self.worker else luigi_compat.summary_channel(self.worker_id)
         self.forwarded = luigi_compat.forwarded_attributes()
         self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
@@ -102,6 +105,8 @@ class InlineRuns:
                   expl=json.dumps(expl))
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
+        elif self.channel is not None:
+            luigi_compat.send_to_summary(self.channel, task, status, ran=ran)
 
     def task_fields(self, task: luigi.Task) -> dict[str, Any]:
         """What Luigi's worker tells the scheduler about a task, in this worker's name."""

@@ -13,13 +13,21 @@ oldest and newest release.
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import sys
+import tempfile
+import weakref
 from typing import Any
 
 import luigi
 import luigi.rpc
 import luigi.scheduler
+import luigi.task_register
 import luigi.worker
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
 
 
 class LuigiInternalMissing(RuntimeError):
@@ -184,3 +192,115 @@ def add_to_summary(worker: Any, task: luigi.Task, status: str, *, ran: bool) -> 
     if ran:
         history.append((task, luigi.scheduler.PENDING, True))
     history.append((task, status, ran))
+
+
+# -- the execution summary of a worker whose tasks run in forked processes (--workers N) ------
+#: Further internals read to count, in the parent's summary, the periods a forked child runs.
+WORKER_ID = "luigi.worker.Worker._id"
+PROCESS_MULTI = "luigi.worker.TaskProcess.use_multiprocessing"
+_channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
+
+
+class ForkedHistory(list):  # type: ignore[type-arg]
+    """A worker's ``_add_task_history`` that also takes in what its forked task processes
+    appended to the channel (one JSON line per period), whenever it is read.
+
+    ``luigi.execution_summary`` reads the history by iterating over it, after the worker ran;
+    ``Worker._add_task`` only appends. Lines are read from where the last read ended, whole
+    lines only (a child writes each line with one ``write`` to an ``O_APPEND`` file).
+    """
+
+    def __init__(self, items: list[Any], fd: int) -> None:
+        super().__init__(items)
+        self.fd, self.offset = fd, 0
+
+    def __iter__(self) -> Any:
+        self.take_in()
+        return super().__iter__()
+
+    def take_in(self) -> None:
+        data = b""
+        while chunk := os.pread(self.fd, 1 << 16, self.offset + len(data)):
+            data += chunk
+        whole = data[: data.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        for line in whole.splitlines():
+            note = json.loads(line)
+            try:
+                task = luigi.task_register.load_task(note["module"], note["family"],
+                                                     note["params"])
+            except Exception as exc:  # a summary line lost is not a period failed
+                logger.warning("gatekeeper: cannot list %s in the summary: %s", note, exc)
+                continue
+            if note["ran"]:
+                super().append((task, luigi.scheduler.PENDING, True))
+            super().append((task, note["status"], note["ran"]))
+
+
+def scheduling_worker() -> Any | None:
+    """The ``luigi.worker.Worker`` scheduling or running tasks in *its own* process, found
+    on the call stack; None elsewhere, and None in a task process Luigi forked (whose stack
+    still shows the copied Worker). Private internal: ``TaskProcess.use_multiprocessing``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, luigi.worker.TaskProcess):
+            try:
+                if owner.use_multiprocessing:
+                    return None
+            except AttributeError:
+                raise LuigiInternalMissing(PROCESS_MULTI) from None
+        if isinstance(owner, luigi.worker.Worker):
+            return owner
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def open_summary_channel() -> None:
+    """Let the task processes the current worker forks count the periods they run inline in
+    its execution summary (see ``summary_channel``). Call it where the worker schedules a
+    task that may run periods inline (a chunk's ``requires()``); idempotent per worker.
+
+    Private internals: ``Worker._add_task_history`` (replaced by a ForkedHistory holding the
+    same entries) and ``Worker._id``. Luigi's worker forks a ``TaskProcess`` per task under
+    ``--workers N`` and keeps the summary in its own process; the child's results travel back
+    on a queue that carries only the task's own status, so a period run inside the child is
+    otherwise never counted. The channel is an unlinked temporary file the children inherit.
+    """
+    worker = scheduling_worker()
+    if worker is None:
+        return
+    try:
+        history, worker_key = worker._add_task_history, str(worker._id)
+    except AttributeError as missing:
+        raise LuigiInternalMissing(
+            WORKER_HISTORY if "history" in str(missing) else WORKER_ID) from None
+    if isinstance(history, ForkedHistory):
+        return
+    fd, path = tempfile.mkstemp(prefix="gatekeeper-summary-")
+    os.close(fd)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    os.unlink(path)
+    worker._add_task_history = ForkedHistory(history, fd)
+    _channels[worker_key] = fd
+    weakref.finalize(worker, _close_channel, worker_key, fd)
+
+
+def _close_channel(worker_key: str, fd: int) -> None:
+    if _channels.get(worker_key) == fd:
+        del _channels[worker_key]
+    os.close(fd)
+
+
+def summary_channel(worker_key: str | None) -> int | None:
+    """The channel of the worker ``worker_key`` that forked this process, or None."""
+    return None if worker_key is None else _channels.get(worker_key)
+
+
+def send_to_summary(fd: int, task: luigi.Task, status: str, *, ran: bool) -> None:
+    """Count ``task`` with its final ``status`` in the summary of the worker owning ``fd``
+    (read back there by ForkedHistory), as ``add_to_summary`` does in the worker's process."""
+    line = json.dumps({"module": task.task_module, "family": task.task_family,
+                       "params": task.to_str_params(), "status": status, "ran": ran})
+    os.write(fd, line.encode() + b"\n")

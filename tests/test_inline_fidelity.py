@@ -163,8 +163,13 @@ def check_luigid_lists(server: Luigid) -> None:
     assert views["inline"][1][0] == "DONE"  # reported already done (Luigi lists it not)
 
 
-def test_forward_summary_names_every_inline_period(tmp_path: Path, sqlite_cfg: Path) -> None:
-    done = fill(tmp_path, sqlite_cfg, "inline", "forward", "--local-scheduler")
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_forward_summary_names_every_inline_period(tmp_path: Path, sqlite_cfg: Path,
+                                                   workers: str) -> None:
+    """With ``--workers 2`` Luigi runs the chunk in a forked child: the periods it ran
+    inline still reach the parent's summary."""
+    done = fill(tmp_path, sqlite_cfg, "inline", "forward", "--local-scheduler",
+                workers=workers)
     assert done.returncode == TASK_FAILED, done.stderr[-3000:]
     shown = summary(done.stderr, "inline")
     assert shown["ran successfully"] == ["- 3 Hooked(business_date=D0) ..."]
@@ -173,6 +178,17 @@ def test_forward_summary_names_every_inline_period(tmp_path: Path, sqlite_cfg: P
     ran = seen(tmp_path, "inline")
     assert sorted(ran) == [0, 2, 3, 4]  # a forward fill passes over the failure
     assert all(notes[-1]["what"] == "event SUCCESS" for k, notes in ran.items() if k != 2)
+
+
+def test_contiguous_summary_with_worker_processes(tmp_path: Path, sqlite_cfg: Path) -> None:
+    """``--workers 2``: the summary says what ``--workers 1`` says (the test above it)."""
+    done = fill(tmp_path, sqlite_cfg, "inline", "contiguous", "--local-scheduler", workers="2")
+    assert done.returncode == TASK_FAILED, done.stderr[-3000:]
+    shown = summary(done.stderr, "inline")
+    assert shown["ran successfully"] == ["- 1 Hooked(business_date=D0)"]
+    assert shown["failed"] == ["- 1 Hooked(business_date=D2)"]
+    assert shown["complete ones were encountered"] == ["- 1 Hooked(business_date=D1)"]
+    assert sorted(seen(tmp_path, "inline")) == [0, 2]
 
 
 # -- two workers on luigid, periods inline -----------------------------------------------------

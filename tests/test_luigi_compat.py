@@ -311,3 +311,75 @@ def test_a_missing_internal_is_named() -> None:
     del worker._add_task_history
     with pytest.raises(LuigiInternalMissing, match="Worker._add_task_history"):
         luigi_compat.add_to_summary(worker, task, "DONE", ran=True)
+
+
+class ForkingProbe(luigi.Task):
+    """Opens the summary channel where the worker schedules it; its run(), in the task process
+    Luigi forks under --workers 2, counts a period there as a chunk does."""
+
+    name = luigi.Parameter()
+    marker = luigi.Parameter()
+
+    def requires(self) -> list[Any]:
+        luigi_compat.open_summary_channel()
+        return []
+
+    def complete(self) -> bool:
+        return Path(self.marker).exists()
+
+    def run(self) -> None:
+        key = luigi_compat.worker_id(self)
+        fd = luigi_compat.summary_channel(key)
+        Path(self.marker).write_text(f"{luigi_compat.running_worker(self) is None} {fd is None}")
+        if fd is not None:
+            luigi_compat.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"),
+                                         "DONE", ran=True)
+            luigi_compat.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-bad"),
+                                         "FAILED", ran=True)
+
+
+def test_forked_task_counts_its_periods_in_the_parents_summary(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    result = build(ForkingProbe(name="fork", marker=str(marker)), workers=2)
+    assert marker.read_text() == "True False"  # forked: no worker here, but a channel
+    text = result.summary_text
+    assert "ran successfully:\n    - 1 ForkingProbe(name=fork" in text, text
+    assert "- 1 InlineCompatProbe(name=fork-ok)" in text.split("* 1 failed")[0], text
+    assert "failed:\n    - 1 InlineCompatProbe(name=fork-bad)" in text, text
+
+
+def test_summary_channel_is_opened_only_in_the_workers_process() -> None:
+    assert luigi_compat.scheduling_worker() is None  # no worker on this stack
+    luigi_compat.open_summary_channel()  # outside a worker: nothing to open
+    assert luigi_compat.summary_channel("no-such-worker") is None
+    assert luigi_compat.summary_channel(None) is None
+
+
+def test_forked_history_keeps_entries_and_reads_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "channel"
+    path.write_bytes(b"")
+    fd = luigi_compat.os.open(path, luigi_compat.os.O_RDWR | luigi_compat.os.O_APPEND)
+    try:
+        first = InlineCompatProbe(name="first")
+        history = luigi_compat.ForkedHistory([(first, "DONE", False)], fd)
+        luigi_compat.send_to_summary(fd, InlineCompatProbe(name="second"), "DONE", ran=False)
+        luigi_compat.os.write(fd, b'{"half": ')  # a line still being written is left alone
+        assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
+        assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
+    finally:
+        luigi_compat.os.close(fd)
+
+
+def test_missing_worker_internals_for_the_channel_are_named() -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    del worker._id
+
+    def scheduling(self: Any) -> None:  # a frame whose self is the worker
+        luigi_compat.open_summary_channel()
+
+    with pytest.raises(LuigiInternalMissing, match="Worker._id"):
+        scheduling(worker)
+    process = luigi.worker.TaskProcess(InlineCompatProbe(name="p"), "w", None, None)
+    del process.use_multiprocessing
+    with pytest.raises(LuigiInternalMissing, match="TaskProcess.use_multiprocessing"):
+        scheduling(process)
