@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import luigi
 
-from gatekeeper import config, luigi_compat
+from gatekeeper import config, lineage, luigi_compat
 from gatekeeper.errors import (
     GatekeeperError,
     InvalidInput,
@@ -311,6 +311,7 @@ class PeriodTask(luigi.Task):
         ledger = self.ledger()
         self.before_attempt(ledger)
         lease = config.lease_seconds()
+        lineage.configured()  # a bad openlineage* option is refused before anything is written
         started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
         if started.state is RunState.SUCCEEDED:
             if self._declared_outputs_exist():  # another worker did it: no duplicate work
@@ -322,6 +323,7 @@ class PeriodTask(luigi.Task):
         self.run_id, self.attempt_ordinal = started.run_id, started.attempt
         logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
                     self.period_key, started.attempt, started.run_id)
+        lineage.started(self, ledger, started)
         with Heartbeat(ledger.url, started.run_id, lease) as beat:
             try:
                 result = work()
@@ -383,6 +385,7 @@ class PeriodTask(luigi.Task):
         try:
             ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
                           started.started_at, error=error)
+            lineage.ended(self, ledger, started, state, error)
         except StateConflict as exc:
             if state is RunState.SUCCEEDED:
                 raise self._lease_lost(ledger, started) from exc
