@@ -6,6 +6,8 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 from __future__ import annotations
 
 from gatekeeper.coverage import RangePlan, plan_range
+from gatekeeper.delta import GatedDeltaTask
+from gatekeeper.delta_table import delta_evidence
 from gatekeeper.errors import (
     GatekeeperError,
     InvalidInput,
@@ -31,6 +33,7 @@ __all__ = [
     "BusinessDateTask",
     "BusinessHourTask",
     "FilePublicationTarget",
+    "GatedDeltaTask",
     "GatedFileTask",
     "GatedTask",
     "GatekeeperError",
@@ -53,6 +56,7 @@ __all__ = [
     "RunState",
     "StateConflict",
     "check_ready",
+    "delta_evidence",
     "fingerprint",
     "open_ledger",
     "plan_range",

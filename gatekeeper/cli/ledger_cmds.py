@@ -10,6 +10,7 @@ from typing import Any
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.clock import utc_now
 from gatekeeper.ledger import Ledger
+from gatekeeper.ledger.reservations import reservations
 from gatekeeper.validation import check_timestamp, parse_attempt_text
 
 
@@ -67,19 +68,23 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
                        "revisions": []},
                       f"{args.consumer} {args.date}: not published", EXIT_NOT_READY)
     lines = []
+    tables = {r.revision: r.table_version for r in reservations(ledger, args.consumer, args.date)}
     for pub in revisions:
         producer = ("" if pub.run_id is None
                     else f" by attempt {pub.attempt} (run {pub.run_id})")
+        delta = ("" if tables.get(pub.revision) is None
+                 else f" to {pub.location} at Delta table version {tables[pub.revision]}")
         lines.append(f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
-                     f"{pub.published_at.isoformat()}{producer} fingerprint {pub.fingerprint}"
-                     + (f" reason: {pub.reason}" if pub.reason else ""))
+                     f"{pub.published_at.isoformat()}{producer}{delta} fingerprint "
+                     f"{pub.fingerprint}" + (f" reason: {pub.reason}" if pub.reason else ""))
         evidence = table(
             [(i.job, i.business_date, i.attempt, i.run_id,
               i.watermark.isoformat() if i.watermark else "") for i in pub.items],
             ("job", "date", "attempt", "run_id", "watermark"))
         lines.extend("  " + line for line in evidence.splitlines())
     return Result({"consumer": args.consumer, "business_date": args.date,
-                   "revisions": [p.to_json() for p in revisions]}, "\n".join(lines))
+                   "revisions": [{**p.to_json(), "table_version": tables.get(p.revision)}
+                                 for p in revisions]}, "\n".join(lines))
 
 
 def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
