@@ -81,7 +81,7 @@ class DeltaPublicationTarget(PublicationTarget):
         if self._same_files(table, mine.table_version):
             return True
         actual = table_fingerprint(table.to_pyarrow_table(
-            partitions=[(self.partition_column, "=", self.business_date)]))
+            filters=[(self.partition_column, "=", self.business_date)]))
         if actual != found.fingerprint:
             raise OutputMismatch(
                 f"{where}: Delta table {self.table_uri} (version {table.version()}) holds rows "
@@ -97,8 +97,7 @@ class DeltaPublicationTarget(PublicationTarget):
             then = open_table(self.table_uri, self.storage_options, committed_version)
         except Exception:  # noqa: BLE001 - a vacuumed or cleaned log: compare the rows instead
             return False
-        return then is not None and sorted(then.file_uris(where)) == sorted(
-            table.file_uris(where))
+        return then is not None and _files(then, where) == _files(table, where)
 
     def delta_evidence(self) -> DeltaEvidence | None:
         """The evidence stored in the Delta commit of the newest revision; reads only."""
@@ -243,6 +242,15 @@ class GatedDeltaTask(GatedTask):
                         pending.producer_run_id, pending.location)
             return
         self._record(pending, self._committed(pending) or _missing(pending))
+
+
+def _files(table: Any, where: list[tuple[str, str, str]]) -> list[str]:
+    """The data files of the partition ``where`` (deltalake >= 1.1 names the filter
+    ``file_pruning_predicate``; older ones ``partition_filters``)."""
+    try:
+        return sorted(table.file_uris(file_pruning_predicate=where))
+    except TypeError:
+        return sorted(table.file_uris(partition_filters=where))
 
 
 def _missing(pending: rsv.Reservation) -> DeltaEvidence:
