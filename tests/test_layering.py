@@ -12,13 +12,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
 #: module (or package folder) -> gatekeeper modules it must never import, directly or lazily.
 FORBIDDEN = {
     "ledger": ("gate", "tasks", "gated", "range", "chunks", "cli", "lease", "config",
-               "coverage", "recovery", "recovery_ledger", "targets"),
+               "coverage", "recovery", "recovery_ledger", "targets", "lineage"),
     "validation.py": ("ledger", "gate", "tasks", "gated", "cli", "clock", "readiness"),
     "clock.py": ("ledger", "gate", "tasks", "cli"),
     "readiness.py": ("ledger", "gate", "tasks", "cli"),
     "records.py": ("ledger", "gate", "tasks", "cli", "validation"),
     "periods.py": ("ledger", "gate", "tasks", "cli", "validation", "records"),
     "gate.py": ("tasks", "gated", "range", "cli"),
+    "lineage.py": ("tasks", "gated", "range", "chunks", "inline", "cli"),
 }
 
 
