@@ -13,6 +13,7 @@ second write. ``deltalake`` and ``pyarrow`` (the ``delta`` extra) are imported w
 from __future__ import annotations
 
 import logging
+import os
 import random
 import time
 from typing import Any
@@ -128,13 +129,18 @@ class GatedDeltaTask(GatedTask):
     def table_uri(self) -> str:
         raise NotImplementedError(f"{type(self).__name__} must implement table_uri()")
 
+    def _uri(self) -> str:
+        """``table_uri()``; a local path made absolute (the ledger records where it is)."""
+        uri = check_name(self.table_uri(), "table_uri")
+        return uri if "://" in uri else os.path.abspath(uri)
+
     def storage_options(self) -> dict[str, str] | None:
         """Object-store options for deltalake (default: ``[gatekeeper] delta_storage_options``)."""
         return config.delta_storage_options()
 
     def output(self) -> DeltaPublicationTarget:
         return DeltaPublicationTarget(
-            check_name(self.table_uri(), "table_uri"), self.job_id, self.period_key,
+            self._uri(), self.job_id, self.period_key,
             partition_column=check_column_name(self.partition_column, "partition_column"),
             storage_options=self.storage_options(), ledger=self.ledger())
 
@@ -150,7 +156,7 @@ class GatedDeltaTask(GatedTask):
         check_rows(data, check_column_name(self.partition_column, "partition_column"),
                    self.period_key)
         fingerprint = table_fingerprint(data)
-        uri = check_name(self.table_uri(), "table_uri")
+        uri = self._uri()
         self._settle_pending(uri, fingerprint)
         reserved = rsv.reserve(
             self.ledger(), self.job_id, self.period_key, self.required_jobs(), fingerprint,
