@@ -1,7 +1,7 @@
 """The OpenLineage JSON schemas gatekeeper's run events must satisfy, and a small validator.
 
 ``tests/openlineage_spec/`` holds files copied verbatim from OpenLineage/OpenLineage (commit
-8f02abfb7a25, spec/OpenLineage.json 2-0-2 and the spec/facets/*.json gatekeeper emits);
+8f02abfb7a25: spec/OpenLineage.json 2-0-2 and spec/facets/*.json of the facets in the events);
 ``docs/openlineage/GatekeeperRunFacet.json`` is gatekeeper's own facet. ``jsonschema`` is not a
 dependency, so this validates the JSON Schema 2020-12 keywords those files use: ``$ref`` (local
 and across files by ``$id``), ``allOf``, ``anyOf``, ``oneOf``, ``type``, ``properties``,
@@ -34,6 +34,7 @@ RUN_FACETS = {
                      "ErrorMessageRunFacet"),
     "gatekeeper": ("urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json",
                    "GatekeeperRunFacet"),
+    "tags": ("https://openlineage.io/spec/facets/1-0-0/TagsRunFacet.json", "TagsRunFacet"),
 }
 JOB_FACETS = {"jobType": ("https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json",
                           "JobTypeJobFacet")}

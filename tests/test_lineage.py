@@ -21,7 +21,7 @@ from gatekeeper import lineage
 from gatekeeper.validation import check_lineage_namespace, check_wait_seconds, parse_flag
 from tests.conftest import snapshot
 from tests.lineage_receiver import Receiver, closed_port_url
-from tests.lineage_schema import event_problems
+from tests.lineage_schema import JOB_FACETS, RUN_FACETS, event_problems
 from tests.luigi_support import configure, failures_of, luigi_command, luigi_env, write_config
 from tests.luigi_tasks import Trivial
 
@@ -65,6 +65,8 @@ def assert_valid(events: list[dict[str, Any]]) -> None:
     assert events
     for event in events:
         assert event_problems(event) == [], event
+        assert set(event["run"]["facets"]) <= set(RUN_FACETS)  # each checked by its own schema
+        assert set(event["job"]["facets"]) <= set(JOB_FACETS)
 
 
 SALES = ("--module", "example_pipelines.sales", "DailySalesLoad", "--business-date", "2026-10-25")
@@ -143,10 +145,11 @@ def test_lineage_failing_task_emits_fail_with_its_error(sqlite_url: str, tmp_pat
 
 
 @pytest.mark.slow
-def test_lineage_takeover_emits_abort_for_the_abandoned_attempt(sqlite_url: str,
+def test_lineage_takeover_emits_abort_for_the_abandoned_attempt(ledger_url: str,
                                                                 tmp_path: Path) -> None:
-    cfg = lineage_config(tmp_path, sqlite_url)
-    with gk.open_ledger(sqlite_url) as ledger:  # a dead worker's attempt, its lease long gone
+    """On both backends: the abandonment is found by its instant, read back from the ledger."""
+    cfg = lineage_config(tmp_path, ledger_url)
+    with gk.open_ledger(ledger_url) as ledger:  # a dead worker's attempt, its lease long gone
         ledger.begin_attempt("Trivial", "2026-10-23", "collected-run-7", lease_seconds=60,
                              now=dt.datetime(2026, 10, 23, 5, tzinfo=dt.timezone.utc))
     with Receiver() as receiver:
@@ -155,7 +158,7 @@ def test_lineage_takeover_emits_abort_for_the_abandoned_attempt(sqlite_url: str,
         events = receiver.received()
     assert done.returncode == 0, done.stderr
     assert_valid(events)
-    with gk.open_ledger(sqlite_url) as ledger:
+    with gk.open_ledger(ledger_url) as ledger:
         old, new = ledger.attempts("Trivial", "2026-10-23")
     assert (old.state, new.state) == (gk.RunState.ABANDONED, gk.RunState.SUCCEEDED)
     derived = str(uuid.uuid5(uuid.uuid5(uuid.NAMESPACE_URL, "urn:gatekeeper:run-id"),
