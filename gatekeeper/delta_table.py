@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib
 import json
 import math
 from collections.abc import Mapping
@@ -27,15 +28,19 @@ KEYS = ("consumer", "business_date", "revision", "run_id", "attempt", "fingerpri
         "evidence", "app_id", "reason")
 
 
-def _deltalake() -> Any:
+def _extra(module: str) -> Any:
+    """``module`` of the ``delta`` extra, imported now; GatekeeperError saying what to install."""
     try:
-        import deltalake
+        return importlib.import_module(module)
     except ImportError as exc:
         raise GatekeeperError(
-            "Delta tables need the delta extra: pip install -e '.[delta]' in a gatekeeper "
-            "checkout (or pip install deltalake pyarrow)"
+            f"Delta tables need the delta extra ({module} is missing): pip install -e "
+            "'.[delta]' in a gatekeeper checkout (or pip install deltalake pyarrow)"
         ) from exc
-    return deltalake
+
+
+def _deltalake() -> Any:
+    return _extra("deltalake")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +81,7 @@ def to_arrow(data: Any, field_name: str = "build()") -> Any:
     """``data`` as a ``pyarrow.Table``: a Table, a RecordBatch or reader, or anything exposing
     the Arrow stream interface (polars, pandas >= 2.2, DuckDB) or a pandas DataFrame.
     Raises InvalidInput naming ``field_name`` for anything else."""
-    import pyarrow as pa  # type: ignore[import-untyped]
-
+    pa = _extra("pyarrow")
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, pa.RecordBatch):
@@ -95,8 +99,7 @@ def to_arrow(data: Any, field_name: str = "build()") -> Any:
 def check_rows(table: Any, column: str, period: str) -> None:
     """Every row's ``column`` is ``period`` (InvalidInput naming the column and the stray
     value otherwise); reads only ``table``."""
-    import pyarrow.compute as pc  # type: ignore[import-untyped]
-
+    pc = _extra("pyarrow.compute")
     check_column_name(column, "partition_column")
     if column not in table.column_names:
         raise InvalidInput(column, None, f"no such column in the data (columns: "

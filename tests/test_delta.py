@@ -335,3 +335,101 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
                 1, pub.run_id, pub.fingerprint, pub.evidence)
             (done,) = rsv.reservations(ledger, "DeltaSales", day)
             assert done.table_version == found.table_version
+
+
+# -- the fingerprint and the input checks (pure) -----------------------------------------------
+def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() -> None:
+    import pyarrow as pa
+
+    from gatekeeper.delta_table import to_arrow
+
+    class Frame:  # any frame library exposing the Arrow stream interface (polars, pandas...)
+        def __init__(self, table: pa.Table) -> None:
+            self._table = table
+
+        def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+            return self._table.__arrow_c_stream__(requested_schema)
+
+    base = rows_for("2026-10-23")
+    same = [
+        base.take([2, 0, 1]),
+        base.select(["cents", "business_date", "item"]),
+        pa.Table.from_batches(base.to_batches(max_chunksize=1)),
+        base.set_column(1, "item", pa.compute.dictionary_encode(base["item"])),
+        base.cast(pa.schema([("business_date", pa.large_string()), ("item", pa.string()),
+                             ("cents", pa.int64())])),
+        to_arrow(Frame(pa.Table.from_pylist(list(reversed(base.to_pylist()))))),
+        to_arrow(base.to_reader()),
+    ]
+    assert {table_fingerprint(t) for t in same} == {table_fingerprint(base)}
+    other = [rows_for("2026-10-23", 2), base.take([0, 1]), base.take([0, 1, 2, 2]),
+             base.rename_columns(["business_date", "sku", "cents"]),
+             base.set_column(2, "cents", pa.array([100.0, 250.0, 5.0]))]
+    assert len({table_fingerprint(t) for t in [base, *other]}) == 1 + len(other)
+
+
+@pytest.mark.parametrize(("data", "field", "value"), [
+    ({"business_date": ["2026-10-23"]}, "build()", dict),
+    ("business_date", "build()", str),
+])
+def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str,
+                                                         value: Any) -> None:
+    from gatekeeper.delta_table import to_arrow
+
+    with pytest.raises(gk.InvalidInput) as refused:
+        to_arrow(data)
+    assert (refused.value.field, refused.value.value) == (field, value)
+
+
+@pytest.mark.parametrize(("values", "value"), [
+    (["2026-10-23", None], None), ([dt.date(2026, 10, 22)], dt.date(2026, 10, 22)),
+    ([20261023], 20261023), ([dt.datetime(2026, 10, 23)], dt.datetime(2026, 10, 23)),
+])
+def test_delta_partition_values_other_than_the_date_are_named(values: list[Any],
+                                                             value: Any) -> None:
+    import pyarrow as pa
+
+    from gatekeeper.delta_table import check_rows
+
+    with pytest.raises(gk.InvalidInput) as refused:
+        check_rows(pa.table({"day": values}), "day", "2026-10-23")
+    assert (refused.value.field, refused.value.value) == ("day", value)
+    check_rows(pa.table({"day": [dt.date(2026, 10, 23)]}), "day", "2026-10-23")
+    with pytest.raises(gk.InvalidInput, match="no such column in the data"):
+        check_rows(pa.table({"day": values}), "business_date", "2026-10-23")
+    with pytest.raises(gk.InvalidInput) as bad:
+        check_rows(pa.table({"day": values}), "day; DROP", "2026-10-23")
+    assert bad.value.field == "partition_column"
+
+
+@pytest.mark.parametrize("text", ["[1]", "{\"a\": 1}", "{nope"])
+def test_delta_storage_options_must_be_a_json_object_of_strings(text: str) -> None:
+    from gatekeeper.validation import check_storage_options
+
+    with pytest.raises(gk.InvalidInput) as refused:
+        check_storage_options(text, "gatekeeper.delta_storage_options")
+    assert (refused.value.field, refused.value.value) == ("gatekeeper.delta_storage_options",
+                                                          text)
+    assert check_storage_options('{"AWS_REGION": "eu-west-1"}', "x") == {
+        "AWS_REGION": "eu-west-1"}
+    assert check_storage_options("", "x") is None
+
+
+def test_delta_core_imports_without_the_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('deltalake', 'pyarrow'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import gatekeeper as gk\n"
+        "try:\n"
+        f"    gk.delta_evidence({str(tmp_path)!r}, '2026-10-23')\n"
+        "except gk.GatekeeperError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "need the delta extra (deltalake is missing)" in done.stdout
