@@ -12,7 +12,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
 #: module (or package folder) -> gatekeeper modules it must never import, directly or lazily.
 FORBIDDEN = {
     "ledger": ("gate", "tasks", "gated", "range", "chunks", "cli", "lease", "config",
-               "coverage", "recovery", "recovery_ledger", "targets", "lineage"),
+               "coverage", "recovery", "recovery_ledger", "targets", "lineage", "delta",
+               "delta_table"),
+    "delta_table.py": ("ledger", "gate", "tasks", "gated", "cli", "config", "delta"),
     "validation.py": ("ledger", "gate", "tasks", "gated", "cli", "clock", "readiness"),
     "clock.py": ("ledger", "gate", "tasks", "cli"),
     "readiness.py": ("ledger", "gate", "tasks", "cli"),
