@@ -123,6 +123,26 @@ def test_lineage_success_start_complete_with_period_publication_and_evidence(
 
 
 @pytest.mark.slow
+def test_lineage_range_fill_emits_each_period_once(sqlite_url: str, tmp_path: Path) -> None:
+    """Periods a chunk runs inline are attempts like scheduled ones: one START and one
+    COMPLETE per job and date, each with its own date's interval."""
+    cfg = lineage_config(tmp_path, sqlite_url)
+    with Receiver() as receiver:
+        done, _ = run_luigi(cfg, "--module", "example_pipelines.sales", "RangeBusinessDaily",
+                            "--of", "DailySalesLoad", "--start", "2026-10-01", "--stop",
+                            "2026-10-03", url=receiver.url)
+        assert done.returncode == 0, done.stderr
+        events = receiver.received()
+    assert_valid(events)
+    runs: dict[tuple[str, str], list[str]] = {}
+    for event in events:
+        key = (event["job"]["name"], event["run"]["facets"]["nominalTime"]["nominalStartTime"])
+        runs.setdefault(key, []).append(event["eventType"])
+    assert runs == {(job, f"2026-10-0{day}T00:00:00+00:00"): ["START", "COMPLETE"]
+                    for job in ("DimCustomer", "DimProduct", "DailySalesLoad") for day in (1, 2)}
+
+
+@pytest.mark.slow
 def test_lineage_failing_task_emits_fail_with_its_error(sqlite_url: str, tmp_path: Path) -> None:
     cfg = lineage_config(tmp_path, sqlite_url)
     (tmp_path / "fail").touch()
