@@ -225,7 +225,6 @@ def test_delta_restored_table_is_output_mismatch_never_complete(
 
 
 # -- a crash before the Delta commit: the reservation is adopted or released -------------------
-@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("same_rows", [True, False])
 def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
         delta: dict[str, Any], same_rows: bool) -> None:
