@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import Any
 
-from gatekeeper.cli import coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
+from gatekeeper.cli import collect_cmds, coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes)
         return p
 
-    for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds):
+    for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds, collect_cmds):
         module.register(add)
     return parser
 
