@@ -23,8 +23,9 @@ in the worker's process (``--workers 1``), and when Luigi runs the chunk in a fo
 scheduler under ``--workers N`` is the parent's object: the child's reports to it are lost,
 as Luigi's own reports from a child's running task are (luigid gets them over HTTP).
 
-Reports to luigid go through one background thread per chunk run, in order, and are flushed
-before the chunk yields or ends, so the fill never waits for a round trip per period.
+Reports to luigid go through one background thread per chunk run, in order, on one keep-alive
+connection (``scheduler_wire``), and are flushed before the chunk yields or ends, so the fill
+never waits for a round trip per period.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from gatekeeper import luigi_compat
 from gatekeeper.clock import utc_now
 from gatekeeper.errors import LeaseHeld
 from gatekeeper.records import Attempt
+from gatekeeper.scheduler_wire import SchedulerWire
 from gatekeeper.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -63,6 +65,7 @@ class InlineRuns:
         self.channel = None if self.worker else luigi_compat.summary_channel(self.worker_id)
         self.forwarded = luigi_compat.forwarded_attributes()
         self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
+        self.wire = SchedulerWire(self.scheduler) if self.remote else None
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
 
@@ -89,12 +92,19 @@ class InlineRuns:
             self._thread = None
 
     def _drain(self) -> None:
-        while (item := self._queue.get()) is not None:
-            self._call(*item)
+        try:
+            while (item := self._queue.get()) is not None:
+                self._call(*item)
+        finally:
+            if self.wire is not None:
+                self.wire.close()
 
     def _call(self, method: str, arguments: dict[str, Any]) -> None:
         try:
-            getattr(self.scheduler, method)(**arguments)
+            if self.wire is not None:
+                self.wire.call(method, arguments)
+            else:
+                getattr(self.scheduler, method)(**arguments)
         except Exception as exc:  # a report lost is not a period failed
             logger.warning("gatekeeper: could not report %s to the scheduler: %s",
                            arguments.get("task_id"), exc)

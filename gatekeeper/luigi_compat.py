@@ -201,7 +201,7 @@ PROCESS_MULTI = "luigi.worker.TaskProcess.use_multiprocessing"
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
 
 
-class ForkedHistory(list):  # type: ignore[type-arg]
+class ForkedHistory(list[Any]):
     """A worker's ``_add_task_history`` that also takes in what its forked task processes
     appended to the channel (one JSON line per period), whenever it is read.
 
@@ -304,3 +304,23 @@ def send_to_summary(fd: int, task: luigi.Task, status: str, *, ran: bool) -> Non
     line = json.dumps({"module": task.task_module, "family": task.task_family,
                        "params": task.to_str_params(), "status": status, "ran": ran})
     os.write(fd, line.encode() + b"\n")
+
+
+# -- the scheduler's address, for reports sent over a keep-alive connection -------------------
+REMOTE_URL = "luigi.rpc.RemoteScheduler._url"
+
+
+def remote_scheduler_url(scheduler: Any) -> str | None:
+    """The URL a ``luigi.rpc.RemoteScheduler`` talks to; None for any other scheduler.
+
+    Private internal: ``RemoteScheduler._url`` (the ``url`` it was built with, without a
+    trailing slash; Luigi 2.x-3.x). The worker builds its RemoteScheduler from ``[core]``
+    options and the command line; the URL it settled on is not public. Used only to send a
+    chunk's per-period reports over one keep-alive connection (``scheduler_wire``).
+    """
+    if not isinstance(scheduler, luigi.rpc.RemoteScheduler):
+        return None
+    try:
+        return str(scheduler._url)
+    except AttributeError:
+        raise LuigiInternalMissing(REMOTE_URL) from None
