@@ -191,7 +191,7 @@ def handler_for(fake: FakeJobs) -> type[BaseHTTPRequestHandler]:
 def serve(fake: FakeJobs, port: int = 0) -> Iterator[str]:
     """Serve ``fake`` on 127.0.0.1 in a thread; yields its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", port), handler_for(fake))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 from gatekeeper.errors import GatekeeperError
 
@@ -96,7 +97,7 @@ def _read(client: Any, path: str, query: dict[str, Any],
             # A status the SDK has no class for (502 Bad Gateway) is a bare DatabricksError.
             retry = isinstance(exc, transient) or type(exc) is errors.DatabricksError
             if delay is None or not retry:
-                raise CollectError(f"Databricks GET {path} {query}: {exc}") from exc
+                raise CollectError(f"Databricks GET {path}?{urlencode(query)}: {exc}") from exc
             log.warning("Databricks GET %s failed (%s); retrying in %.0f s", path, exc, delay)
             sleep(delay)
             continue
