@@ -87,18 +87,22 @@ class ContiguousChunk(luigi.Task):
                     runs.flush()
                     yield task  # resumed here only once the period is complete
                 done.add(keys[index])
+            self.progress(done, runs=runs, last=True)
         finally:
             runs.flush()
-        self.progress(done)
 
     def progress(self, done: Collection[str], failed: Collection[str] = (),
-                 runs: InlineRuns | None = None) -> None:
+                 runs: InlineRuns | None = None, *, last: bool = False) -> None:
         """Show ``filled D/N[, F failed (first P)], next K`` and the percentage. Not per
         period under luigid (``runs`` remote): the range's watch sets every chunk's status
-        there per period, from the ledger, without a round trip per period here."""
+        there per period, from the ledger, without a round trip per period here; the
+        ``last`` one goes with the periods' reports, without waiting for a round trip."""
+        status = chunk_status(list(self.keys), done, failed)
         if runs is not None and runs.remote:
+            if last:
+                runs.show(self, *status)
             return
-        show_status(self, *chunk_status(list(self.keys), done, failed))
+        show_status(self, *status)
 
     def _may_run_inline(self, task: PeriodTask) -> bool:
         """Inline once the period's requirements are complete, under any scheduler.

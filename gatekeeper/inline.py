@@ -118,6 +118,14 @@ class InlineRuns:
         elif self.channel is not None:
             luigi_compat.send_to_summary(self.channel, task, status, ran=ran)
 
+    def show(self, task: luigi.Task, message: str, percentage: int) -> None:
+        """Set the status message and progress of ``task`` (running on this worker) as its
+        own ``set_status_message``/``set_progress_percentage`` would, in order with the
+        reports."""
+        self.send("set_task_status_message", task_id=task.task_id, status_message=message)
+        self.send("set_task_progress_percentage", task_id=task.task_id,
+                  progress_percentage=percentage)
+
     def task_fields(self, task: luigi.Task) -> dict[str, Any]:
         """What Luigi's worker tells the scheduler about a task, in this worker's name."""
         return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,

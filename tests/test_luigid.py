@@ -226,6 +226,9 @@ def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers
 
     listed = luigid.rpc("task_list", status="DONE", search="RangeBusinessDaily")[task_id]
     assert (listed["status_message"], listed["progress_percentage"]) == final
+    chunks = luigid.rpc("task_list", status="DONE", search="ContiguousChunk").values()
+    assert sorted((chunk["status_message"], chunk["progress_percentage"]) for chunk in chunks
+                  ) == [("filled 28/28", 100), ("filled 32/32", 100)]  # each chunk's last
 
     # a catch-up policy: August's 31 dates are due, only the last 3 are filled
     august = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))
