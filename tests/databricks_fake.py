@@ -55,6 +55,7 @@ class FakeJobs:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.faults: dict[tuple[str, str], list[tuple[int, dict[str, str]]]] = {}
         self.lock = threading.Lock()
+        self.stuck_token: str | None = None  # a broken server: always this next_page_token
 
     def add_run(self, run_id: int, *, job_id: int = 42, start: int, life: str = "TERMINATED",
                 result: str | None = "SUCCESS", date: str | None = None,
@@ -144,7 +145,7 @@ class FakeJobs:
             page.append(item)
         body: dict[str, Any] = {"runs": page, "has_more": first + size < len(runs)}
         if first + size < len(runs):
-            body["next_page_token"] = f"page-{first + size}"
+            body["next_page_token"] = self.stuck_token or f"page-{first + size}"
         if first:
             body["prev_page_token"] = f"page-{max(0, first - size)}"
         return body

@@ -161,7 +161,7 @@ def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str,
     jobs.add_run(601, start=T0_MS, life="HIBERNATING", result=None, date="2026-10-22")
     jobs.add_run(602, start=T0_MS + H, result="EXCLUDED", date="2026-10-23")
     jobs.add_run(603, start=T0_MS + 2 * H, date="2026-10-24",
-                 run_status=status("TERMINATED", "FAILED"))  # the two fields disagree
+                 run_status=status("TERMINATED", "RUN_EXECUTION_ERROR"))  # they disagree
     jobs.add_run(604, start=T0_MS + 3 * H, date="2026-10-25")
     typed = {r.run_id: r for r in client.jobs.list_runs(job_id=42)}
     assert typed[601].state.life_cycle_state is None  # why the collector reads raw JSON
@@ -172,7 +172,9 @@ def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str,
     assert sorted(reasons) == ["databricks:601", "databricks:602", "databricks:603"]
     assert 'state.life_cycle_state="HIBERNATING"' in reasons["databricks:601"]
     assert 'state.result_state="EXCLUDED"' in reasons["databricks:602"]
-    assert 'status.termination_details.code="FAILED"' in reasons["databricks:603"]
+    assert reasons["databricks:601"].startswith("state not in the map: ")
+    assert reasons["databricks:603"].startswith("state and status disagree: ")
+    assert 'status.termination_details.code="RUN_EXECUTION_ERROR"' in reasons["databricks:603"]
 
 
 def test_collect_dates_from_parameters_or_refuses(sqlite_url: str, fake: Any) -> None:
@@ -199,13 +201,22 @@ def test_collect_terminal_state_contradicting_the_ledger_is_a_conflict(sqlite_ur
                                                                        fake: Any) -> None:
     jobs, client, _ = fake
     jobs.add_run(801, start=T0_MS, date="2026-10-22")
+    jobs.add_run(802, start=T0_MS, life="RUNNING", result=None, date="2026-10-23")  # stale
+    jobs.add_run(803, start=T0_MS, date="2026-10-24")  # its run ID is another job's
+    jobs.add_run(804, start=T0_MS + H, date="2026-10-24")
     with gk.open_ledger(sqlite_url) as ledger:
         ledger.record("orders", "2026-10-22", 1, "databricks:801", "failed", at(T0_MS))
+        ledger.record("orders", "2026-10-23", 1, "databricks:802", "succeeded", at(T0_MS))
+        ledger.record("other", "2026-10-24", 1, "databricks:803", "succeeded", at(T0_MS))
         before = snapshot(ledger)
         report = dbx.collect(ledger, client, job_id=42, job="orders")
         assert snapshot(ledger) == before
-    (skip,) = report.conflicts
-    assert "attempt 1 is failed in the ledger" in skip.reason and report.recorded == 0
+    assert (report.recorded, report.unchanged) == (0, 1)  # a late "running" is a replay
+    reasons = {s.run_id: s.reason for s in report.conflicts}
+    assert "attempt 1 is failed in the ledger" in reasons["databricks:801"]
+    assert "already belongs to other 2026-10-24 attempt 1" in reasons["databricks:803"]
+    assert reasons["databricks:804"] == ("not recorded: an earlier run of orders 2026-10-24 "
+                                         "was refused")  # no attempt 2 without attempt 1
 
 
 def test_collect_since_is_start_time_from(sqlite_url: str, fake: Any) -> None:
@@ -233,6 +244,19 @@ def test_fetch_retries_5xx_with_backoff_then_gives_up(fake: Any) -> None:
     with pytest.raises(CollectError, match="runs/list"):
         fetch_runs(client, 42, sleep=slept.append)
     assert slept == [1.0, 2.0, 4.0]
+
+
+def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -> None:
+    jobs, client, _ = fake
+    for n in range(5):
+        jobs.add_run(960 + n, start=T0_MS + n * H, date="2026-10-22")
+    jobs.stuck_token = "page-2"
+    with gk.open_ledger(sqlite_url) as ledger:
+        before = snapshot(ledger)
+        with pytest.raises(CollectError, match="repeated page token 'page-2'"):
+            dbx.collect(ledger, client, job_id=42, job="orders")
+        assert snapshot(ledger) == before
+    assert [q.get("page_token", "") for q in jobs.list_queries()] == ["", "page-2"]
 
 
 @pytest.mark.parametrize(("kwargs", "field", "shown"), [
@@ -374,3 +398,20 @@ def test_command_without_databricks_sdk_says_what_to_install(tmp_path: Path) -> 
     assert done.returncode == 1
     assert "pip install 'gatekeeper[databricks]'" in done.stderr
     assert not db.exists()
+
+
+@pytest.mark.slow
+def test_command_ledger_conflict_exits_3(tmp_path: Path, fake: Any) -> None:
+    jobs, _, url = fake
+    jobs.add_run(1201, start=T0_MS, date="2026-10-22")
+    ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with gk.open_ledger(ledger_url) as ledger:
+        ledger.record("other", "2026-10-22", 1, "databricks:1201", "succeeded", at(T0_MS))
+        before = snapshot(ledger)
+    done = command("--json", "collect", "databricks", "--ledger", ledger_url, "--job-id", "42",
+                   "--job", "orders", env=clean_env(url))
+    assert done.returncode == 3, done.stderr
+    (skip,) = json.loads(done.stdout)["skipped"]
+    assert skip["run_id"] == "databricks:1201" and skip["kind"] == "conflict"
+    with gk.open_ledger(ledger_url) as ledger:
+        assert snapshot(ledger) == before

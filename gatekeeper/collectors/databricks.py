@@ -197,15 +197,18 @@ def readings(item: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 
 def resolve_state(item: Mapping[str, Any]) -> tuple[RunState | None, str]:
     """(ledger state, the raw values read) of a run or repair entry; the state is None when a
-    reading is not in STATE_MAP, the two readings disagree, or there is none (pure)."""
+    reading is not in STATE_MAP, the two readings disagree (the raw text then says so), or
+    there is none (pure)."""
     found = readings(item)
     names = {"state": ("life_cycle_state", "result_state"),
              "status": ("state", "termination_details.code")}
     raw = ", ".join(f"{f}.{names[f][0]}={json.dumps(life)} {f}.{names[f][1]}={json.dumps(out)}"
                     for f, life, out in found) or "no state or status"
     mapped = {map_state(*reading) for reading in found}
-    if not found or None in mapped or len(mapped) != 1:
-        return None, raw
+    if not found or None in mapped:
+        return None, f"state not in the map: {raw}"
+    if len(mapped) != 1:
+        return None, f"state and status disagree: {raw}"
     return mapped.pop(), raw
 
 
@@ -251,9 +254,8 @@ def executions(run: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], Any
     for index, entry in enumerate(history):
         original = entry.get("type") == "ORIGINAL"
         run_id = base if original else f"{base}:repair:{entry.get('id')}"
-        holder = entry if readings(entry) or index < len(history) - 1 else run
         start = entry.get("start_time") or (run.get("start_time") if original else None)
-        found.append((run_id, holder, start, index))
+        found.append((run_id, entry, start, index))
     return found
 
 
@@ -269,8 +271,7 @@ def observe(runs: Iterable[Mapping[str, Any]], date_param: str
         for run_id, holder, start, index in executions(run):
             state, raw = resolve_state(holder)
             if state is None:
-                skipped.append(Skip(run_id, f"state not in the map: {raw}",
-                                    SkipKind.UNKNOWN_STATE))
+                skipped.append(Skip(run_id, raw, SkipKind.UNKNOWN_STATE))
             elif key is None:
                 skipped.append(Skip(run_id, why, date_skip or SkipKind.NO_DATE))
             elif not _int(start) > 0:
