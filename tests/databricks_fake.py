@@ -203,7 +203,7 @@ def serve(fake: FakeJobs, port: int = 0) -> Iterator[str]:
 
 
 def demo_runs(fake: FakeJobs) -> None:
-    """The README's workspace: job 42 over three business dates."""
+    """The README's workspace: six runs of job 42 for four business dates, and one undated."""
     fake.add_run(101, start=T0_MS, date="2026-10-21")                        # succeeded
     fake.add_run(102, start=T0_MS + 3_600_000, result="FAILED", date="2026-10-22")
     fake.add_run(103, start=T0_MS + 3_700_000, date="2026-10-22",            # its retry
