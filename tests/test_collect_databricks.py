@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -415,3 +417,33 @@ def test_command_ledger_conflict_exits_3(tmp_path: Path, fake: Any) -> None:
     assert skip["run_id"] == "databricks:1201" and skip["kind"] == "conflict"
     with gk.open_ledger(ledger_url) as ledger:
         assert snapshot(ledger) == before
+
+
+@pytest.mark.slow
+def test_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's example, on a free port, in a scratch directory: its output as shown."""
+    section = (ROOT / "README.md").read_text().split("## Databricks Jobs collector\n", 1)[1]
+    block = section.split("```\n", 2)[1]
+    script = "\n".join(line for line in block.splitlines() if not line.startswith("#"))
+    shown = [line[4:] for line in block.splitlines() if line.startswith("#   ")]
+    assert len(shown) == 6
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    env = {**clean_env("unused"), "PYTHONPATH": str(ROOT),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    shell = subprocess.Popen(["bash", "-ec", script.replace("8765", port)], cwd=tmp_path,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        stdout, stderr = shell.communicate(timeout=60)
+    finally:  # the fake server, if the script stopped before its kill
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGTERM)
+    done = subprocess.CompletedProcess(shell.args, shell.returncode, stdout, stderr)
+    assert done.returncode == 0, done.stderr
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    assert all(line in lines for line in shown), (shown, lines)
+    assert (tmp_path / "databricks-demo.db").exists()
