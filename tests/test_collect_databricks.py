@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gatekeeper as gk
 from gatekeeper.collectors import databricks as dbx
@@ -282,6 +284,58 @@ def test_collect_bad_input_is_refused_before_anything(sqlite_url: str, fake: Any
         assert caught.value.field == field
         assert snapshot(ledger) == before
     assert jobs.requests == []
+
+
+# -- the planner against a reference model ------------------------------------------------------
+BASE = dt.datetime(2026, 10, 22, tzinfo=UTC)
+STATES = st.sampled_from([gk.RunState.RUNNING, gk.RunState.SUCCEEDED, gk.RunState.FAILED])
+RUNS = st.dictionaries(st.integers(1, 9), st.tuples(st.integers(0, 30), STATES), max_size=7)
+
+
+def observations_of(runs: dict[int, tuple[int, gk.RunState]]) -> list[dbx.Observation]:
+    return [dbx.Observation(f"databricks:{n}", "2026-10-22", BASE + dt.timedelta(minutes=m),
+                            state, state.value, (n,)) for n, (m, state) in runs.items()]
+
+
+def applied(held: list[gk.Attempt], plan: dbx.Plan) -> list[gk.Attempt]:
+    """The reference ledger: each action replaces or appends its attempt."""
+    out = {a.attempt: a for a in held}
+    for act in plan.actions:
+        out[act.attempt] = gk.Attempt("orders", act.business_date, act.attempt, act.run_id,
+                                      act.state, act.started_at, act.started_at)
+    return [out[k] for k in sorted(out)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=RUNS, later=RUNS)
+def test_plan_attempts_against_a_model(first: dict[int, tuple[int, gk.RunState]],
+                                       later: dict[int, tuple[int, gk.RunState]]) -> None:
+    """Two collections: the second sees the first's runs (perhaps finished) and new ones."""
+    finished = {n: (m, later[n][1] if state is gk.RunState.RUNNING and n in later else state)
+                for n, (m, state) in first.items()}  # a running run may have ended since
+    held: list[gk.Attempt] = []
+    for runs in (first, {**later, **finished}):
+        seen = observations_of(runs)
+        plan = dbx.plan_attempts("orders", seen, {"2026-10-22": held})
+        assert len(plan.actions) + plan.unchanged + len(plan.skipped) == len(seen)
+        known = {a.run_id: a for a in held}
+        floor = max((a.started_at for a in held), default=None)
+        expected_new = sorted((o for o in seen if o.run_id not in known
+                               and (floor is None or o.started_at > floor)),
+                              key=lambda o: (o.started_at, o.order))
+        new = [a for a in plan.actions if a.run_id not in known]
+        assert [a.run_id for a in new] == [o.run_id for o in expected_new]
+        assert [a.attempt for a in new] == list(range(len(held) + 1,
+                                                      len(held) + 1 + len(new)))
+        for act in plan.actions:
+            if act.run_id in known:  # only a running attempt moves, to a terminal state
+                assert known[act.run_id].state is gk.RunState.RUNNING and act.state.terminal
+        held = applied(held, plan)
+        assert [a.attempt for a in held] == list(range(1, len(held) + 1))
+        starts = [a.started_at for a in held]
+        assert starts == sorted(starts)  # runs started in the same millisecond: by run ID
+        again = dbx.plan_attempts("orders", seen, {"2026-10-22": held})
+        assert again.actions == ()
 
 
 # -- the state map, row by row -------------------------------------------------------------------
