@@ -321,9 +321,9 @@ def _hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
     days: dict[str, int] = {}
     found: set[int] = set()
     for value in values:
-        if type(value) is str and len(value) == 17 and value[13:] == ":00Z":
+        if type(value) is str and len(value) == 17 and value[10] == "T" and value[13:] == ":00Z":
             day = days.get(value[:10])
-            if day is None and value[10] == "T":
+            if day is None:
                 try:
                     day = days[value[:10]] = _day_ordinal(value[:10], field)
                 except InvalidInput:

@@ -26,7 +26,13 @@ from gatekeeper.periods import (
     HOURLY,
     Interval,
     interval,
+    last_closed,
+    parse_business_date,
+    parse_hour,
+    parse_label,
+    parse_lateness,
     parse_period_key,
+    period_at,
     period_from_key,
     period_ordinal,
     period_ordinals,
@@ -87,6 +93,8 @@ HOUR_VALUES = st.one_of(
 @example("2026-10-25T23:00Z")
 @example("2026-02-30T05:00Z")
 @example("2026-10-25X05:00Z")
+@example("2026-10-25T05:30Z")  # a whole ledger key's shape but for the minutes
+@example("2026-10-25t05:00Z")
 @example(dt.datetime(2026, 10, 25, 5, 0, 30, tzinfo=UTC))  # on the minute, not the hour
 @example(dt.datetime(2026, 10, 25, 5, 0, 0, 1, tzinfo=UTC))
 def test_period_ordinals_hourly_agrees_with_period_ordinal(value: Any) -> None:
@@ -94,15 +102,19 @@ def test_period_ordinals_hourly_agrees_with_period_ordinal(value: Any) -> None:
 
 
 @given(st.lists(hour_keys(), max_size=30))
+@example(["2026-10-25T04:00Z", "2026-10-25T05:30Z", "2026-10-25T06:00Z"])
+@example(["2026-10-25T04:00Z", "2026-10-25 05:00Z", "2026-10-25T24:00Z"])
+@example(["2026-10-25T04:00Z", "2026-10-25t05:00Z"])
 def test_period_ordinals_hourly_of_many_keys_is_the_union_or_the_first_refusal(
     values: list[str],
 ) -> None:
-    """Keys of one day share one date parse: the shared parse must not leak between keys."""
+    """Keys of one day share one date parse: the shared parse must not leak between keys.
+    A refusal is the first refused key's, as if each were parsed in turn."""
     each = [single(v, HOURLY) for v in values]
     refused = [r for r in each if r[0] == "invalid"]
     got = outcome(period_ordinals, values, HOURLY, "complete")
     if refused:
-        assert got[0] == "invalid" and got in refused
+        assert got == refused[0]
     else:
         assert got == ("ok", set().union(*(r[1] for r in each)))
 
@@ -365,12 +377,17 @@ def test_begin_attempt_abandons_an_expired_lease_with_its_expiry_as_the_error(
     ("expired", "Report {d}: attempt 1 (run pub-1) lost its lease (expired "
                 "2026-10-23T07:01:00+00:00; the database's clock reads "
                 "2026-10-23T07:02:00+00:00); refusing to publish", 1, None),
+    ("no lease", "Report {d}: attempt 1 (run pub-1) lost its lease (expired never set; the "
+                 "database's clock reads 2026-10-23T07:02:00+00:00); refusing to publish",
+     1, None),
 ])
 def test_fenced_publish_refusal_names_the_producer_and_why(
     ledger: gk.Ledger, setup: str, message: str, attempt: int | None, taken: int | None
 ) -> None:
     succeed(ledger, "Dim", D, run_id="dim-1")
-    if setup != "none":
+    if setup == "no lease":  # recorded running without a lease (as an observer records it)
+        ledger.record("Report", D, 1, "pub-1", "running", T0, now=T0)
+    elif setup != "none":
         ledger.begin_attempt("Report", D, "pub-1", lease_seconds=60, now=T0)
     if setup == "taken":
         ledger.begin_attempt("Report", D, "pub-2", lease_seconds=60,
@@ -528,6 +545,7 @@ def test_fingerprint_is_the_sha256_of_canonical_json() -> None:
 
 @pytest.mark.parametrize(("call", "field", "value", "reason"), [
     (lambda ledger: ledger.history(""), "job", "", None),
+    (lambda ledger: ledger.attempts("", D), "job", "", None),
     (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
     (lambda ledger: ledger.publication("", D), "consumer", "", None),
     (lambda ledger: interval("9999-12-31"), "business_date", "9999-12-31",
@@ -653,3 +671,116 @@ def test_periods_between_refuses_a_stop_before_the_start_naming_both() -> None:
         periods_between("2026-10-02", "2026-10-01")
     assert (caught.value.field, caught.value.value, caught.value.reason) == (
         "stop", "2026-10-01", "before start 2026-10-02")
+
+
+# -- every refusal of the period and plan parsers, whole: field, value and reason ---------------
+NEG = "negative; a period cannot be due before it ends"
+DURATION = "expected a duration such as 2h, 30m, 1d, 90s or 1h30m"
+REFUSALS = [  # (call, the whole message the operator reads, field, value)
+    (lambda: parse_lateness(dt.timedelta(seconds=-1), "late"),
+     f"invalid late=-1 day, 23:59:59: {NEG}", "late", dt.timedelta(seconds=-1)),
+    (lambda: parse_lateness(7200),
+     "invalid lateness=7200: expected a timedelta or a string like 2h, got int", "lateness", 7200),
+    (lambda: parse_lateness(" - 2H", "late"), f"invalid late=' - 2H': {NEG}", "late", " - 2H"),
+    (lambda: parse_lateness("2 hours", "late"), f"invalid late='2 hours': {DURATION}", "late",
+     "2 hours"),
+    (lambda: parse_lateness(" "), f"invalid lateness=' ': {DURATION}", "lateness", " "),
+    (lambda: parse_lateness("999999999999D", "late"), "invalid late='999999999999D': too large",
+     "late", "999999999999D"),
+    (lambda: plan_range([], start="2026-10-01", now=T0, strategy="Reverse"),
+     "invalid strategy='Reverse': unknown strategy; expected contiguous, forward, reverse",
+     "strategy", "Reverse"),
+    (lambda: plan_range([], start="2026-10-01", now=T0, strategy=None),
+     "invalid strategy: unknown strategy; expected contiguous, forward, reverse",
+     "strategy", None),
+    (lambda: period_at(10**9, HOURLY),
+     "invalid ordinal=1000000000: no hourly period at this position", "ordinal", 10**9),
+    (lambda: period_at("1"), "invalid ordinal='1': no daily period at this position",
+     "ordinal", "1"),
+    (lambda: parse_business_date(dt.datetime(2026, 1, 1), "day"),
+     "invalid day=2026-01-01T00:00:00: a datetime is not a business date; pass a date",
+     "day", dt.datetime(2026, 1, 1)),
+    (lambda: parse_business_date("2026-02-30", "day"),
+     "invalid day='2026-02-30': not a calendar date (day is out of range for month)",
+     "day", "2026-02-30"),
+    (lambda: parse_business_date(5, "day"),
+     "invalid day=5: expected a date or YYYY-MM-DD string, got int", "day", 5),
+    (lambda: periods_between("2026-01-01", "2026-01-02", timezone="Mars/X"),
+     "invalid timezone='Mars/X': unknown time zone; expected an IANA name such as Europe/London",
+     "timezone", "Mars/X"),
+    (lambda: periods_between("2026-01-01", "2026-01-02", "weekly"),
+     "invalid period='weekly': unknown period; expected one of daily, hourly", "period",
+     "weekly"),
+    (lambda: interval("2026-01-01T05:30Z", HOURLY, field="hour"),
+     "invalid hour='2026-01-01T05:30Z': not on an hour boundary", "hour", "2026-01-01T05:30Z"),
+    (lambda: interval("2026-02-30T05", HOURLY, field="hour"),
+     "invalid hour='2026-02-30T05': not a calendar hour", "hour", "2026-02-30T05"),
+    (lambda: interval(dt.date(2026, 1, 1), HOURLY, field="hour"),
+     "invalid hour=2026-01-01: a date is not an hour; pass a tz-aware datetime", "hour",
+     dt.date(2026, 1, 1)),
+    (lambda: interval("2026-01-01", HOURLY, field="hour"),
+     "invalid hour='2026-01-01': expected an hour such as 2026-10-25T05 (UTC, as Luigi writes "
+     "it), 2026-10-25T05:00Z or 2026-10-25T06:00+01:00", "hour", "2026-01-01"),
+    (lambda: periods_between("2026-01-01", "2026-01-02", timezone=5),
+     "invalid timezone=5: expected an IANA time zone name, got int", "timezone", 5),
+    (lambda: plan_range([], start="2026-10-02", stop="2026-10-01", now=T0),
+     "invalid stop='2026-10-01': before start 2026-10-02", "stop", "2026-10-01"),
+    # each parser's default field name
+    (lambda: parse_hour("2026-01-01T05:30Z"),
+     "invalid business_date='2026-01-01T05:30Z': not on an hour boundary", "business_date",
+     "2026-01-01T05:30Z"),
+    (lambda: period_ordinal("2026-1-1"),
+     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
+     "2026-1-1"),
+    (lambda: parse_label("2026-1-1", DAILY),
+     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
+     "2026-1-1"),
+]
+
+
+@pytest.mark.parametrize(("call", "message", "field", "value"), REFUSALS)
+def test_period_and_plan_refusals_read_as_written(
+    call: Any, message: str, field: str, value: Any
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        call()
+    assert (str(caught.value), caught.value.field, caught.value.value) == (message, field, value)
+
+
+@pytest.mark.parametrize(("value", "hour"), [("2026-10-25T05", 5), ("2026-10-25T15", 15)])
+def test_luigi_hour_form_is_the_utc_hour(value: str, hour: int) -> None:
+    label = parse_hour(value)
+    assert label == dt.datetime(2026, 10, 25, hour, tzinfo=UTC) and label.tzinfo is UTC
+
+
+# Instants where the local day's guess is off: Goose Bay repeats 23:00-00:01 on 2001-10-28 (the
+# first correction loop runs); Toronto skipped 23:30-00:30 on 1919-03-31, so the local day
+# started before its midnight's instant (the second loop runs).
+@pytest.mark.parametrize(("zone", "instant"), [
+    ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 1, tzinfo=UTC)),
+    ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 46, tzinfo=UTC)),
+    ("America/Toronto", dt.datetime(1919, 3, 31, 4, 30, tzinfo=UTC)),
+    ("America/Toronto", dt.datetime(1919, 3, 31, 4, 45, tzinfo=UTC)),
+    ("Europe/Berlin", dt.datetime(2026, 10, 24, 22, 0, tzinfo=UTC)),
+])
+def test_last_closed_is_the_latest_day_whose_interval_has_ended(
+    zone: str, instant: dt.datetime
+) -> None:
+    days = [instant.date() + dt.timedelta(days=n) for n in range(-3, 3)]
+    ended = [d for d in days if interval(d, DAILY, zone).end <= instant]
+    assert last_closed(instant, DAILY, zone) == max(ended)
+
+
+def test_plan_range_schedules_fifty_gaps_by_default() -> None:
+    plan = plan_range([], start="2026-08-01", now=T0)
+    assert len(plan.gaps) > 51 and plan.scheduled == plan.gaps[:50]
+
+
+def test_publication_stored_before_schema_4_reads_its_labels(ledger: gk.Ledger) -> None:
+    """Before schema 4 ``required_jobs`` held labels; they are read back as they were."""
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    ledger.publish("Report", D, ["Dim"], "fp", now=T0)
+    with ledger.transaction():
+        ledger.execute("UPDATE gk_publications SET required_jobs = ?", ('["Dim", "Feed"]',))
+    publication = ledger.publication("Report", D)
+    assert publication is not None and publication.required_jobs == ("Dim", "Feed")
