@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
+import uuid
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -39,7 +41,7 @@ from gatekeeper.periods import (
     periods_between,
 )
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
-from tests.conftest import T0, snapshot, succeed
+from tests.conftest import T0, drop_pg_schema, pg_url, require_pg, snapshot, succeed
 
 UTC = dt.timezone.utc
 
@@ -784,3 +786,87 @@ def test_publication_stored_before_schema_4_reads_its_labels(ledger: gk.Ledger) 
         ledger.execute("UPDATE gk_publications SET required_jobs = ?", ('["Dim", "Feed"]',))
     publication = ledger.publication("Report", D)
     assert publication is not None and publication.required_jobs == ("Dim", "Feed")
+
+
+# -- PostgreSQL: every writer of a key waits for that key's lock -------------------------------
+# On SQLite ``_lock_key`` does nothing (BEGIN IMMEDIATE already serializes every writer), so
+# mutmut (SQLite only) cannot see which key a write locks; these cases can. Each holds one key's
+# lock in an open transaction and starts a write on another connection: the write must wait for
+# exactly that key (and not for another key of the same kind).
+def _record(ledger: gk.Ledger) -> Any:
+    return ledger.record("Load", D, 1, "load-1", "succeeded", T0)
+
+
+def _begin(ledger: gk.Ledger) -> Any:
+    return ledger.begin_attempt("Load", D, "load-1", lease_seconds=60).attempt
+
+
+def _publish(ledger: gk.Ledger) -> Any:
+    return ledger.publish("Report", D, ["Dim"], "fp")
+
+
+def _fenced_publish(ledger: gk.Ledger) -> Any:
+    return ledger.publish("Report", D, ["Dim"], "fp", producer="pub-1")
+
+
+@pytest.fixture
+def pg_ledger_url() -> Any:
+    require_pg()
+    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield pg_url(schema)
+    finally:
+        drop_pg_schema(schema)
+
+
+@pytest.mark.parametrize(("write", "key"), [
+    (_record, ("attempt", "Load", D)),
+    (_begin, ("attempt", "Load", D)),
+    (_publish, ("publication", "Report", D)),
+    (_fenced_publish, ("attempt", "Report", D)),  # the fence: the producer's attempt key
+])
+def test_postgresql_write_waits_for_its_keys_lock(
+    pg_ledger_url: str, write: Any, key: tuple[str, str, str]
+) -> None:
+    with gk.open_ledger(pg_ledger_url) as holder, gk.open_ledger(pg_ledger_url) as writer:
+        succeed(holder, "Dim", D, run_id="dim-1")
+        holder.begin_attempt("Report", D, "pub-1", lease_seconds=60)
+        other = (key[0], key[1], "2026-10-21")
+        for held, waits in [(other, False), (key, True)]:
+            ended: list[Any] = []  # the write's result or refusal: only its timing matters here
+
+            def run(ended: list[Any] = ended) -> None:
+                try:
+                    ended.append(write(writer))
+                except gk.GatekeeperError as exc:  # begin_attempt again: LeaseHeld
+                    ended.append(exc)
+
+            thread = threading.Thread(target=run)
+            with holder.transaction():
+                holder._lock_key(*held)
+                thread.start()
+                thread.join(1.0 if waits else 10.0)
+                assert thread.is_alive() is waits, f"{write.__name__} under the lock of {held}"
+            thread.join(10.0)
+            assert not thread.is_alive() and len(ended) == 1
+
+
+@pytest.mark.parametrize(("setup", "call", "message", "where"), [
+    (lambda ledger: ledger.record("Load", D, 1, "r1", "succeeded", T0, now=T0),
+     lambda ledger: ledger.begin_attempt("Other", D, "r1", lease_seconds=60, now=T0),
+     f"run ID r1 already belongs to Load {D} attempt 1; refusing it for Other {D} attempt 0",
+     ("Other", D, 0)),
+    (lambda ledger: ledger.record("Load", D, 2**31 - 1, "r-max", "failed", T0, now=T0),
+     lambda ledger: ledger.begin_attempt("Load", D, "r2", lease_seconds=60, now=T0),
+     f"Load {D}: attempt 2147483647 is the last ordinal there is", ("Load", D, 2**31 - 1)),
+])
+def test_begin_attempt_refusals_name_the_attempt_and_write_nothing(
+    ledger: gk.Ledger, setup: Any, call: Any, message: str, where: tuple[str, str, int]
+) -> None:
+    setup(ledger)
+    before = snapshot(ledger)
+    with pytest.raises(gk.StateConflict) as caught:
+        call(ledger)
+    assert str(caught.value) == message
+    assert (caught.value.job, caught.value.period, caught.value.attempt) == where
+    assert snapshot(ledger) == before
