@@ -281,7 +281,7 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
 
     with gk.open_ledger(ledger_url) as fresh:  # rebuild it as a version-1 ledger
         with fresh.transaction():
-            for table in ("gk_evidence", "gk_publications", "gk_attempts"):
+            for table in ("gk_reservations", "gk_evidence", "gk_publications", "gk_attempts"):
                 fresh.execute(f"DROP TABLE {table}")
             for statement in MIGRATIONS[0]:
                 fresh.execute(statement.replace("{ts}", fresh.ts_type))
