@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import luigi.rpc
@@ -17,16 +15,7 @@ from gatekeeper import luigi_compat
 from gatekeeper.luigi_compat import LuigiInternalMissing
 from gatekeeper.scheduler_wire import SchedulerWire, direct_target
 from tests.luigid_support import HOST, Luigid
-
-
-@pytest.fixture
-def luigid(tmp_path: Path) -> Iterator[Luigid]:
-    server = Luigid(tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+from tests.test_luigi_compat import luigid  # noqa: F401,F811 - the fixture
 
 
 def report(period: str, status: str = "DONE") -> dict[str, Any]:
@@ -46,7 +35,7 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:
+def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}/"))
     assert wire.target == (HOST, luigid.port, "")
     for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
@@ -64,7 +53,7 @@ def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:
         '"filled 2026-01-02"')
 
 
-def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigid) -> None:
+def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
     wire.target = (HOST, closed_port(), "")  # nothing listens there: connection refused
     wire.call("add_task", report("2026-02-01", "FAILED"))
@@ -72,7 +61,7 @@ def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigi
     assert listed(luigid, "FAILED") == ["2026-02-01"]
 
 
-def test_luigid_answering_an_error_falls_back(luigid: Luigid) -> None:
+def test_luigid_answering_an_error_falls_back(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
     wire.target = (HOST, luigid.port, "/no/such/prefix")  # luigid answers 404
     wire.call("add_task", report("2026-03-01"))
