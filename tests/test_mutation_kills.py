@@ -765,6 +765,9 @@ def test_luigi_hour_form_is_the_utc_hour(value: str, hour: int) -> None:
     ("America/Toronto", dt.datetime(1919, 3, 31, 4, 30, tzinfo=UTC)),
     ("America/Toronto", dt.datetime(1919, 3, 31, 4, 45, tzinfo=UTC)),
     ("Europe/Berlin", dt.datetime(2026, 10, 24, 22, 0, tzinfo=UTC)),
+    # east of UTC, 2010-03-05 00:00 local came twice (+11 back to +8): the first loop must
+    # judge day ends in the business zone, not in UTC
+    ("Antarctica/Casey", dt.datetime(2010, 3, 4, 15, 0, tzinfo=UTC)),
 ])
 def test_last_closed_is_the_latest_day_whose_interval_has_ended(
     zone: str, instant: dt.datetime
