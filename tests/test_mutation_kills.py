@@ -40,6 +40,7 @@ from gatekeeper.periods import (
     period_ordinals,
     periods_between,
 )
+from gatekeeper.readiness import Watermarks
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
 from tests.conftest import T0, drop_pg_schema, pg_url, require_pg, snapshot, succeed
 
@@ -874,3 +875,64 @@ def test_begin_attempt_refusals_name_the_attempt_and_write_nothing(
     assert str(caught.value) == message
     assert (caught.value.job, caught.value.period, caught.value.attempt) == where
     assert snapshot(ledger) == before
+
+
+# -- republish: every argument reaches the publication, the clock is the database's --------------
+def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) -> None:
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    ledger.publish("Report", D, ["Dim"], "fp", now=T0)
+    before = snapshot(ledger)
+    end = dt.datetime(2026, 10, 23, tzinfo=UTC)
+    behind = Watermarks.parse(end, {"Dim": end - dt.timedelta(minutes=5)})
+    with pytest.raises(gk.NotReady):
+        ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", watermarks=behind,
+                         now=T0)
+    assert snapshot(ledger) == before
+    later = T0 + dt.timedelta(hours=3)
+    assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=later)
+    newest = ledger.publication("Report", D)
+    assert newest is not None and (newest.revision, newest.published_at) == (2, later)
+
+
+def test_republish_lock_timeout_names_the_publication(ledger_url: str) -> None:
+    sep = "&" if "?" in ledger_url else "?"
+    with gk.open_ledger(ledger_url) as holder, \
+            gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter:
+        succeed(holder, "Dim", D, run_id="dim-1")
+        holder.publish("Report", D, ["Dim"], "fp", now=T0)
+        with holder.transaction():
+            holder._lock_key("publication", "Report", D)  # PostgreSQL's lock; SQLite's is the tx
+            holder.execute("UPDATE gk_schema SET version = version")
+            with pytest.raises(gk.LedgerError) as caught:
+                waiter.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=T0)
+    assert f"timed out after 0.2s waiting for publication Report {D}" in str(caught.value)
+
+
+def test_writes_take_their_time_from_the_database_clock(
+    ledger: gk.Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host clock the write paths could read directly is an hour fast; the database's
+    (``db_now``; this host's real clock on SQLite) is right: leases and publications use it."""
+    import gatekeeper.ledger.attempts as attempts_module
+    import gatekeeper.ledger.publications as publications_module
+    from gatekeeper.clock import utc_now
+
+    def fast(now: dt.datetime | None = None) -> dt.datetime:
+        return utc_now(now) if now is not None else utc_now() + dt.timedelta(hours=1)
+
+    for module in (attempts_module, publications_module):
+        if hasattr(module, "utc_now"):
+            monkeypatch.setattr(module, "utc_now", fast)
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    ledger.publish("Report", D, ["Dim"], "fp", now=T0)
+    started = dt.datetime.now(UTC)
+    ledger.begin_attempt("Load", D, "load-1", lease_seconds=60)
+    assert ledger.heartbeat("load-1", lease_seconds=600) is True
+    assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows")
+    ended = dt.datetime.now(UTC)
+    slack = dt.timedelta(seconds=5)  # the database's clock may differ a little from this host's
+    lease = ledger.latest("Load", D)
+    assert lease is not None and lease.lease_expires_at is not None
+    assert started - slack <= lease.lease_expires_at - dt.timedelta(seconds=600) <= ended + slack
+    newest = ledger.publication("Report", D)
+    assert newest is not None and started - slack <= newest.published_at <= ended + slack
