@@ -894,18 +894,32 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
     assert newest is not None and (newest.revision, newest.published_at) == (2, later)
 
 
-def test_republish_lock_timeout_names_the_publication(ledger_url: str) -> None:
+@pytest.mark.parametrize(("hold", "wait", "what"), [
+    (lambda tx: tx._lock_key("publication", "Report", D),  # PostgreSQL's lock; SQLite: the tx
+     lambda ledger: ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=T0),
+     f"publication Report {D}"),
+    (lambda tx: tx.execute("UPDATE gk_attempts SET updated_at = updated_at WHERE run_id = ?",
+                           ("load-1",)),  # the attempt's row lock on PostgreSQL
+     lambda ledger: ledger.heartbeat("load-1", lease_seconds=60),
+     "the lease of run load-1"),
+])
+def test_lock_timeout_names_what_the_write_waited_for(
+    ledger_url: str, hold: Any, wait: Any, what: str
+) -> None:
     sep = "&" if "?" in ledger_url else "?"
     with gk.open_ledger(ledger_url) as holder, \
             gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter:
         succeed(holder, "Dim", D, run_id="dim-1")
         holder.publish("Report", D, ["Dim"], "fp", now=T0)
+        holder.begin_attempt("Load", D, "load-1", lease_seconds=60)
+        before = snapshot(holder)
         with holder.transaction():
-            holder._lock_key("publication", "Report", D)  # PostgreSQL's lock; SQLite's is the tx
+            hold(holder)
             holder.execute("UPDATE gk_schema SET version = version")
             with pytest.raises(gk.LedgerError) as caught:
-                waiter.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=T0)
-    assert f"timed out after 0.2s waiting for publication Report {D}" in str(caught.value)
+                wait(waiter)
+        assert snapshot(holder) == before
+    assert f"timed out after 0.2s waiting for {what} (busy_timeout)" in str(caught.value)
 
 
 def test_writes_take_their_time_from_the_database_clock(
