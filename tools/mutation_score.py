@@ -1,8 +1,12 @@
 """Print the mutation score per module from mutmut's results in mutants/ (after a run).
 
-Detected = killed (a test failed) + timeout (a test hung: also a failure). Survived, "no tests"
-(no selected test reaches the function) and anything else count against the score. The
-survivors are listed by name; ``mutmut show NAME`` prints a mutant's diff.
+The score is detected / generated mutants per module (a mutant not checked counts against it).
+Detected = killed (a test failed) + timeout (a test hung past mutmut's CPU limit: also a
+failure). Survived, "no tests" (no selected test reaches the function), "runner error" and
+anything else count against the score. mutmut 3.8 files a worker whose pytest run raised (exit
+255, e.g. pytest exit 4 "not found" for a test ID) under "timeout" although no test ran; here it
+is "runner error", not detected. The survivors are listed by name; ``mutmut show NAME`` prints a
+mutant's diff.
 
     python tools/mutation_score.py            # scores, then every undetected mutant by name
     python tools/mutation_score.py --diffs    # ... with the changed lines of each
@@ -20,6 +24,11 @@ from pathlib import Path
 from mutmut.stats import status_by_exit_code
 
 DETECTED = {"killed", "timeout"}
+RUNNER_ERROR = {255, -1}  # the worker's run_tests raised: no verdict (mutmut calls it a timeout)
+
+
+def status(code: int | None) -> str:
+    return "runner error" if code in RUNNER_ERROR else status_by_exit_code[code]
 
 
 def main(root: Path = Path("mutants"), argv: list[str] | None = None) -> int:
@@ -30,29 +39,19 @@ def main(root: Path = Path("mutants"), argv: list[str] | None = None) -> int:
         return 2
     total: Counter[str] = Counter()
     left: list[str] = []
-    heads = ("mutants", "detected", "survived", "other", "score")
+    heads = ("mutants", "checked", "detected", "survived", "other", "score")
     print(f"{'module':<34} " + " ".join(f"{h:>8}" for h in heads))
     for meta in metas:
         codes = json.loads(meta.read_text())["exit_code_by_key"]
-        counts = Counter(status_by_exit_code[code] for code in codes.values())
-        checked = sum(counts.values()) - counts["not checked"]
-        if not checked:
-            continue
-        detected = sum(counts[s] for s in DETECTED)
-        other = checked - detected - counts["survived"]
-        module = str(meta.relative_to(root))[: -len(".meta")]
-        print(f"{module:<34} {checked:>7} {detected:>8} {counts['survived']:>8} {other:>6} "
-              f"{100 * detected / checked:>6.1f}%")
+        counts = Counter(status(code) for code in codes.values())
         total.update(counts)
         left += [key for key, code in codes.items()
-                 if code is not None and status_by_exit_code[code] not in DETECTED]
-    checked = sum(total.values()) - total["not checked"]
-    if not checked:
+                 if code is not None and status(code) not in DETECTED]
+        print(_row(str(meta.relative_to(root))[: -len(".meta")], counts))
+    if sum(total.values()) == total["not checked"]:
         print("no mutant was checked: did the run fail?", file=sys.stderr)
         return 2
-    detected = sum(total[s] for s in DETECTED)
-    print(f"{'all':<34} {checked:>7} {detected:>8} {total['survived']:>8} "
-          f"{checked - detected - total['survived']:>6} {100 * detected / checked:>6.1f}%")
+    print(_row("all", total))
     print("statuses:", dict(sorted(total.items())))
     print(f"not detected ({len(left)}):")
     if "--grouped" in argv:
@@ -64,6 +63,18 @@ def main(root: Path = Path("mutants"), argv: list[str] | None = None) -> int:
         if "--diffs" in argv:
             print(changed_lines(key))
     return 0
+
+
+def _row(name: str, counts: Counter[str]) -> str:
+    """One table row. The score is detected over every generated mutant: one not checked (a run
+    stopped early) counts against it like a survivor."""
+    generated = sum(counts.values())
+    checked = generated - counts["not checked"]
+    detected = sum(counts[s] for s in DETECTED)
+    other = checked - detected - counts["survived"]
+    score = 100 * detected / generated if generated else 0.0
+    return (f"{name:<34} {generated:>8} {checked:>8} {detected:>8} {counts['survived']:>8} "
+            f"{other:>8} {score:>7.1f}%")
 
 
 def _split(key: str) -> tuple[str, int]:
