@@ -19,6 +19,19 @@ if TYPE_CHECKING:
 class GatekeeperError(Exception):
     """Base of every error gatekeeper raises on purpose."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with its attributes (the Delta helper process sends errors back): the
+        subclasses' constructors take more than the message."""
+        return _rebuild, (type(self), self.args, self.__dict__)
+
+
+def _rebuild(cls: type[GatekeeperError], args: tuple[Any, ...],
+             state: dict[str, Any]) -> GatekeeperError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class InvalidInput(GatekeeperError, ValueError):
     """A caller passed a value gatekeeper refuses; nothing was written.
