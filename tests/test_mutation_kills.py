@@ -902,6 +902,9 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
                            ("load-1",)),  # the attempt's row lock on PostgreSQL
      lambda ledger: ledger.heartbeat("load-1", lease_seconds=60),
      "the lease of run load-1"),
+    (lambda tx: tx._lock_key("attempt", "Load", D),
+     lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
+     f"attempt Load {D}"),
 ])
 def test_lock_timeout_names_what_the_write_waited_for(
     ledger_url: str, hold: Any, wait: Any, what: str
@@ -939,12 +942,15 @@ def test_writes_take_their_time_from_the_database_clock(
             monkeypatch.setattr(module, "utc_now", fast)
     succeed(ledger, "Dim", D, run_id="dim-1")
     ledger.publish("Report", D, ["Dim"], "fp", now=T0)
+    slack = dt.timedelta(seconds=5)  # the database's clock may differ a little from this host's
     started = dt.datetime.now(UTC)
-    ledger.begin_attempt("Load", D, "load-1", lease_seconds=60)
+    begun = ledger.begin_attempt("Load", D, "load-1", lease_seconds=60)
+    assert begun.lease_expires_at is not None
+    assert started - slack <= begun.started_at <= dt.datetime.now(UTC) + slack
+    assert begun.lease_expires_at == begun.started_at + dt.timedelta(seconds=60)
     assert ledger.heartbeat("load-1", lease_seconds=600) is True
     assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows")
     ended = dt.datetime.now(UTC)
-    slack = dt.timedelta(seconds=5)  # the database's clock may differ a little from this host's
     lease = ledger.latest("Load", D)
     assert lease is not None and lease.lease_expires_at is not None
     assert started - slack <= lease.lease_expires_at - dt.timedelta(seconds=600) <= ended + slack
