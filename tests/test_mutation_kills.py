@@ -950,9 +950,23 @@ def test_writes_take_their_time_from_the_database_clock(
     assert begun.lease_expires_at == begun.started_at + dt.timedelta(seconds=60)
     assert ledger.heartbeat("load-1", lease_seconds=600) is True
     assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows")
+    assert ledger.publish("Summary", D, ["Dim"], "fp")
     ended = dt.datetime.now(UTC)
     lease = ledger.latest("Load", D)
     assert lease is not None and lease.lease_expires_at is not None
     assert started - slack <= lease.lease_expires_at - dt.timedelta(seconds=600) <= ended + slack
-    newest = ledger.publication("Report", D)
-    assert newest is not None and started - slack <= newest.published_at <= ended + slack
+    for consumer in ("Report", "Summary"):
+        newest = ledger.publication(consumer, D)
+        assert newest is not None and started - slack <= newest.published_at <= ended + slack
+
+
+def test_write_handle_refusal_names_the_publication(ledger: gk.Ledger) -> None:
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    before = snapshot(ledger)
+    with pytest.raises(gk.GatekeeperError) as caught:
+        ledger.publish("Report", D, ["Dim"], "fp", lambda tx: tx.commit(), now=T0)
+    assert str(caught.value) == (
+        f"publication Report {D}: commit() is not allowed on the write handle: gatekeeper "
+        "commits the output together with its publication, or rolls both back; this "
+        "publication will be rolled back")
+    assert snapshot(ledger) == before
