@@ -970,3 +970,23 @@ def test_write_handle_refusal_names_the_publication(ledger: gk.Ledger) -> None:
         "commits the output together with its publication, or rolls both back; this "
         "publication will be rolled back")
     assert snapshot(ledger) == before
+
+
+def test_publish_refuses_a_write_that_is_not_callable(ledger: gk.Ledger) -> None:
+    succeed(ledger, "Dim", D, run_id="dim-1")
+    before = snapshot(ledger)
+    with pytest.raises(InvalidInput) as caught:
+        ledger.publish("Report", D, ["Dim"], "fp", "INSERT INTO t VALUES (1)", now=T0)
+    assert str(caught.value) == ("invalid write='INSERT INTO t VALUES (1)': expected a callable "
+                                 "taking the write handle")
+    assert (caught.value.field, caught.value.value) == ("write", "INSERT INTO t VALUES (1)")
+    assert snapshot(ledger) == before
+
+
+def test_an_unknown_state_is_refused_naming_the_states_there_are(ledger: gk.Ledger) -> None:
+    before = snapshot(ledger)
+    with pytest.raises(InvalidInput) as caught:
+        ledger.record("Load", D, 1, "load-1", "done", T0, now=T0)
+    assert str(caught.value) == ("invalid state='done': unknown state; expected one of running, "
+                                 "succeeded, failed, abandoned")
+    assert snapshot(ledger) == before
