@@ -951,7 +951,10 @@ def test_writes_take_their_time_from_the_database_clock(
     assert ledger.heartbeat("load-1", lease_seconds=600) is True
     assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows")
     assert ledger.publish("Summary", D, ["Dim"], "fp")
+    assert ledger.record("Other", D, 1, "other-1", "succeeded", T0)
     ended = dt.datetime.now(UTC)
+    other = ledger.latest("Other", D)
+    assert other is not None and started - slack <= other.updated_at <= ended + slack
     lease = ledger.latest("Load", D)
     assert lease is not None and lease.lease_expires_at is not None
     assert started - slack <= lease.lease_expires_at - dt.timedelta(seconds=600) <= ended + slack
