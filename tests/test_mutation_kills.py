@@ -905,6 +905,9 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
     (lambda tx: tx._lock_key("attempt", "Load", D),
      lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
      f"attempt Load {D}"),
+    (lambda tx: tx._lock_key("attempt", "Load", D),
+     lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
+     f"attempt Load {D}"),
 ])
 def test_lock_timeout_names_what_the_write_waited_for(
     ledger_url: str, hold: Any, wait: Any, what: str
@@ -992,4 +995,14 @@ def test_an_unknown_state_is_refused_naming_the_states_there_are(ledger: gk.Ledg
         ledger.record("Load", D, 1, "load-1", "done", T0, now=T0)
     assert str(caught.value) == ("invalid state='done': unknown state; expected one of running, "
                                  "succeeded, failed, abandoned")
+    assert snapshot(ledger) == before
+
+
+def test_record_refuses_unstorable_error_text_naming_the_field(ledger: gk.Ledger) -> None:
+    """(Not parametrized: mutmut cannot rerun a test whose ID holds a backslash escape.)"""
+    before = snapshot(ledger)
+    for text in ("a\x00b", "a\ud800b"):
+        with pytest.raises(InvalidInput) as caught:
+            ledger.record("Load", D, 1, "load-1", "failed", T0, error=text, now=T0)
+        assert (caught.value.field, caught.value.value) == ("error", text)
     assert snapshot(ledger) == before
