@@ -1006,3 +1006,21 @@ def test_record_refuses_unstorable_error_text_naming_the_field(ledger: gk.Ledger
             ledger.record("Load", D, 1, "load-1", "failed", T0, error=text, now=T0)
         assert (caught.value.field, caught.value.value) == ("error", text)
     assert snapshot(ledger) == before
+
+
+@pytest.mark.parametrize("write", [
+    lambda ledger: ledger.record("Load", "2026-10-22T05:00Z", 1, "load-2", "succeeded", T0,
+                                 now=T0),
+    lambda ledger: ledger.begin_attempt("Load", "2026-10-22T05:00Z", "load-2", lease_seconds=60,
+                                        now=T0),
+])
+def test_a_job_keeps_one_period_kind_and_the_refusal_names_it(ledger: gk.Ledger,
+                                                              write: Any) -> None:
+    ledger.record("Load", D, 1, "load-1", "succeeded", T0, now=T0)
+    before = snapshot(ledger)
+    with pytest.raises(InvalidInput) as caught:
+        write(ledger)
+    assert str(caught.value) == (
+        f"invalid business_date='2026-10-22T05:00Z': job Load has daily periods (e.g. {D}); "
+        "a job keeps one period kind")
+    assert snapshot(ledger) == before
