@@ -736,6 +736,9 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
     (lambda: parse_aware_datetime("2026-01-01T00:00", "now"),
      "invalid now='2026-01-01T00:00': no time zone; add an offset such as Z or +01:00", "now",
      "2026-01-01T00:00"),
+    (lambda: parse_aware_datetime("2026-10-25T05:00:00z", "now"),  # only a capital Z is UTC
+     "invalid now='2026-10-25T05:00:00z': expected an ISO 8601 timestamp with an offset",
+     "now", "2026-10-25T05:00:00z"),
     # each parser's default field name
     (lambda: parse_hour("2026-01-01T05:30Z"),
      "invalid business_date='2026-01-01T05:30Z': not on an hour boundary", "business_date",
