@@ -739,6 +739,8 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
     (lambda: parse_aware_datetime("2026-10-25T05:00:00z", "now"),  # only a capital Z is UTC
      "invalid now='2026-10-25T05:00:00z': expected an ISO 8601 timestamp with an offset",
      "now", "2026-10-25T05:00:00z"),
+    (lambda: parse_aware_datetime(5, "now"),
+     "invalid now=5: expected a tz-aware datetime, got int", "now", 5),
     # each parser's default field name
     (lambda: parse_hour("2026-01-01T05:30Z"),
      "invalid business_date='2026-01-01T05:30Z': not on an hour boundary", "business_date",
