@@ -8,6 +8,12 @@ the application transaction (``gatekeeper:{consumer}:{date}``, N), skipped when 
 transaction version for that app ID is already >= N; (3) the ledger records N committed with
 the table version. A crash between (2) and (3) is finished by the next attempt without a
 second write. ``deltalake`` and ``pyarrow`` (the ``delta`` extra) are imported when used.
+
+Every read of the table and the write go through the operations of ``delta_table`` (picklable
+arguments and results, never a DeltaTable here), which ``delta_runner`` dispatches: in this
+process, or, in a fork of a process that already started deltalake's runtime (Luigi's
+``--workers N`` forks one process per task after its completeness checks read the table), in a
+helper process started with ``spawn``; its errors arrive as their own types.
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ from gatekeeper.delta_table import (
     check_rows,
     commit_conflicts,
     commit_metadata,
+    date_fingerprint,
     find_commit,
-    open_table,
+    same_files,
     table_fingerprint,
+    table_state,
     to_arrow,
     write_date,
 )
@@ -71,42 +79,35 @@ class DeltaPublicationTarget(PublicationTarget):
         mine = committed.get(found.revision)
         if mine is None or mine.table_version is None:
             raise OutputMismatch(f"{where} was not published to a Delta table")
-        table = open_table(self.table_uri, self.storage_options)
-        if table is None:
-            raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
         app = app_id(self.consumer, self.business_date)
-        version = table.transaction_version(app)
+        state = table_state(self.table_uri, self.storage_options, app)
+        if state is None:
+            raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
+        version = state.transaction_version
         if version is None or version < found.revision:
             raise OutputMismatch(f"{where}: Delta table {self.table_uri} has transaction "
                                  f"version {version} for {app}, below the revision")
-        if self._same_files(table, mine.table_version):
+        column, period = self.partition_column, self.business_date
+        if same_files(self.table_uri, self.storage_options, column, period,
+                      mine.table_version):
             return True
-        actual = table_fingerprint(table.to_pyarrow_table(
-            filters=[(self.partition_column, "=", self.business_date)]))
-        if actual != found.fingerprint:
+        now = date_fingerprint(self.table_uri, self.storage_options, column, period)
+        if now is None:
+            raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
+        if now[1] != found.fingerprint:
             raise OutputMismatch(
-                f"{where}: Delta table {self.table_uri} (version {table.version()}) holds rows "
-                f"for the date with {actual}, not the published {found.fingerprint} (committed "
+                f"{where}: Delta table {self.table_uri} (version {now[0]}) holds rows "
+                f"for the date with {now[1]}, not the published {found.fingerprint} (committed "
                 f"at table version {mine.table_version}; restored or overwritten since?)")
         return True
-
-    def _same_files(self, table: Any, committed_version: int) -> bool:
-        """True when the date's data files are those of the publishing commit (cheap: the
-        log only); False when they changed or that version can no longer be loaded."""
-        where = [(self.partition_column, "=", self.business_date)]
-        try:
-            then = open_table(self.table_uri, self.storage_options, committed_version)
-        except Exception:  # noqa: BLE001 - a vacuumed or cleaned log: compare the rows instead
-            return False
-        return then is not None and _files(then, where) == _files(table, where)
 
     def delta_evidence(self) -> DeltaEvidence | None:
         """The evidence stored in the Delta commit of the newest revision; reads only."""
         found = self.publication()
-        table = open_table(self.table_uri, self.storage_options)
-        if found is None or table is None:
+        if found is None:
             return None
-        return find_commit(table, self.consumer, self.business_date, found.revision)
+        return find_commit(self.table_uri, self.storage_options, self.consumer,
+                           self.business_date, found.revision)
 
 
 class GatedDeltaTask(GatedTask):
@@ -205,11 +206,12 @@ class GatedDeltaTask(GatedTask):
 
     def _committed(self, reserved: rsv.Reservation) -> DeltaEvidence | None:
         """The table's commit of ``reserved`` if its transaction version reached it."""
-        table = open_table(reserved.location, self.storage_options())
         app = app_id(self.job_id, self.period_key)
-        if table is None or (table.transaction_version(app) or 0) < reserved.revision:
+        state = table_state(reserved.location, self.storage_options(), app)
+        if state is None or (state.transaction_version or 0) < reserved.revision:
             return None
-        found = find_commit(table, self.job_id, self.period_key, reserved.revision)
+        found = find_commit(reserved.location, self.storage_options(), self.job_id,
+                            self.period_key, reserved.revision)
         if found is None or found.fingerprint != reserved.fingerprint:
             what = "no commit of it" if found is None else (
                 f"commit version {found.table_version} by run {found.run_id} with "
@@ -238,9 +240,9 @@ class GatedDeltaTask(GatedTask):
         if pending is None or (pending.fingerprint, pending.location, pending.reason) == (
                 fingerprint, uri, self.republish_reason):
             return
-        table = open_table(pending.location, self.storage_options())
         app = app_id(self.job_id, self.period_key)
-        if table is None or (table.transaction_version(app) or 0) < pending.revision:
+        state = table_state(pending.location, self.storage_options(), app)
+        if state is None or (state.transaction_version or 0) < pending.revision:
             rsv.release(self.ledger(), self.job_id, self.period_key, pending.revision,
                         producer=str(self.run_id))
             logger.info("gatekeeper: %s %s: released revision %d reserved by run %s (it never "
@@ -248,15 +250,6 @@ class GatedDeltaTask(GatedTask):
                         pending.producer_run_id, pending.location)
             return
         self._record(pending, self._committed(pending) or _missing(pending))
-
-
-def _files(table: Any, where: list[tuple[str, str, str]]) -> list[str]:
-    """The data files of the partition ``where`` (deltalake >= 1.1 names the filter
-    ``file_pruning_predicate``; older ones ``partition_filters``)."""
-    try:
-        return sorted(table.file_uris(file_pruning_predicate=where))
-    except TypeError:
-        return sorted(table.file_uris(partition_filters=where))
 
 
 def _missing(pending: rsv.Reservation) -> DeltaEvidence:

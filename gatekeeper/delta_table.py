@@ -4,6 +4,11 @@ in the commit's metadata, exactly once through Delta application transactions.
 Nothing here touches the ledger or Luigi: ``delta.py`` (GatedDeltaTask) sequences the ledger and
 these calls; ``delta_evidence`` serves readers of a table who do not have the ledger. ``deltalake``
 and ``pyarrow`` (the ``delta`` extra) are imported when first used, never at import.
+
+Every operation that uses deltalake (``table_state``, ``find_commit``, ``same_files``,
+``date_fingerprint``, ``write_date``, ``delta_evidence``) is a module-level function taking and
+returning picklable values (never a DeltaTable) and goes through ``delta_runner.run``: in a
+fork of a process that started deltalake's runtime it runs in a spawned helper process.
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
+from gatekeeper import delta_runner
 from gatekeeper.errors import GatekeeperError, InvalidInput
 from gatekeeper.periods import period_key
 from gatekeeper.validation import check_column_name, check_partition_values
@@ -147,19 +153,90 @@ def _canonical(value: Any) -> Any:
     return {"$repr": repr(value)}
 
 
+class TableState(NamedTuple):
+    """A Delta table's current version and its transaction version for one app ID."""
+
+    version: int
+    transaction_version: int | None
+
+
 def open_table(uri: str, storage_options: dict[str, str] | None = None,
                version: int | None = None) -> Any:
-    """The DeltaTable at ``uri`` (at ``version``), or None when there is no table yet."""
+    """The DeltaTable at ``uri`` (at ``version``), or None when there is no table yet. Only
+    for the operations below (they run where ``delta_runner`` says); never returned by them."""
     deltalake = _deltalake()
     if not deltalake.DeltaTable.is_deltatable(uri, storage_options=storage_options):
         return None
     return deltalake.DeltaTable(uri, version=version, storage_options=storage_options)
 
 
+def table_state(uri: str, storage_options: dict[str, str] | None,
+                app: str) -> TableState | None:
+    """The table's version and transaction version for ``app``; None when there is no table."""
+    return delta_runner.run(_table_state, uri, storage_options, app)
+
+
+def _table_state(uri: str, storage_options: dict[str, str] | None,
+                 app: str) -> TableState | None:
+    table = open_table(uri, storage_options)
+    if table is None:
+        return None
+    return TableState(table.version(), table.transaction_version(app))
+
+
+def same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
+               committed_version: int) -> bool:
+    """True when the date's data files now are those at ``committed_version`` (cheap: the log
+    only); False when they changed or that version can no longer be loaded."""
+    return delta_runner.run(_same_files, uri, storage_options, column, period,
+                            committed_version)
+
+
+def _same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
+                committed_version: int) -> bool:
+    where = [(column, "=", period)]
+    now = open_table(uri, storage_options)
+    try:
+        then = open_table(uri, storage_options, committed_version)
+    except Exception:  # noqa: BLE001 - a vacuumed or cleaned log: compare the rows instead
+        return False
+    return now is not None and then is not None and _files(then, where) == _files(now, where)
+
+
+def _files(table: Any, where: list[tuple[str, str, str]]) -> list[str]:
+    """The data files of the partition ``where`` (deltalake >= 1.1 names the filter
+    ``file_pruning_predicate``; older ones ``partition_filters``)."""
+    try:
+        return sorted(table.file_uris(file_pruning_predicate=where))
+    except TypeError:
+        return sorted(table.file_uris(partition_filters=where))
+
+
+def date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
+                     period: str) -> tuple[int, str] | None:
+    """(table version, ``table_fingerprint`` of the date's rows now); None without a table."""
+    return delta_runner.run(_date_fingerprint, uri, storage_options, column, period)
+
+
+def _date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
+                      period: str) -> tuple[int, str] | None:
+    table = open_table(uri, storage_options)
+    if table is None:
+        return None
+    rows = table.to_pyarrow_table(filters=[(column, "=", period)])
+    return table.version(), table_fingerprint(rows)
+
+
 def write_date(uri: str, table: Any, *, column: str, period: str, revision: int,
                metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
     """One Delta commit replacing ``period``'s rows (``column = period``) with ``table``,
     carrying ``metadata`` and the application transaction (app ID, ``revision``)."""
+    delta_runner.run(_write_date, uri, table, column, period, revision, metadata,
+                     storage_options)
+
+
+def _write_date(uri: str, table: Any, column: str, period: str, revision: int,
+                metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
     deltalake = _deltalake()
     deltalake.write_deltalake(
         uri, table, mode="overwrite", predicate=f"{column} = '{period}'",
@@ -205,9 +282,17 @@ def _from_commit(info: Mapping[str, Any]) -> DeltaEvidence | None:
     )
 
 
-def find_commit(table: Any, consumer: str, period: str, revision: int) -> DeltaEvidence | None:
-    """The commit of ``table`` carrying (consumer, period, revision), from its history."""
-    for info in table.history():
+def find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
+                revision: int) -> DeltaEvidence | None:
+    """The commit of the table carrying (consumer, period, revision), from its history; None
+    when there is none (or no table)."""
+    return delta_runner.run(_find_commit, uri, storage_options, consumer, period, revision)
+
+
+def _find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
+                 revision: int) -> DeltaEvidence | None:
+    table = open_table(uri, storage_options)
+    for info in [] if table is None else table.history():
         found = _from_commit(info)
         if found is not None and (found.consumer, found.business_date, found.revision) == (
                 consumer, period, revision):
@@ -222,6 +307,12 @@ def delta_evidence(table_uri: str, business_date: Any, *, consumer: str | None =
     ``consumer`` if given) that a later RESTORE did not undo; None when there is none.
     Reads only. A commit by another writer after it is not judged here."""
     period = period_key(business_date)
+    _deltalake()  # the missing extra is said here, in the caller's process
+    return delta_runner.run(_delta_evidence, table_uri, period, consumer, storage_options)
+
+
+def _delta_evidence(table_uri: str, period: str, consumer: str | None,
+                    storage_options: dict[str, str] | None) -> DeltaEvidence | None:
     table = open_table(table_uri, storage_options)
     if table is None:
         return None

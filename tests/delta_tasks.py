@@ -61,3 +61,14 @@ class DeltaSales(gk.GatedDeltaTask):
             (Path(control) / f"died-{os.getpid()}").write_text(str(commit.table_version))
             os.kill(os.getpid(), signal.SIGKILL)
         return commit
+
+
+def raise_in_helper(kind: str) -> None:
+    """Raises ``kind`` (run in the Delta helper process: its error must arrive as its type)."""
+    import deltalake
+
+    if kind == "InvalidInput":
+        raise gk.InvalidInput("partition_column", "day; DROP", "not a column name")
+    if kind == "OutputMismatch":
+        raise gk.OutputMismatch(f"raised in process {os.getpid()}")
+    raise deltalake.exceptions.CommitFailedError(f"conflict in process {os.getpid()}")

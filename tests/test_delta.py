@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -20,10 +21,11 @@ import pytest
 from deltalake import DeltaTable
 
 import gatekeeper as gk
+from gatekeeper import delta_runner
 from gatekeeper.delta_table import app_id, table_fingerprint
 from gatekeeper.ledger import reservations as rsv
 from tests.conftest import snapshot, succeed
-from tests.delta_tasks import DeltaSales, DeltaSource, rows_for
+from tests.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
 from tests.luigi_support import build, configure, luigi_command, luigi_env, write_config
 
 D1, D2 = dt.date(2026, 10, 23), dt.date(2026, 10, 24)
@@ -245,6 +247,71 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
         1, "committed", mine.run_id)
     assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == [
         "abandoned", "succeeded"]
+
+
+# -- a fork of a process whose deltalake runtime was started (luigi --workers N) --------------
+def _publish_in_fork(date: dt.date, recorded: bool, report: str) -> None:
+    """In a forked child: publish ``date``; write whether the helper ran the Delta operations
+    (or the error) to ``report``."""
+    try:
+        if not recorded:  # deltalake was used before the fork, but not by gatekeeper
+            delta_runner._runtime_pid = None
+        run_task(DeltaSales(business_date=date))
+        Path(report).write_text(f"ok delegating={delta_runner.delegating()}")
+    except BaseException as exc:  # noqa: BLE001 - a PanicException is a BaseException
+        Path(report).write_text(f"{type(exc).__name__}: {exc}")
+        os._exit(1)
+
+
+@pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
+@pytest.mark.parametrize("recorded", [True, False], ids=["gatekeeper-used-it", "panic"])
+def test_delta_fork_of_a_process_that_used_deltalake_publishes_through_the_helper(
+        delta: dict[str, Any], tmp_path: Path, recorded: bool) -> None:
+    ledger, table = delta["ledger"], delta["table"]
+    succeed(ledger, "DeltaSource", D1)
+    succeed(ledger, "DeltaSource", D2)
+    run_task(DeltaSales(business_date=D1))  # deltalake's runtime now lives in this process
+    assert DeltaTable(table).version() == 0 and not delta_runner.delegating()
+    report = tmp_path / "report"
+    child = multiprocessing.get_context("fork").Process(
+        target=_publish_in_fork, args=(D2, recorded, str(report)))
+    child.start()
+    child.join(60)
+    assert (child.exitcode, report.read_text()) == (0, "ok delegating=True")
+    assert DeltaTable(table).version() == 1
+    assert (rows(table, D1), rows(table, D2)) == (expected(D1), expected(D2))
+    commits = [h["gatekeeper.business_date"] for h in DeltaTable(table).history()]
+    assert sorted(commits) == ["2026-10-23", "2026-10-24"]
+    pub = ledger.publication("DeltaSales", D2)
+    found = gk.delta_evidence(table, D2)
+    assert pub is not None and found is not None
+    assert (found.run_id, found.fingerprint, found.table_version) == (
+        pub.run_id, pub.fingerprint, 1)
+    assert DeltaSales(business_date=D2).output().exists()  # this process still reads here
+
+
+@pytest.mark.parametrize(("kind", "error"), [
+    ("InvalidInput", gk.InvalidInput), ("OutputMismatch", gk.OutputMismatch),
+    ("CommitFailedError", None)])
+def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str,
+                                                                  error: Any) -> None:
+    import deltalake
+
+    expected_type = error or deltalake.exceptions.CommitFailedError
+    with pytest.raises(expected_type) as raised:
+        delta_runner.in_helper(raise_in_helper, kind)
+    assert type(raised.value) is expected_type
+    if kind == "InvalidInput":
+        assert (raised.value.field, raised.value.value) == ("partition_column", "day; DROP")
+        assert str(raised.value) == "invalid partition_column='day; DROP': not a column name"
+    else:  # raised in the helper, not here
+        helper = int(str(raised.value).rsplit(" ", 1)[1])
+        assert helper != os.getpid()
+        assert delta_runner._helper is not None and helper in [
+            p.pid for p in delta_runner._helper[1]._processes.values()]
+    # a commit conflict is retried by GatedDeltaTask.delta_commit: it must stay catchable
+    from gatekeeper.delta_table import commit_conflicts
+    assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())
 
 
 # -- the real luigi command --------------------------------------------------------------------
