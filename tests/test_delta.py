@@ -369,6 +369,13 @@ RANGE_DATES = [dt.date(2026, 9, 1) + dt.timedelta(days=n) for n in range(6)]
 def test_delta_two_concurrent_range_fills_write_each_date_once(
         sqlite_url: str, tmp_path: Path) -> None:
     cfg, table = delta_config(tmp_path, sqlite_url), str(tmp_path / "sales")
+    # one date published first: each fill's scheduling reads the table (its completeness),
+    # starting deltalake's runtime in the luigi process before it forks the task processes
+    first = subprocess.run(luigi_command("--module", "tests.delta_tasks", "DeltaSales",
+                                         "--business-date", "2026-09-01", "--local-scheduler"),
+                           cwd=tmp_path, env=luigi_env(cfg), capture_output=True, text=True,
+                           timeout=120)
+    assert first.returncode == 0, first.stderr[-3000:]
     command = luigi_command("--module", "tests.delta_tasks", "RangeBusinessDaily", "--of",
                             "DeltaSales", "--start", "2026-09-01", "--stop", "2026-09-07",
                             "--strategy", "forward", "--workers", "2", "--local-scheduler",
@@ -377,6 +384,8 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for _ in range(2)]
     outputs = [p.communicate(timeout=180)[0] for p in procs]
+    assert "Forked process detected" not in "".join(outputs)
+    assert "runs its Delta operations in a spawned helper process" in "".join(outputs)
     for proc, out in zip(procs, outputs, strict=True):
         assert proc.returncode in (0, TASK_FAILED), out[-3000:]
         if proc.returncode == TASK_FAILED:  # a race loser meets the live lease
