@@ -680,6 +680,14 @@ def test_periods_between_refuses_a_stop_before_the_start_naming_both() -> None:
 
 
 # -- every refusal of the period and plan parsers, whole: field, value and reason ---------------
+class _NoOffset(dt.tzinfo):
+    """A time zone that knows no offset: its datetimes are as naive as those without one."""
+
+    def utcoffset(self, when: dt.datetime | None) -> None:
+        return None
+
+
+NO_OFFSET_TIME = dt.datetime(2026, 10, 25, 5, tzinfo=_NoOffset())
 NEG = "negative; a period cannot be due before it ends"
 DURATION = "expected a duration such as 2h, 30m, 1d, 90s or 1h30m"
 REFUSALS = [  # (call, the whole message the operator reads, field, value)
@@ -742,6 +750,12 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
     (lambda: parse_aware_datetime(5, "now"),
      "invalid now=5: expected a tz-aware datetime, got int", "now", 5),
     # each parser's default field name
+    (lambda: parse_business_date("2026-1-1"),
+     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
+     "2026-1-1"),
+    (lambda: parse_aware_datetime(NO_OFFSET_TIME, "now"),
+     "invalid now=2026-10-25T05:00:00: no time zone; add an offset such as Z or +01:00", "now",
+     NO_OFFSET_TIME),
     (lambda: parse_hour("2026-01-01T05:30Z"),
      "invalid business_date='2026-01-01T05:30Z': not on an hour boundary", "business_date",
      "2026-01-01T05:30Z"),
