@@ -1,7 +1,8 @@
 """Luigi task classes whose identity is a business date and an attempt ordinal.
 
 Thin adapters: the attempt bookkeeping, the gate and publication live in the ledger; these
-classes call it around the user's ``run()`` and answer ``complete()`` from it.
+classes call it around the user's ``run()`` (``attempt_run.py``: the attempt's lifecycle) and
+answer ``complete()`` from it.
 """
 
 from __future__ import annotations
@@ -12,27 +13,19 @@ import inspect
 import logging
 import os
 import threading
-import time
-import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, cast
 
 import luigi
 
-from gatekeeper import config, lineage, luigi_compat
-from gatekeeper.errors import (
-    GatekeeperError,
-    InvalidInput,
-    LeaseHeld,
-    LeaseLost,
-    StateConflict,
-)
-from gatekeeper.lease import Heartbeat
+from gatekeeper import config
+from gatekeeper.attempt_run import RecordedRun, recorded
+from gatekeeper.errors import InvalidInput
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.periods import DAILY, HOURLY, hour_key, period_key
-from gatekeeper.records import Attempt, RunState
-from gatekeeper.validation import check_attempt, parse_attempt_text, printable_text
+from gatekeeper.records import RunState
+from gatekeeper.validation import check_attempt, parse_attempt_text
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
@@ -54,46 +47,6 @@ def shared_ledger(url: str | None = None) -> Ledger:
         return _ledgers[key]
 
 
-def new_run_id() -> str:
-    return uuid.uuid4().hex
-
-
-def _no_dynamic_dependencies(name: str) -> TypeError:
-    return TypeError(
-        f"{name}: a gatekeeper task's run() must not yield dynamic dependencies (one attempt "
-        "is one run of run(); Luigi would resume it as new runs); declare them in requires()"
-    )
-
-
-def _recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Wrap a task class's ``run`` (wherever the class got it) so every execution is a
-    recorded attempt. A generator ``run`` is refused here, at class definition; one hidden
-    behind a decorator is refused when it runs (the attempt is recorded failed)."""
-    name = getattr(user_run, "__qualname__", repr(user_run))
-    if inspect.isgeneratorfunction(user_run):
-        raise _no_dynamic_dependencies(name)
-
-    def attempt(self: PeriodTask) -> Any:
-        result = user_run(self)
-        if inspect.isgenerator(result):
-            result.close()
-            raise _no_dynamic_dependencies(name)
-        return result
-
-    @functools.wraps(user_run)
-    def run(self: PeriodTask) -> Any:
-        if getattr(self, "_gk_in_run", False):  # super().run() from an overriding run()
-            return user_run(self)
-        self._gk_in_run = True
-        try:
-            return self._run_as_attempt(lambda: attempt(self))
-        finally:
-            self._gk_in_run = False
-
-    run._gk_recorded = True  # type: ignore[attr-defined]
-    return run
-
-
 class AttemptParameter(luigi.IntParameter):
     """``--attempt``: 0 (the next ordinal) or an explicit 1..2,147,483,647, checked when the
     task is built (plain ASCII digits on the command line), before any attempt is recorded."""
@@ -105,7 +58,7 @@ class AttemptParameter(luigi.IntParameter):
         return check_attempt(x, "attempt", allow_zero=True)
 
 
-class PeriodTask(luigi.Task):
+class PeriodTask(RecordedRun, luigi.Task):
     """Base of tasks responsible for one business period, recorded attempt by attempt.
 
     Write ``run()`` as in plain Luigi. Around it gatekeeper allocates the next attempt (or the
@@ -142,7 +95,7 @@ class PeriodTask(luigi.Task):
         if isinstance(found, staticmethod):
             raise TypeError(f"{cls.__qualname__}.run must be a method, not a staticmethod")
         if found is not luigi.Task.run and not getattr(found, "_gk_recorded", False):
-            cls.run = _recorded(found)  # type: ignore[method-assign]
+            cls.run = recorded(found)  # type: ignore[method-assign]
 
     # -- identity ------------------------------------------------------------------------------
     @classmethod
@@ -297,115 +250,6 @@ class PeriodTask(luigi.Task):
     @classmethod
     def declares_watermark(cls) -> bool:
         return cls.watermark is not PeriodTask.watermark
-
-    # -- the recorded attempt ------------------------------------------------------------------
-    def before_attempt(self, ledger: Ledger) -> None:
-        """Hook run before an attempt is allocated; raising here records nothing."""
-
-    def reruns_succeeded(self) -> bool:
-        """True when this run is asked to run again a period whose latest attempt succeeded:
-        an explicit ``--attempt N`` (a repair)."""
-        return bool(self.attempt)
-
-    def _run_as_attempt(self, work: Callable[[], Any]) -> Any:
-        ledger = self.ledger()
-        self.before_attempt(ledger)
-        lease = config.lease_seconds()
-        lineage.configured()  # a bad openlineage* option is refused before anything is written
-        started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
-        if started.state is RunState.SUCCEEDED:
-            if self._declared_outputs_exist():  # another worker did it: no duplicate work
-                logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing "
-                            "to run", self.job_id, self.period_key, started.attempt,
-                            started.run_id)
-                return None
-            started = self._begin(ledger, lease, skip=False)  # its outputs are gone: rerun
-        self.run_id, self.attempt_ordinal = started.run_id, started.attempt
-        logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
-                    self.period_key, started.attempt, started.run_id)
-        lineage.started(self, ledger, started)
-        with Heartbeat(ledger.url, started.run_id, lease) as beat:
-            try:
-                result = work()
-                if beat.lost.is_set():
-                    raise self._lease_lost(ledger, started)
-            except BaseException as exc:
-                self._record_failure(ledger, started, exc)
-                raise
-        self._finish(ledger, started, RunState.SUCCEEDED, None)
-        return result
-
-    def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
-        """Allocate the attempt. Under luigid a live lease on the period can only be a copy of
-        this very task another worker runs inline in a chunk (luigid dedupes scheduled ones):
-        wait for it, then take its success as ours instead of failing as a race loser."""
-        while True:
-            try:
-                return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
-                                            lease_seconds=lease, attempt=self.attempt,
-                                            skip_succeeded=skip)
-            except LeaseHeld as held:
-                if not (skip and held.holder.lease_expires_at is not None
-                        and luigi_compat.under_remote_scheduler(self)):
-                    raise
-                if not self._waited_for(ledger, held.holder):
-                    raise
-
-    def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
-        """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
-        expired: begin again), False when it failed (the failure is not retried here)."""
-        logger.info("gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
-                    self.job_id, self.period_key, holder.attempt, holder.run_id)
-        while True:
-            time.sleep(0.2)
-            latest = ledger.latest(self.job_id, self.period_key)
-            if latest is None or latest.run_id != holder.run_id:
-                return True
-            if latest.state is RunState.RUNNING:
-                if latest.lease_live(ledger.db_now()):
-                    continue
-                return True
-            return latest.state is RunState.SUCCEEDED
-
-    def _declared_outputs_exist(self) -> bool:
-        return all(target.exists() for target in luigi.task.flatten(self.output()))
-
-    def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
-        """Record the attempt ``failed``, keeping the run's own error in front if that fails
-        (a lost lease: the attempt is already ``abandoned``)."""
-        try:
-            self._finish(ledger, started, RunState.FAILED,
-                         printable_text(f"{type(exc).__name__}: {exc}"))
-        except GatekeeperError as unrecorded:
-            logger.error("gatekeeper: %s %s attempt %d: could not record the failure: %s",
-                         self.job_id, self.period_key, started.attempt, unrecorded)
-
-    def _finish(self, ledger: Ledger, started: Attempt, state: RunState,
-                error: str | None) -> None:
-        try:
-            ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
-                          started.started_at, error=error)
-            lineage.ended(self, ledger, started, state, error)
-        except StateConflict as exc:
-            if state is RunState.SUCCEEDED:
-                raise self._lease_lost(ledger, started) from exc
-            raise
-
-    def _lease_lost(self, ledger: Ledger, started: Attempt) -> LeaseLost:
-        """LeaseLost for ``started``, naming the attempt that took over (read from the ledger)."""
-        attempts = ledger.attempts(self.job_id, self.period_key)
-        latest = attempts[-1] if attempts else None
-        taken = latest if latest is not None and latest.run_id != started.run_id else None
-        mine = next((a for a in attempts if a.run_id == started.run_id), started)
-        by = (f"; attempt {taken.attempt} (run {taken.run_id}) took over" if taken
-              else f"; it is {mine.state.value}")
-        return LeaseLost(
-            f"{self.job_id} {self.period_key} attempt {started.attempt} (run {started.run_id}) "
-            f"lost its lease while running{by}; its outcome is not recorded as succeeded",
-            run_id=started.run_id, taken_over_by=taken, job=self.job_id,
-            period=self.period_key, attempt=started.attempt,
-        )
-
 
 class BusinessDateTask(PeriodTask):
     """A Luigi task responsible for one business date (see PeriodTask for the recording)."""
