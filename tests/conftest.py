@@ -116,3 +116,14 @@ def succeed(ledger: gk.Ledger, job: str, date: str, attempt: int = 1, run_id: st
     run_id = run_id or f"{job}-{date}-{attempt}-{uuid.uuid4().hex[:6]}"
     ledger.record(job, date, attempt, run_id, "succeeded", started_at)
     return run_id
+
+
+@pytest.fixture
+def pg_ledger_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema for a test that needs PostgreSQL itself, dropped afterwards."""
+    require_pg()
+    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield pg_url(schema)
+    finally:
+        drop_pg_schema(schema)

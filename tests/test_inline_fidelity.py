@@ -24,7 +24,7 @@ import pytest
 import gatekeeper as gk
 from tests.luigi_support import luigi_command, luigi_env, write_config
 from tests.luigid_support import HOST, Luigid, stop_all
-from tests.test_luigid import PEER_RETCODES, luigid, pg_ledger_url  # noqa: F401 - fixtures
+from tests.test_luigid import PEER_RETCODES, luigid  # noqa: F401 - fixture
 
 UTC = dt.timezone.utc
 NOW = str(int(dt.datetime(2026, 12, 1, tzinfo=UTC).timestamp()))  # every date below is due
@@ -207,7 +207,7 @@ def fleet(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
 
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_luigid_two_workers_run_each_inline_period_once(
-        tmp_path: Path, luigid: Luigid, pg_ledger_url: str,  # noqa: F811
+        tmp_path: Path, luigid: Luigid, pg_ledger_url: str,  # noqa: F811 - fixtures
         fleet: list[subprocess.Popen[bytes]], strategy: str) -> None:
     cfg = write_config(tmp_path, pg_ledger_url)
     command = luigi_command(

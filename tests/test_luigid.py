@@ -10,7 +10,6 @@ import datetime as dt
 import re
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad
-from tests.conftest import count_rows, drop_pg_schema, pg_url, require_pg
+from tests.conftest import count_rows
 from tests.luigi_support import luigi_command, luigi_env, write_config
 from tests.luigid_support import HOST, Luigid, stop_all
 
@@ -53,17 +52,6 @@ def luigid(tmp_path: Path) -> Iterator[Luigid]:
         yield server
     finally:
         server.stop()
-
-
-@pytest.fixture
-def pg_ledger_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema for the ledger, dropped afterwards."""
-    require_pg()
-    schema = f"gk_luigid_{uuid.uuid4().hex[:12]}"
-    try:
-        yield pg_url(schema)
-    finally:
-        drop_pg_schema(schema)
 
 
 def range_args(server: Luigid, start: dt.date = START, stop: dt.date = STOP,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-import uuid
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -44,7 +43,7 @@ from gatekeeper.periods import (
 )
 from gatekeeper.readiness import Watermarks
 from gatekeeper.recovery import plan_recovery, summarize_event_lines
-from tests.conftest import T0, drop_pg_schema, pg_url, require_pg, snapshot, succeed
+from tests.conftest import T0, snapshot, succeed
 
 UTC = dt.timezone.utc
 
@@ -838,16 +837,6 @@ def _publish(ledger: gk.Ledger) -> Any:
 
 def _fenced_publish(ledger: gk.Ledger) -> Any:
     return ledger.publish("Report", D, ["Dim"], "fp", producer="pub-1")
-
-
-@pytest.fixture
-def pg_ledger_url() -> Any:
-    require_pg()
-    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield pg_url(schema)
-    finally:
-        drop_pg_schema(schema)
 
 
 @pytest.mark.parametrize(("write", "key"), [

@@ -31,14 +31,14 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import gatekeeper as gk
-from tests.conftest import PG_DSN, drop_pg_schema, pg_url, require_pg
+from tests.conftest import PG_DSN
 from tests.luigi_support import luigi_command, luigi_env, run_luigi, write_config
 
 UTC = dt.timezone.utc
@@ -158,17 +158,6 @@ def require_faketime() -> str:
             pytest.fail("needs faketime (Debian package faketime); CI is set, so not skipped")
         pytest.skip("needs faketime (Debian package faketime)")
     return found
-
-
-@pytest.fixture
-def pg_ledger_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema (these faults are PostgreSQL's)."""
-    require_pg()
-    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield pg_url(schema)
-    finally:
-        drop_pg_schema(schema)
 
 
 # -- 1. zombie -------------------------------------------------------------------------------
