@@ -74,6 +74,7 @@ class RecordedRun:
 
     run_id: str | None = None
     attempt_ordinal: int | None = None
+    _gk_in_run = False  # set by recorded() while the wrapped run() runs
     job_id: Any
     period_key: Any
     attempt: Any

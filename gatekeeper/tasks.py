@@ -79,9 +79,6 @@ class PeriodTask(RecordedRun, luigi.Task):
     period_kind = DAILY
     publishes = False  # True for tasks whose output is a publication in the ledger
     outputs_in_ledger = False  # True when completed_keys() fully checks output()
-    run_id: str | None = None
-    attempt_ordinal: int | None = None
-    _gk_in_run = False
     _gk_ledger: Ledger
     _gk_pid = 0
     _gk_params: tuple[tuple[str, luigi.Parameter], ...]
