@@ -8,6 +8,7 @@ and turn a lost lease into ``LeaseLost`` naming the attempt that took over.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
 import logging
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import luigi
+import luigi.worker
 
 from gatekeeper import config, lineage, luigi_compat
 from gatekeeper.errors import GatekeeperError, LeaseHeld, LeaseLost, StateConflict
@@ -151,6 +153,27 @@ class RecordedRun:
                     continue
                 return True
             return latest.state is RunState.SUCCEEDED
+
+    def record_timeout(self, message: str) -> None:
+        """Luigi's worker terminated the process running this task at its worker timeout
+        (``Event.TIMEOUT``, fired in the worker's process): record the attempt that process
+        was running as failed, with Luigi's reason. Only a running attempt that started within
+        the timeout is that process's (a terminated process records nothing itself); writes."""
+        ledger = self.ledger()
+        latest = ledger.latest(self.job_id, self.period_key)
+        timeout = self.worker_timeout or luigi.worker.worker().timeout  # type: ignore[attr-defined]
+        if latest is None or latest.state is not RunState.RUNNING or (
+                latest.started_at < ledger.db_now() - dt.timedelta(seconds=float(timeout) + 60)):
+            return
+        try:
+            ledger.record(self.job_id, self.period_key, latest.attempt, latest.run_id,
+                          RunState.FAILED, latest.started_at, error=printable_text(message))
+        except GatekeeperError as exc:
+            logger.error("gatekeeper: %s %s attempt %d: could not record its timeout: %s",
+                         self.job_id, self.period_key, latest.attempt, exc)
+            return
+        logger.info("gatekeeper: %s %s attempt %d (run %s) recorded failed: %s", self.job_id,
+                    self.period_key, latest.attempt, latest.run_id, message)
 
     def _declared_outputs_exist(self) -> bool:
         return all(target.exists() for target in luigi.task.flatten(self.output()))

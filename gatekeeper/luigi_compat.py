@@ -197,26 +197,67 @@ def add_to_summary(worker: Any, task: luigi.Task, status: str, *, ran: bool) -> 
 # -- the execution summary of a worker whose tasks run in forked processes (--workers N) ------
 #: Further internals read to count, in the parent's summary, the periods a forked child runs.
 WORKER_ID = "luigi.worker.Worker._id"
+WORKER_SCHEDULER = "luigi.worker.Worker._scheduler"
 PROCESS_MULTI = "luigi.worker.TaskProcess.use_multiprocessing"
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
 
 
+#: Tasks whose class sets this attribute are judged by the ledger in the execution summary
+#: (ForkedHistory): gatekeeper's ranges, chunks and period tasks.
+SUMMARY_MARK = "gatekeeper_summary"
+
+
 class ForkedHistory(list[Any]):
     """A worker's ``_add_task_history`` that also takes in what its forked task processes
-    appended to the channel (one JSON line per period), whenever it is read.
+    appended to the channel (one JSON line each), and that the execution summary reads with
+    gatekeeper's tasks judged by the ledger.
 
-    ``luigi.execution_summary`` reads the history by iterating over it, after the worker ran;
-    ``Worker._add_task`` only appends. Lines are read from where the last read ended, whole
-    lines only (a child writes each line with one ``write`` to an ``O_APPEND`` file).
+    Channel lines are read from where the last read ended, whole lines only (a child writes
+    each line with one ``write`` to an ``O_APPEND`` file), whenever the history is appended to
+    (``Worker._add_task``, before it tells the scheduler a task's result) or read: a period's
+    summary entry joins the history; a scheduler call relayed by a child of a local-scheduler
+    worker is made on that scheduler, so it learns a period's outcome before its chunk's.
+
+    ``luigi.execution_summary`` reads the history by iterating over it. Then, for tasks
+    marked ``gatekeeper_summary``: an entry Luigi's worker made for a task left pending after
+    yielding dynamic dependencies (runnable None) is not "missing external dependencies" (the
+    chunk or range waits on its periods, Luigi's upstream rules judge it); and a task whose
+    last entry is PENDING but that is complete by then (another worker sharing the range did
+    it) counts as already done, so the exit code says whether the window was filled.
     """
 
-    def __init__(self, items: list[Any], fd: int) -> None:
+    def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
         super().__init__(items)
-        self.fd, self.offset = fd, 0
+        self.fd, self.offset, self.scheduler = fd, 0, scheduler
+        self._settled: tuple[int, set[Any]] = (-1, set())
+
+    def append(self, item: Any) -> None:
+        self.take_in()
+        super().append(item)
 
     def __iter__(self) -> Any:
         self.take_in()
-        return super().__iter__()
+        settled = self.settled()
+        for task, status, runnable in list.__iter__(self):
+            if task in settled:
+                continue
+            if runnable is None and status == luigi.scheduler.PENDING and marked(task):
+                runnable = True
+            yield task, status, runnable
+        for task in settled:
+            yield task, luigi.scheduler.DONE, False
+
+    def settled(self) -> set[Any]:
+        """Marked tasks whose last entry is PENDING and that are complete now (asked once per
+        length of the history)."""
+        if self._settled[0] != len(self):
+            last: dict[Any, str] = {}
+            for task, status, _ in list.__iter__(self):
+                last[task] = status
+            done = {task for task, status in last.items()
+                    if status == luigi.scheduler.PENDING and marked(task) and _complete(task)}
+            self._settled = (len(self), done)
+        return self._settled[1]
 
     def take_in(self) -> None:
         data = b""
@@ -226,6 +267,9 @@ class ForkedHistory(list[Any]):
         self.offset += len(whole)
         for line in whole.splitlines():
             note = json.loads(line)
+            if "call" in note:
+                self._relayed(note["call"], note["arguments"])
+                continue
             try:
                 task = luigi.task_register.load_task(note["module"], note["family"],
                                                      note["params"])
@@ -235,6 +279,24 @@ class ForkedHistory(list[Any]):
             if note["ran"]:
                 super().append((task, luigi.scheduler.PENDING, True))
             super().append((task, note["status"], note["ran"]))
+
+    def _relayed(self, method: str, arguments: dict[str, Any]) -> None:
+        try:
+            getattr(self.scheduler, method)(**arguments)
+        except Exception as exc:  # a report lost is not a period failed
+            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
+                           arguments.get("task_id"), exc)
+
+
+def marked(task: Any) -> bool:
+    return bool(getattr(task, SUMMARY_MARK, False))
+
+
+def _complete(task: Any) -> bool:
+    try:
+        return bool(task.complete())
+    except Exception:  # a task whose completeness cannot be told stays pending
+        return False
 
 
 def scheduling_worker() -> Any | None:
@@ -259,11 +321,13 @@ def scheduling_worker() -> Any | None:
 
 def open_summary_channel() -> None:
     """Let the task processes the current worker forks count the periods they run inline in
-    its execution summary (see ``summary_channel``). Call it where the worker schedules a
-    task that may run periods inline (a chunk's ``requires()``); idempotent per worker.
+    its execution summary (see ``summary_channel``), and have the summary judge gatekeeper's
+    tasks by the ledger (ForkedHistory). Call it where the worker schedules a range or a task
+    that may run periods inline (their ``requires()``); idempotent per worker.
 
     Private internals: ``Worker._add_task_history`` (replaced by a ForkedHistory holding the
-    same entries) and ``Worker._id``. Luigi's worker forks a ``TaskProcess`` per task under
+    same entries), ``Worker._id`` and ``Worker._scheduler`` (where relayed calls go; Luigi
+    2.x-3.x). Luigi's worker forks a ``TaskProcess`` per task under
     ``--workers N`` and keeps the summary in its own process; the child's results travel back
     on a queue that carries only the task's own status, so a period run inside the child is
     otherwise never counted. The channel is an unlinked temporary file the children inherit.
@@ -273,16 +337,18 @@ def open_summary_channel() -> None:
         return
     try:
         history, worker_key = worker._add_task_history, str(worker._id)
+        scheduler = worker._scheduler
     except AttributeError as missing:
         raise LuigiInternalMissing(
-            WORKER_HISTORY if "history" in str(missing) else WORKER_ID) from None
+            WORKER_HISTORY if "history" in str(missing) else
+            WORKER_ID if "_id" in str(missing) else WORKER_SCHEDULER) from None
     if isinstance(history, ForkedHistory):
         return
     fd, path = tempfile.mkstemp(prefix="gatekeeper-summary-")
     os.close(fd)
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
     os.unlink(path)
-    worker._add_task_history = ForkedHistory(history, fd)
+    worker._add_task_history = ForkedHistory(history, fd, scheduler)
     _channels[worker_key] = fd
     weakref.finalize(worker, _close_channel, worker_key, fd)
 
@@ -303,6 +369,14 @@ def send_to_summary(fd: int, task: luigi.Task, status: str, *, ran: bool) -> Non
     (read back there by ForkedHistory), as ``add_to_summary`` does in the worker's process."""
     line = json.dumps({"module": task.task_module, "family": task.task_family,
                        "params": task.to_str_params(), "status": status, "ran": ran})
+    os.write(fd, line.encode() + b"\n")
+
+
+def relay_to_scheduler(fd: int, method: str, arguments: dict[str, Any]) -> None:
+    """Have the worker owning ``fd`` call its (local) scheduler's ``method`` with
+    ``arguments``: a forked task process cannot reach its parent's local scheduler, so the
+    parent makes the call when it next reads the channel (ForkedHistory)."""
+    line = json.dumps({"call": method, "arguments": arguments})
     os.write(fd, line.encode() + b"\n")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gatekeeper.chunks import CHUNK
+from gatekeeper.fill.chunks import CHUNK
 from gatekeeper.coverage import RangePlan
 from gatekeeper.errors import InvalidInput
 from gatekeeper.periods import period_ordinal
@@ -23,6 +23,7 @@ from gatekeeper.tasks import PeriodTask
 from gatekeeper.validation import check_timestamp
 
 UTC = dt.timezone.utc
+LANES = 16  # a forward or reverse window is cut into at least this many chunks
 Blocks = tuple[tuple[str, tuple[str, ...]], ...]
 
 
@@ -56,17 +57,26 @@ def clock_at(seconds: float) -> dt.datetime:
     return check_timestamp(at, "now")
 
 
+def chunk_size(plan: RangePlan) -> int:
+    """Due periods per chunk: CHUNK for a contiguous fill (one chunk runs at a time); for
+    forward and reverse, small enough that the window makes at least LANES chunks (so every
+    worker of every process sharing the range gets some), at most CHUNK."""
+    if plan.strategy == "contiguous":
+        return CHUNK
+    return max(1, min(CHUNK, -(-len(plan.due) // LANES)))
+
+
 def chunk_blocks(plan: RangePlan) -> Blocks:
-    """(block, keys): the scheduled keys, in fill order, by CHUNK-sized blocks of the due
+    """(block, keys): the scheduled keys, in fill order, by blocks of ``chunk_size`` due
     periods. A block is named by its first due period, so invocations of the same range planned
     at different times name their chunks alike and a central scheduler runs each once."""
     if not plan.scheduled:
         return ()
-    first = period_ordinal(plan.due[0], plan.period)
+    first, size = period_ordinal(plan.due[0], plan.period), chunk_size(plan)
     blocks: dict[str, list[str]] = {}
     for label in plan.scheduled:
         index = period_ordinal(label, plan.period) - first
-        blocks.setdefault(plan.key(plan.due[index // CHUNK * CHUNK]), []).append(plan.key(label))
+        blocks.setdefault(plan.key(plan.due[index // size * size]), []).append(plan.key(label))
     return tuple((block, tuple(found)) for block, found in blocks.items())
 
 

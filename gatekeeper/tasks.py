@@ -78,6 +78,7 @@ class PeriodTask(RecordedRun, luigi.Task):
     period_param = ""
     period_kind = DAILY
     publishes = False  # True for tasks whose output is a publication in the ledger
+    gatekeeper_summary = True  # the execution summary judges it by the ledger (luigi_compat)
     outputs_in_ledger = False  # True when completed_keys() fully checks output()
     _gk_ledger: Ledger
     _gk_pid = 0
@@ -247,6 +248,12 @@ class PeriodTask(RecordedRun, luigi.Task):
     @classmethod
     def declares_watermark(cls) -> bool:
         return cls.watermark is not PeriodTask.watermark
+
+@PeriodTask.event_handler(luigi.Event.TIMEOUT)
+def _timed_out(task: PeriodTask, message: str) -> None:
+    """Luigi terminated a period at its worker timeout: its attempt is recorded failed."""
+    task.record_timeout(str(message))
+
 
 class BusinessDateTask(PeriodTask):
     """A Luigi task responsible for one business date (see PeriodTask for the recording)."""

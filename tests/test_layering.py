@@ -11,11 +11,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
 
 #: module (or package folder) -> gatekeeper modules it must never import, directly or lazily.
 FORBIDDEN = {
-    "ledger": ("gate", "tasks", "gated", "range", "chunks", "cli", "lease", "config",
+    "ledger": ("gate", "tasks", "gated", "range", "fill", "cli", "lease", "config",
                "coverage", "recovery", "recovery_ledger", "targets", "lineage", "delta",
                "delta_table", "collectors"),
     # the collectors observe other systems into the ledger; they never drive Luigi
-    "collectors": ("tasks", "gated", "range", "chunks", "inline", "gate", "cli", "lineage",
+    "collectors": ("tasks", "gated", "range", "fill", "gate", "cli", "lineage",
                    "delta"),
     "delta_table.py": ("ledger", "gate", "tasks", "gated", "cli", "config", "delta"),
     "validation.py": ("ledger", "gate", "tasks", "gated", "cli", "clock", "readiness"),
@@ -24,7 +24,9 @@ FORBIDDEN = {
     "records.py": ("ledger", "gate", "tasks", "cli", "validation"),
     "periods.py": ("ledger", "gate", "tasks", "cli", "validation", "records"),
     "gate.py": ("tasks", "gated", "range", "cli"),
-    "lineage.py": ("tasks", "gated", "range", "chunks", "inline", "cli"),
+    "lineage.py": ("tasks", "gated", "range", "fill", "cli"),
+    # the inline machinery is the range's: it never drives the CLI or the ranges above it
+    "fill": ("range", "range_session", "cli", "gated", "delta", "collectors", "report"),
 }
 
 
@@ -59,3 +61,15 @@ def test_layering_check_sees_an_import() -> None:
     """The checker itself: it finds the imports this repository is known to have."""
     assert "validation" in imported_modules(PACKAGE / "ledger" / "attempts.py")
     assert "readiness" in imported_modules(PACKAGE / "gate.py")
+
+
+#: The only modules outside gatekeeper/fill/ that may import it: the range adapter.
+FILL_USERS = {"range.py", "range_session.py"}
+
+
+def test_layering_only_the_range_reaches_into_the_fill_machinery() -> None:
+    """Everything that runs or reports periods outside Luigi's own worker lives in
+    gatekeeper/fill/; the rest of gatekeeper does not reach into it (docs/inline.md)."""
+    users = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
+             if "fill" in imported_modules(path) and path.parent.name != "fill"}
+    assert users == FILL_USERS

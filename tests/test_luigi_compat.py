@@ -361,11 +361,37 @@ def test_forked_history_keeps_entries_and_reads_whole_lines(tmp_path: Path) -> N
     fd = luigi_compat.os.open(path, luigi_compat.os.O_RDWR | luigi_compat.os.O_APPEND)
     try:
         first = InlineCompatProbe(name="first")
-        history = luigi_compat.ForkedHistory([(first, "DONE", False)], fd)
+        history = luigi_compat.ForkedHistory([(first, "DONE", False)], fd, None)
         luigi_compat.send_to_summary(fd, InlineCompatProbe(name="second"), "DONE", ran=False)
         luigi_compat.os.write(fd, b'{"half": ')  # a line still being written is left alone
         assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
         assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
+    finally:
+        luigi_compat.os.close(fd)
+
+
+def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
+        tmp_path: Path) -> None:
+    """A forked task process of a local-scheduler worker relays its reports through the
+    channel; the parent makes them on its scheduler when it next appends (as it does before
+    telling the scheduler the chunk's own result)."""
+    path = tmp_path / "channel"
+    path.write_bytes(b"")
+    fd = luigi_compat.os.open(path, luigi_compat.os.O_RDWR | luigi_compat.os.O_APPEND)
+    scheduler = luigi.scheduler.Scheduler()
+    try:
+        history = luigi_compat.ForkedHistory([], fd, scheduler)
+        probe = InlineCompatProbe(name="relayed")
+        for status in ("RUNNING", "FAILED"):  # as InlineRuns reports a failed period
+            luigi_compat.relay_to_scheduler(fd, "add_task", {
+                "task_id": probe.task_id, "worker": "w", "status": status, "runnable": False,
+                "family": probe.task_family, "params": probe.to_str_params(),
+                "retry_policy_dict": {"retry_count": 1}})
+        assert scheduler.task_list("", "") == {}  # not until the parent reads the channel
+        history.append((probe, "PENDING", True))
+        listed = scheduler.task_list("", "")
+        assert listed[probe.task_id]["status"] == "DISABLED"  # one failure of retry_count 1
+        assert [(t.name, s) for t, s, _ in history] == [("relayed", "PENDING")]
     finally:
         luigi_compat.os.close(fd)
 

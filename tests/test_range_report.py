@@ -356,11 +356,12 @@ def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
             (key,) = [a.business_date for a in ledger.history("Hanging")
                       if a.run_id == hung[2]]
         assert ranged[1] == 97 and ranged[0].endswith(f"next {key}, 0 skipped by policy")
-        chunks = sorted(mid["IndependentChunk"].values(), key=lambda s: -int(
-            STATUS.match(s[0]).group(2)))  # type: ignore[union-attr]
-        assert [STATUS.match(m).groups() for m, _ in chunks] == (  # type: ignore[union-attr]
-            [("31", "32"), ("8", "8")] if key < "2026-10-03" else [("32", "32"), ("7", "8")])
-        assert any(m.endswith(f"next {key}") for m, _ in chunks), chunks
+        chunks = [STATUS.match(m).groups() for m, _ in  # type: ignore[union-attr]
+                  mid["IndependentChunk"].values()]
+        # 40 due dates make 14 chunks (of 3, the last of 1), so both processes' workers share
+        assert sorted(int(n) for _, n in chunks) == [1] + [3] * 13
+        assert sorted(int(n) - int(k) for k, n in chunks) == [0] * 13 + [1]
+        assert [m for m, _ in mid["IndependentChunk"].values() if m.endswith(f"next {key}")]
         final = {family: statuses(server, family)
                  for family in ("RangeBusinessDaily", "IndependentChunk")}
     finally:
@@ -368,8 +369,8 @@ def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
     assert list(final["RangeBusinessDaily"].values()) == [(
         "filled 40/40, contiguous through 2026-10-10, next due at never, 0 skipped by policy",
         100)]
-    assert sorted(final["IndependentChunk"].values()) == [("filled 32/32", 100),
-                                                          ("filled 8/8", 100)]
+    assert sorted(final["IndependentChunk"].values()) == [("filled 1/1", 100)] + [
+        ("filled 3/3", 100)] * 13
     assert "gatekeeper: RangeBusinessDaily Hanging: filled 40/40 due (40 this run)" in (
         log.read_text())
 

@@ -13,7 +13,7 @@ import pytest
 
 from gatekeeper import luigi_compat
 from gatekeeper.luigi_compat import LuigiInternalMissing
-from gatekeeper.scheduler_wire import SchedulerWire, direct_target
+from gatekeeper.fill.wire import SchedulerWire, direct_target
 from tests.luigid_support import HOST, Luigid
 from tests.test_luigi_compat import luigid  # noqa: F401,F811 - the fixture
 

@@ -20,12 +20,14 @@ execution summary counts it as ran successfully / failed / already done when the
 in the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
 (``--workers N``), through the channel the worker opened when it scheduled the chunk
 (``luigi_compat.open_summary_channel``), read back when the summary is written. A local
-scheduler under ``--workers N`` is the parent's object: the child's reports to it are lost,
-as Luigi's own reports from a child's running task are (luigid gets them over HTTP).
+scheduler under ``--workers N`` is the parent's object: the child relays its reports through
+the same channel, and the parent hands them to its scheduler before the chunk's own result.
+Each report carries the period's priority and retry policy, and a failure is reported RUNNING
+then FAILED, so the scheduler counts it under the period's ``retry_count`` (``policy.py``).
 
 Reports to luigid go through one background thread per chunk run, in order, on one keep-alive
-connection (``scheduler_wire``), and are flushed before the chunk yields or ends, so the fill
-never waits for a round trip per period.
+connection (``wire.py``), and are flushed before the chunk yields or ends, so the fill never
+waits for a round trip per period.
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ from luigi.scheduler import DONE, FAILED, RUNNING
 from gatekeeper import luigi_compat
 from gatekeeper.clock import utc_now
 from gatekeeper.errors import LeaseHeld
+from gatekeeper.fill.policy import retry_policy
+from gatekeeper.fill.wire import SchedulerWire
 from gatekeeper.records import Attempt
-from gatekeeper.scheduler_wire import SchedulerWire
 from gatekeeper.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -65,15 +68,26 @@ class InlineRuns:
         self.channel = None if self.worker else luigi_compat.summary_channel(self.worker_id)
         self.forwarded = luigi_compat.forwarded_attributes()
         self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
+        #: a local scheduler is reached from a forked task process through the channel only
+        self.relayed = not self.remote and self.worker is None and self.channel is not None
         self.wire = SchedulerWire(self.scheduler) if self.remote else None
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
+
+    @property
+    def reaches_scheduler(self) -> bool:
+        """False where a period's outcome could not reach the scheduler (a forked task process
+        of a local scheduler whose worker opened no channel): such a chunk runs none inline."""
+        return self.scheduler is None or self.worker is not None or self.remote or self.relayed
 
     # -- reporting -----------------------------------------------------------------------------
     def send(self, method: str, **arguments: Any) -> None:
         """Call the scheduler's ``method``: in order on a background thread under luigid, at
         once under a local scheduler; nothing outside a worker."""
         if self.scheduler is None or self.worker_id is None:
+            return
+        if self.relayed:
+            luigi_compat.relay_to_scheduler(self.channel, method, arguments)
             return
         if not self.remote:
             self._call(method, arguments)
@@ -130,7 +144,9 @@ class InlineRuns:
         """What Luigi's worker tells the scheduler about a task, in this worker's name."""
         return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,
                 "module": task.task_module, "params": task.to_str_params(),
-                "resources": task.process_resources()}
+                "resources": task.process_resources(), "priority": task.priority,
+                "retry_policy_dict": retry_policy(task),
+                "accepts_messages": task.accepts_messages}
 
     # -- running -------------------------------------------------------------------------------
     def run(self, task: PeriodTask) -> bool:
@@ -165,6 +181,8 @@ class InlineRuns:
         if task.complete():  # as Luigi checks a yielded task before scheduling it
             self.settled(task, DONE, ran=False)
             return False
+        for dep in luigi.task.flatten(task.requires()):  # as Luigi's worker adds the period
+            task.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, task, dep)
         task.trigger_event(luigi.Event.START, task)
         started = time.time()
         try:
@@ -176,7 +194,11 @@ class InlineRuns:
         except BaseException as exc:
             logger.exception("gatekeeper: inline %s failed", task)
             task.trigger_event(luigi.Event.FAILURE, task, exc)
-            self.settled(task, FAILED, ran=True, expl=task.on_failure(exc))
+            expl = task.on_failure(exc)
+            # RUNNING on this worker first, as for a scheduled task: the scheduler then counts
+            # the failure under the period's own retry policy (DISABLED past retry_count)
+            self.send("add_task", **self.task_fields(task), status=RUNNING, runnable=False)
+            self.settled(task, FAILED, ran=True, expl=expl)
             raise
         task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
         expl = task.on_success()

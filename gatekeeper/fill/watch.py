@@ -36,7 +36,7 @@ import luigi.interface
 import luigi.rpc
 
 from gatekeeper import config
-from gatekeeper.chunks import ContiguousChunk
+from gatekeeper.fill.chunks import ContiguousChunk
 from gatekeeper.coverage import RangePlan
 from gatekeeper.errors import GatekeeperError
 from gatekeeper.ledger import Ledger, open_ledger
