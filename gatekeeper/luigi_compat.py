@@ -198,6 +198,8 @@ def add_to_summary(worker: Any, task: luigi.Task, status: str, *, ran: bool) -> 
 #: Further internals read to count, in the parent's summary, the periods a forked child runs.
 WORKER_ID = "luigi.worker.Worker._id"
 WORKER_SCHEDULER = "luigi.worker.Worker._scheduler"
+WORKER_SCHEDULED = "luigi.worker.Worker._scheduled_tasks"
+WORKER_RESPONSES = "luigi.worker.Worker._get_work_response_history"
 PROCESS_MULTI = "luigi.worker.TaskProcess.use_multiprocessing"
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
 
@@ -288,6 +290,30 @@ class ForkedHistory(list[Any]):
                            arguments.get("task_id"), exc)
 
 
+class SettledWorkHistory(list[Any]):
+    """A worker's ``_get_work_response_history`` as the execution summary reads it: a marked
+    task another worker was running is not "run by another worker" once it is complete (the
+    range this worker shares was filled), so the exit code says whether the window was."""
+
+    def __init__(self, items: list[Any], scheduled: dict[str, Any]) -> None:
+        super().__init__(items)
+        self.scheduled = scheduled
+
+    def __iter__(self) -> Any:
+        done: dict[str, bool] = {}
+
+        def settled(task_id: str) -> bool:
+            if task_id not in done:
+                task = self.scheduled.get(task_id)
+                done[task_id] = task is not None and marked(task) and _complete(task)
+            return done[task_id]
+
+        for response in list.__iter__(self):
+            running = [r for r in response.get("running_tasks") or ()
+                       if not settled(r["task_id"])]
+            yield {**response, "running_tasks": running}
+
+
 def marked(task: Any) -> bool:
     return bool(getattr(task, SUMMARY_MARK, False))
 
@@ -326,8 +352,9 @@ def open_summary_channel() -> None:
     that may run periods inline (their ``requires()``); idempotent per worker.
 
     Private internals: ``Worker._add_task_history`` (replaced by a ForkedHistory holding the
-    same entries), ``Worker._id`` and ``Worker._scheduler`` (where relayed calls go; Luigi
-    2.x-3.x). Luigi's worker forks a ``TaskProcess`` per task under
+    same entries), ``Worker._id``, ``Worker._scheduler`` (where relayed calls go), and
+    ``Worker._get_work_response_history`` with ``Worker._scheduled_tasks`` (a
+    SettledWorkHistory; Luigi 2.x-3.x). Luigi's worker forks a ``TaskProcess`` per task under
     ``--workers N`` and keeps the summary in its own process; the child's results travel back
     on a queue that carries only the task's own status, so a period run inside the child is
     otherwise never counted. The channel is an unlinked temporary file the children inherit.
@@ -337,13 +364,16 @@ def open_summary_channel() -> None:
         return
     try:
         history, worker_key = worker._add_task_history, str(worker._id)
-        scheduler = worker._scheduler
+        scheduler, scheduled = worker._scheduler, worker._scheduled_tasks
+        responses = worker._get_work_response_history
     except AttributeError as missing:
-        raise LuigiInternalMissing(
-            WORKER_HISTORY if "history" in str(missing) else
-            WORKER_ID if "_id" in str(missing) else WORKER_SCHEDULER) from None
+        raise LuigiInternalMissing(next(
+            (name for name in (WORKER_HISTORY, WORKER_ID, WORKER_SCHEDULER, WORKER_SCHEDULED,
+                               WORKER_RESPONSES) if str(missing).endswith(
+                f"'{name.rsplit('.', 1)[1]}'")), WORKER_HISTORY)) from None
     if isinstance(history, ForkedHistory):
         return
+    worker._get_work_response_history = SettledWorkHistory(responses, scheduled)
     fd, path = tempfile.mkstemp(prefix="gatekeeper-summary-")
     os.close(fd)
     fd = os.open(path, os.O_RDWR | os.O_APPEND)

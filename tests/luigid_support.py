@@ -36,10 +36,11 @@ def luigid_command(*args: str) -> list[str]:
 class Luigid:
     """One `luigid` process: started by ``start()``, always stopped by ``stop()``."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, config: str = ""):
         self.folder = folder
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.config = config  # luigi.cfg text for luigid itself ([scheduler], [resources])
 
     @property
     def url(self) -> str:
@@ -54,6 +55,9 @@ class Luigid:
         logs = self.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)  # luigid logs there, and needs it to exist
         env = {k: v for k, v in os.environ.items() if k != "LUIGI_CONFIG_PATH"}
+        if self.config:
+            (self.folder / "luigid.cfg").write_text(self.config)
+            env["LUIGI_CONFIG_PATH"] = str(self.folder / "luigid.cfg")
         with open(self.log_path, "wb") as out:
             self.process = subprocess.Popen(
                 luigid_command("--address", HOST, "--port", str(self.port), "--state-path",

@@ -1,0 +1,140 @@
+"""Twin task classes for the differential fleet tests: the same body and the same Luigi
+settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a gatekeeper task
+(filled by ``RangeBusinessDaily``).
+
+The body is steered by files in the control folder (an insignificant parameter):
+``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
+``sleep`` holds the seconds each run sleeps. Every run appends
+``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times: ``time.time()``), and
+every Luigi event of a period appends ``<event> <date>`` to ``<control>/events``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import luigi
+
+import gatekeeper as gk
+
+EVENTS = (luigi.Event.START, luigi.Event.SUCCESS, luigi.Event.FAILURE, luigi.Event.TIMEOUT,
+          luigi.Event.DEPENDENCY_DISCOVERED)
+
+
+def body(control: str, date: Any) -> None:
+    """The one body both twins run."""
+    folder = Path(control)
+    started = time.time()
+    sleep = folder / "sleep"
+    if sleep.exists():
+        time.sleep(float(sleep.read_text()))
+    outcome = "ok"
+    flaky, flaked = folder / f"flaky-{date}", folder / f"flaked-{date}"
+    if (folder / f"fail-{date}").exists() or (flaky.exists() and not flaked.exists()):
+        outcome = "failed"
+        flaked.touch()
+    with (folder / "runs").open("a") as runs:
+        runs.write(f"{date} {started:.6f} {time.time():.6f} {os.getpid()} {os.getppid()} "
+                   f"{outcome}\n")
+    if outcome == "failed":
+        raise RuntimeError(f"injected failure for {date}")
+
+
+def note(control: str, event: str, date: Any) -> None:
+    with (Path(control) / "events").open("a") as events:
+        events.write(f"{event} {date}\n")
+
+
+class PlainDay(luigi.Task):
+    """The plain Luigi twin: complete when its output file exists."""
+
+    date = luigi.DateParameter()
+    control = luigi.Parameter(significant=False)
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(str(Path(self.control) / "plain" / f"{self.date}"))
+
+    def run(self) -> None:
+        body(self.control, self.date)
+        with self.output().open("w") as out:
+            out.write("done\n")
+
+
+class GkDay(gk.BusinessDateTask):
+    """The gatekeeper twin: complete when its latest attempt succeeded."""
+
+    control = luigi.Parameter(significant=False)
+
+    def run(self) -> None:
+        body(self.control, self.business_date)
+
+
+def _period(task: Any) -> Any:
+    return getattr(task, "date", None) or getattr(task, "business_date", None)
+
+
+def _handler_for(event: str) -> Any:
+    def handler(task: Any, *args: Any) -> None:
+        if event == luigi.Event.DEPENDENCY_DISCOVERED:
+            task = args[0]  # (dependent, dependency): the period is the dependency
+        if isinstance(task, (PlainDay, GkDay, GkBatched)):
+            note(task.control, event, _period(task))
+    return handler
+
+
+for _event in EVENTS:  # DEPENDENCY_DISCOVERED fires on the dependent (a range or a chunk)
+    luigi.Task.event_handler(_event)(_handler_for(_event))
+
+
+class PlainRetry2(PlainDay):
+    retry_count = 2
+
+
+class GkRetry2(GkDay):
+    retry_count = 2
+
+
+class PlainRetry3(PlainDay):
+    retry_count = 3
+
+
+class GkRetry3(GkDay):
+    retry_count = 3
+
+
+class PlainTimeout(PlainDay):
+    worker_timeout = 2
+
+
+class GkTimeout(GkDay):
+    worker_timeout = 2
+
+
+class PlainDb(PlainDay):
+    resources = {"db": 1}
+
+
+class GkDb(GkDay):
+    resources = {"db": 1}
+    lane = luigi.Parameter(default="a")
+
+
+class PlainPriority(PlainDay):
+    priority = 10
+
+
+class GkPriority(GkDay):
+    priority = 10
+
+
+class GkBatched(gk.BusinessDateTask):
+    """Batches a parameter: refused by the range (one attempt cannot cover several periods)."""
+
+    region = luigi.Parameter(default="eu", batch_method=",".join)
+    control = luigi.Parameter(significant=False)
+
+    def run(self) -> None:
+        body(self.control, self.business_date)

@@ -1,0 +1,328 @@
+"""A range is a good Luigi citizen: differential tests against luigi's own RangeDaily.
+
+Each case runs the same body with the same Luigi settings twice, with the real ``luigi``
+command: luigi's ``RangeDaily`` over a plain Luigi task, and ``RangeBusinessDaily`` over its
+gatekeeper twin (``tests/fleet_tasks.py``), under the local scheduler and a real ``luigid``;
+then compares the runs of each date, the events, the exit code and luigid's statuses.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import json
+import subprocess
+import time
+from pathlib import Path
+import pytest
+
+import gatekeeper as gk
+from tests.luigi_support import luigi_command, luigi_env, write_config
+from tests.luigid_support import HOST, Luigid, stop_all
+
+pytestmark = [pytest.mark.slow]
+
+START, STOP = "2026-10-01", "2026-10-06"
+DATES = ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04", "2026-10-05"]
+BAD = "2026-10-03"
+NOW = str(int(time.mktime((2026, 11, 1, 0, 0, 0, 0, 0, 0))))
+KEEP_ALIVE = ("--worker-keep-alive",)
+#: luigid retrying a failed task after 1 s (it looks at its failures when asked for work, as
+#: the local scheduler does, instead of once a minute)
+LUIGID_RETRY = "[scheduler]\nretry_delay = 1\nprune_on_get_work = true\n"
+
+
+# -- running the twins -------------------------------------------------------------------------
+def range_args(twin: str, of: str, control: Path, *extra: str, start: str = START,
+               stop: str = STOP) -> list[str]:
+    """The command line filling ``of`` from ``start`` to ``stop``: luigi's RangeDaily for the
+    plain twin, RangeBusinessDaily for the gatekeeper one."""
+    family = "RangeDaily" if twin == "plain" else "RangeBusinessDaily"
+    window = (["--days-back", "100000"] if twin == "plain" else ["--now", NOW])
+    return ["--module", "tests.fleet_tasks", family, "--of", of,
+            "--of-params", json.dumps({"control": str(control)}), "--start", start,
+            "--stop", stop, *window, *extra]
+
+
+def scheduler_args(server: Luigid | None, retry_delay: float = 1) -> list[str]:
+    if server is None:
+        return ["--local-scheduler", "--scheduler-retry-delay", str(retry_delay)]
+    return ["--scheduler-host", HOST, "--scheduler-port", str(server.port)]
+
+
+def run(cfg: Path, cwd: Path, args: list[str], timeout: float = 60,
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(luigi_command(*args, "--no-lock"), cwd=cwd, env=luigi_env(cfg),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def runs(control: Path) -> dict[str, list[str]]:
+    """Date -> the outcomes of its runs of the body, in order."""
+    found: dict[str, list[str]] = collections.defaultdict(list)
+    path = control / "runs"
+    for line in path.read_text().splitlines() if path.exists() else []:
+        date, *_, outcome = line.split()
+        found[date].append(outcome)
+    return dict(found)
+
+
+def events(control: Path) -> collections.Counter[tuple[str, str]]:
+    """(event, date) -> how often it fired; DEPENDENCY_DISCOVERED counted once per date."""
+    path = control / "events"
+    lines = path.read_text().splitlines() if path.exists() else []
+    counted = collections.Counter(tuple(line.split()) for line in lines)
+    for key in counted:
+        if key[0] == "event.core.dependency.discovered":
+            counted[key] = 1
+    return counted  # type: ignore[return-value]
+
+
+def statuses(server: Luigid, family: str) -> dict[str, str]:
+    """Date -> the status luigid shows for the ``family`` task of that date."""
+    found: dict[str, str] = {}
+    for status in ("PENDING", "RUNNING", "DONE", "FAILED", "DISABLED"):
+        for task in server.rpc("task_list", status=status, search=family).values():
+            if task["name"] == family:
+                params = task["params"]
+                found[params.get("date") or params["business_date"]] = status
+    return found
+
+
+def twin_folders(tmp_path: Path) -> tuple[Path, Path]:
+    plain, gk_ = tmp_path / "plain-control", tmp_path / "gk-control"
+    plain.mkdir()
+    gk_.mkdir()
+    return plain, gk_
+
+
+# -- retry policy ------------------------------------------------------------------------------
+CASES = {
+    # name: (plain class, gatekeeper class, file made for BAD, extra flags, runs of BAD, exit)
+    "always-failing": ("PlainRetry2", "GkRetry2", "fail", (), ["failed"], 30),
+    "always-failing-keep-alive": ("PlainRetry2", "GkRetry2", "fail", KEEP_ALIVE,
+                                  ["failed", "failed"], 30),
+    "flaky-keep-alive": ("PlainRetry3", "GkRetry3", "flaky", KEEP_ALIVE, ["failed", "ok"], 0),
+}
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("where", ["local", "luigid"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
+        tmp_path: Path, sqlite_url: str, case: str, where: str) -> None:
+    """One date fails (always, or on its first run only); RangeDaily over the plain task and a
+    forward RangeBusinessDaily over its twin, ``--workers 2``: the same runs of every date,
+    the same events, the same exit code and, under luigid, the same final statuses (DISABLED
+    where Luigi disables). Each ends well within 60 s."""
+    plain_cls, gk_cls, marker, extra, bad_runs, code = CASES[case]
+    plain, mine = twin_folders(tmp_path)
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid", LUIGID_RETRY) if (
+        where == "luigid") else None
+    if server is not None:
+        server.start()
+    try:
+        results, shown = {}, {}
+        for twin, cls, control in (("plain", plain_cls, plain), ("gk", gk_cls, mine)):
+            (control / f"{marker}-{BAD}").touch()
+            results[twin] = run(cfg, tmp_path, range_args(
+                twin, cls, control, "--workers", "2", *(("--strategy", "forward")
+                                                        if twin == "gk" else ()),
+                *extra, *scheduler_args(server)))
+            if server is not None:  # read at once: the next run's requests prune it
+                shown[twin] = statuses(server, cls)
+    finally:
+        if server is not None:
+            server.stop()
+    for twin, result in results.items():
+        assert result.returncode == code, (twin, result.stderr[-3000:])
+    expected = {date: ["ok"] for date in DATES} | {BAD: bad_runs}
+    assert runs(plain) == expected
+    assert runs(mine) == expected
+    assert events(mine) == events(plain)
+    if server is not None:
+        assert shown["gk"] == shown["plain"]
+        assert shown["gk"][BAD] == ("DISABLED" if case == "always-failing-keep-alive" else
+                                    "FAILED" if code else "DONE")
+    with gk.open_ledger(sqlite_url) as ledger:
+        states = [a.state.value for a in ledger.attempts(gk_cls, BAD)]
+    assert states == ["failed" if outcome == "failed" else "succeeded" for outcome in bad_runs]
+
+
+@pytest.mark.timeout(120)
+def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """Contiguous (the default): the failing date is retried as Luigi retries a task
+    (retry_count = 2, then DISABLED in luigid) and no later date starts; the run ends
+    task_failed, never missing_data (exit 30 with the [retcode] section)."""
+    mine = tmp_path / "gk-control"
+    mine.mkdir()
+    (mine / f"fail-{BAD}").touch()
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid", LUIGID_RETRY)
+    server.start()
+    try:
+        began = time.monotonic()
+        result = run(cfg, tmp_path, range_args("gk", "GkRetry2", mine, *KEEP_ALIVE,
+                                               *scheduler_args(server)))
+        took = time.monotonic() - began
+        shown = statuses(server, "GkRetry2")
+    finally:
+        server.stop()
+    assert result.returncode == 30, result.stderr[-3000:]
+    assert took < 60
+    assert runs(mine) == {"2026-10-01": ["ok"], "2026-10-02": ["ok"],
+                          BAD: ["failed", "failed"]}
+    assert shown == {"2026-10-01": "DONE", "2026-10-02": "DONE", BAD: "DISABLED"}
+    assert "were missing external dependencies" not in result.stderr
+
+
+# -- worker timeout ----------------------------------------------------------------------------
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("inline", ["true", "false"])
+def test_fleet_worker_timeout_kills_the_period_as_range_daily_does(
+        tmp_path: Path, sqlite_url: str, inline: str) -> None:
+    """``worker_timeout = 2``, a 4 s body, ``--workers 2``: every period is terminated at its
+    timeout, TIMEOUT fires, the run exits task_failed, as RangeDaily's do; each attempt is
+    recorded failed with Luigi's reason. ``--inline true`` or not: such a class is scheduled."""
+    plain, mine = twin_folders(tmp_path)
+    cfg = write_config(tmp_path, sqlite_url)
+    results = {}
+    for twin, cls, control in (("plain", "PlainTimeout", plain), ("gk", "GkTimeout", mine)):
+        (control / "sleep").write_text("4")
+        extra = ("--inline", inline, "--strategy", "forward") if twin == "gk" else ()
+        results[twin] = run(cfg, tmp_path, range_args(
+            twin, cls, control, "--workers", "2", *extra, *scheduler_args(None),
+            stop="2026-10-03"))
+    for twin, result in results.items():
+        assert result.returncode == 30, (twin, result.stderr[-3000:])
+    assert runs(plain) == runs(mine) == {}  # no body ran to its end
+    assert events(mine) == events(plain)
+    assert events(mine)[("event.core.timeout", "2026-10-01")] == 1
+    with gk.open_ledger(sqlite_url) as ledger:
+        for date in ("2026-10-01", "2026-10-02"):
+            (attempt,) = ledger.attempts("GkTimeout", date)
+            assert attempt.state.value == "failed"
+            assert "timed out after 2 seconds" in (attempt.error or "")
+    said = "GkTimeout periods are scheduled, not run inline: it has a worker timeout"
+    assert (said in results["gk"].stderr) == (inline == "true")
+
+
+# -- resources ---------------------------------------------------------------------------------
+@pytest.mark.timeout(120)
+def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """``[resources] db=1`` in luigid: two forward ranges of a class needing ``db`` and a
+    plain Luigi task needing it too, started together: at most one body holds it at any
+    instant (read from the bodies' own start and end times)."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / "sleep").write_text("0.3")
+    cfg = write_config(tmp_path, sqlite_url)
+    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")  # wait for db, as Luigi
+    server = Luigid(tmp_path / "luigid", "[resources]\ndb = 1\n")
+    server.start()
+    processes: list[subprocess.Popen[str]] = []
+    try:
+        commands = [
+            range_args("gk", "GkDb", control, "--strategy", "forward", "--workers", "3",
+                       stop="2026-10-04") + ["--of-params", json.dumps(
+                           {"control": str(control), "lane": lane})]
+            for lane in ("a", "b")
+        ] + [["--module", "tests.fleet_tasks", "PlainDb", "--date", "2026-10-01",
+              "--control", str(control), "--workers", "3"]]
+        for args in commands:
+            processes.append(subprocess.Popen(
+                luigi_command(*args, *scheduler_args(server), "--no-lock"), cwd=tmp_path,
+                env=luigi_env(cfg), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, start_new_session=True))
+        outputs = [p.communicate(timeout=90)[0] for p in processes]
+    finally:
+        stop_all(processes)
+        server.stop()
+    assert [p.returncode for p in processes] == [0, 0, 0], outputs
+    spans = sorted(tuple(map(float, line.split()[1:3]))
+                   for line in (control / "runs").read_text().splitlines())
+    assert len(spans) == 7  # 3 dates x 2 lanes + the plain task
+    for (_, end), (start, _) in zip(spans, spans[1:]):
+        assert start >= end, spans  # never two holders at once
+
+
+# -- priority and batch_method ------------------------------------------------------------------
+@pytest.mark.timeout(120)
+def test_fleet_priority_is_sent_to_luigid_for_inline_periods(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """A class's priority (10) is what luigid lists for its periods, inline or under
+    RangeDaily."""
+    plain, mine = twin_folders(tmp_path)
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid")
+    server.start()
+    try:
+        for twin, cls, control in (("plain", "PlainPriority", plain),
+                                   ("gk", "GkPriority", mine)):
+            result = run(cfg, tmp_path, range_args(twin, cls, control,
+                                                   *scheduler_args(server)))
+            assert result.returncode == 0, result.stderr[-3000:]
+        listed = {cls: sorted(task["priority"] for task in server.rpc(
+            "task_list", status="DONE", search=cls).values() if task["name"] == cls)
+            for cls in ("PlainPriority", "GkPriority")}
+    finally:
+        server.stop()
+    assert listed == {"PlainPriority": [10] * 5, "GkPriority": [10] * 5}
+
+
+def test_fleet_batched_class_is_refused_naming_why_and_nothing_is_written(
+        tmp_path: Path, sqlite_url: str) -> None:
+    control = tmp_path / "control"
+    control.mkdir()
+    cfg = write_config(tmp_path, sqlite_url)
+    result = run(cfg, tmp_path, range_args("gk", "GkBatched", control,
+                                           *scheduler_args(None)))
+    assert result.returncode == 35, result.stderr[-3000:]
+    assert "batches region (batch_method)" in result.stderr
+    assert "cannot record per period" in result.stderr
+    assert not (control / "runs").exists()
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert ledger.history("GkBatched") == []
+
+
+# -- workers share a range ----------------------------------------------------------------------
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("processes", [2, 3, 4])
+def test_fleet_processes_started_together_share_a_forward_fill(
+        tmp_path: Path, pg_ledger_url: str, processes: int) -> None:
+    """2, 3 and 4 ``luigi`` processes started at the same instant on one luigid (forward,
+    ``--workers 2``, 40 dates, a 0.2 s body, the README recipe's [retcode] and keep-alive):
+    each process runs at least one period, every date is attempted once, each exits 0."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / "sleep").write_text("0.2")
+    cfg = write_config(tmp_path, pg_ledger_url)
+    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")
+    server = Luigid(tmp_path / "luigid")
+    server.start()
+    started: list[subprocess.Popen[str]] = []
+    try:
+        args = luigi_command(*range_args("gk", "GkDay", control, "--strategy", "forward",
+                                         "--workers", "2", "--task-limit", "100",
+                                         start="2026-09-22", stop="2026-11-01"),
+                             *scheduler_args(server), "--no-lock")
+        for _ in range(processes):
+            started.append(subprocess.Popen(
+                args, cwd=tmp_path, env=luigi_env(cfg), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        outputs = [p.communicate(timeout=120)[0] for p in started]
+    finally:
+        stop_all(started)
+        server.stop()
+    assert [p.returncode for p in started] == [0] * processes, [o[-2000:] for o in outputs]
+    lines = [line.split() for line in (control / "runs").read_text().splitlines()]
+    forty = [str(dt.date(2026, 9, 22) + dt.timedelta(days=n)) for n in range(40)]
+    assert sorted(line[0] for line in lines) == forty  # every date once
+    ran_by = collections.Counter(
+        next(p.pid for p in started if str(p.pid) in (line[3], line[4])) for line in lines)
+    assert len(ran_by) == processes, ran_by  # each process ran a share
+    with gk.open_ledger(pg_ledger_url) as ledger:
+        assert all(len(ledger.attempts("GkDay", date)) == 1
+                   for date in {line[0] for line in lines})
