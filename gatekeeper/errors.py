@@ -140,9 +140,12 @@ class LedgerError(GatekeeperError):
     """The ledger could not be reached or the database failed; wraps the driver error.
 
     ``retryable`` is True when the transaction cannot have committed (it failed before its
-    COMMIT was sent, or the database aborted it in a race) and may safely run again.
+    COMMIT was sent, or the database aborted it in a race) and may safely run again;
+    ``unreachable`` when that was because the database could not be reached (a connection that
+    could not be opened, or one lost before the commit was sent).
     """
 
-    def __init__(self, message: str, *, retryable: bool = False):
+    def __init__(self, message: str, *, retryable: bool = False, unreachable: bool = False):
         super().__init__(message)
         self.retryable = retryable
+        self.unreachable = unreachable

@@ -179,7 +179,8 @@ def check_same_kind(job: str, key: str, stored: str | None) -> None:
 
 
 def check_busy_timeout(text: Any, field: str = "ledger_url.busy_timeout") -> float:
-    """Seconds to wait for a lock, from a URL query value: finite, >= 0, at most a day."""
+    """Seconds to wait, from a URL query value (``busy_timeout``, ``reconnect_window``):
+    finite, >= 0, at most a day."""
     try:
         seconds = float(text)
     except (TypeError, ValueError):

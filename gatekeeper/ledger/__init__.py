@@ -11,7 +11,7 @@ import os
 from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.errors import InvalidInput
-from gatekeeper.ledger.base import DEFAULT_BUSY_TIMEOUT
+from gatekeeper.ledger.base import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
 from gatekeeper.ledger.staleness import StalenessStore
 from gatekeeper.validation import check_busy_timeout
 
@@ -25,7 +25,8 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
     (``?schema=NAME``; other query parameters go to libpq). Both take ``busy_timeout=SECONDS``
-    (default 30), the longest wait for a lock. Raises InvalidInput for an unsupported URL, or
+    (default 30), the longest wait for a lock, and ``reconnect_window=SECONDS`` (default 30),
+    how long an operation rides out a database it cannot reach before it fails. Raises InvalidInput for an unsupported URL, or
     with ``create=False`` a SQLite file that does not exist (nothing is created), and
     LedgerError when the database cannot be opened.
     """
@@ -40,23 +41,26 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
         if not path:
             raise InvalidInput("ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db")
         options = dict(parse_qsl(query, keep_blank_values=True))
-        unknown = sorted(set(options) - {"busy_timeout"})
+        unknown = sorted(set(options) - {"busy_timeout", "reconnect_window"})
         if unknown:
             raise InvalidInput(f"ledger_url.{unknown[0]}", options[unknown[0]],
-                               "unknown option of a sqlite:/// ledger; it takes busy_timeout")
+                               "unknown option of a sqlite:/// ledger; it takes busy_timeout "
+                               "and reconnect_window")
         if not create and not os.path.exists(path):
             raise InvalidInput("ledger_url", url, f"no ledger file {os.path.abspath(path)}; "
                                "nothing was created (check the path)")
-        return SqliteLedger(url, path, _busy_timeout(options))
+        return SqliteLedger(url, path, *_waits(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresLedger
 
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-        return PostgresLedger(url, _busy_timeout(pg_options))
+        return PostgresLedger(url, *_waits(pg_options))
     raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
 
 
-def _busy_timeout(options: dict[str, str]) -> float:
-    if "busy_timeout" not in options:
-        return DEFAULT_BUSY_TIMEOUT
-    return check_busy_timeout(options["busy_timeout"])
+def _waits(options: dict[str, str]) -> tuple[float, float]:
+    """(busy_timeout, reconnect_window) from the URL's options; InvalidInput naming either."""
+    return tuple(  # type: ignore[return-value]
+        check_busy_timeout(options[name], f"ledger_url.{name}") if name in options else default
+        for name, default in (("busy_timeout", DEFAULT_BUSY_TIMEOUT),
+                              ("reconnect_window", DEFAULT_RECONNECT_WINDOW)))

@@ -6,7 +6,10 @@ opening statement, per-key locking, the database clock and which driver errors m
 Failure rules (see ``docs/ownership.md``): a dropped connection is replaced on next use; a
 transaction that failed before its COMMIT was sent cannot have committed and is retried on a
 fresh connection; a failure during COMMIT is reported as an unknown outcome, never retried.
-Every wait for a lock is bounded by the URL's ``busy_timeout``.
+While the database cannot be reached (a connection cannot be opened, or is lost before the
+commit was sent), an operation is tried again with backoff for up to the URL's
+``reconnect_window`` seconds, then fails with LedgerError. Every wait for a lock is bounded by
+the URL's ``busy_timeout``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -23,11 +27,14 @@ from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from gatekeeper.ledger.sqltext import prepare
 
 L = TypeVar("L", bound="SqlLedger")
+T = TypeVar("T")
 
 ATTEMPT_COLUMNS = (
     "job, period, attempt, run_id, state, started_at, updated_at, lease_expires_at, error"
 )
 DEFAULT_BUSY_TIMEOUT = 30.0
+DEFAULT_RECONNECT_WINDOW = 30.0
+BACKOFF = (0.1, 2.0)  # first and longest pause between tries while the database is unreachable
 
 
 class SqlLedger:
@@ -41,17 +48,19 @@ class SqlLedger:
     ts_type = "TEXT"
     retries = 5
 
-    def __init__(self, url: str, busy_timeout: float = DEFAULT_BUSY_TIMEOUT):
+    def __init__(self, url: str, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+                 reconnect_window: float = DEFAULT_RECONNECT_WINDOW):
         self.url = url
         self.busy_timeout = busy_timeout
+        self.reconnect_window = reconnect_window
         self._lock = threading.RLock()
         self._in_tx = False
         self._migrating = False
         self._waiting_for = ""
         self._tx_clock: dt.datetime | None = None
         self._conn: Any = None
-        self._reconnect()
-        self._migrate()
+        self.riding_out(self._reconnect)
+        self.riding_out(self._migrate)
 
     # -- dialect hooks -------------------------------------------------------------------------
     def _connect(self) -> Any:
@@ -106,7 +115,7 @@ class SqlLedger:
             self._conn = self._connect()
         except self._driver_errors() as exc:
             raise LedgerError(f"cannot open ledger {self.describe()}: {exc}",
-                              retryable=False) from exc
+                              retryable=False, unreachable=True) from exc
 
     def _usable(self) -> None:
         """Replace a connection that was dropped (it is reopened on next use)."""
@@ -216,7 +225,8 @@ class SqlLedger:
         broken = self._is_broken()
         retry = self._is_retryable(exc) or (broken and not committing)
         lost = " (connection lost; it is reopened on next use)" if broken else ""
-        return LedgerError(f"ledger {self.describe()}: {exc}{lost}", retryable=retry)
+        return LedgerError(f"ledger {self.describe()}: {exc}{lost}", retryable=retry,
+                           unreachable=broken and not committing)
 
     def _begin_reading_version(self) -> int:
         """Open the transaction and read the schema version in it (a dialect may do both in
@@ -234,36 +244,61 @@ class SqlLedger:
                 f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper", retryable=False,
             )
 
-    def run_in_transaction(self, work: Callable[[], Any], waiting_for: str = "") -> Any:
-        """Run ``work()`` in a transaction, again when the database reports a race or the
-        connection dropped before the commit was sent (it cannot have committed)."""
-        for attempt in range(self.retries):
+    def riding_out(self, operation: Callable[[], T]) -> T:
+        """``operation()``; while it fails because the database cannot be reached (LedgerError
+        ``unreachable``: nothing can have committed), again after a pause that doubles from
+        0.1 s to 2 s, for up to ``reconnect_window`` seconds from the first failure. Past it,
+        the last LedgerError, saying how long it tried."""
+        deadline: float | None = None
+        pause = BACKOFF[0]
+        while True:
             try:
-                with self.transaction(waiting_for):
-                    return work()
+                return operation()
             except LedgerError as exc:
-                if attempt + 1 == self.retries or not exc.retryable:
+                if not exc.unreachable or self._in_tx:
                     raise
-        raise AssertionError("unreachable")
+                now = time.monotonic()
+                deadline = now + self.reconnect_window if deadline is None else deadline
+                if now >= deadline:
+                    raise LedgerError(
+                        f"{exc}; still unreachable after {self.reconnect_window:g}s "
+                        "(reconnect_window)", retryable=exc.retryable) from exc
+                time.sleep(min(pause, deadline - now))
+                pause = min(pause * 2, BACKOFF[1])
+
+    def run_in_transaction(self, work: Callable[[], Any], waiting_for: str = "") -> Any:
+        """Run ``work()`` in a transaction, again when the database reports a race, and while
+        it cannot be reached (``riding_out``): a transaction whose connection dropped before
+        the commit was sent cannot have committed."""
+        def in_transaction() -> Any:
+            for attempt in range(self.retries):
+                try:
+                    with self.transaction(waiting_for):
+                        return work()
+                except LedgerError as exc:
+                    if attempt + 1 == self.retries or not exc.retryable or exc.unreachable:
+                        raise
+            raise AssertionError("unreachable")
+        with self._lock:
+            return self.riding_out(in_transaction)
 
     def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        """Fetch all rows of a read-only query (again on a fresh connection if it dropped);
-        raises LedgerError."""
+        """Fetch all rows of a read-only query (on a fresh connection if it dropped, riding
+        out a database that cannot be reached); raises LedgerError."""
         values = tuple(params)
+
+        def once() -> list[Any]:
+            try:
+                if not self._in_tx:
+                    self._usable()
+                rows = self.execute(sql, values).fetchall()
+                if not self._in_tx:
+                    self._end_read()
+                return list(rows)
+            except self._driver_errors() as exc:
+                raise self._wrap(exc, committing=False) from exc
         with self._lock:
-            for attempt in range(2):
-                try:
-                    if not self._in_tx:
-                        self._usable()
-                    rows = self.execute(sql, values).fetchall()
-                    if not self._in_tx:
-                        self._end_read()
-                    return list(rows)
-                except self._driver_errors() as exc:
-                    error = self._wrap(exc, committing=False)
-                    if self._in_tx or attempt == 1 or not self._is_broken():
-                        raise error from exc
-        raise AssertionError("unreachable")
+            return self.riding_out(once)
 
     def _end_read(self) -> None:
         """Close the implicit read transaction where the driver opens one."""

@@ -33,13 +33,14 @@ def _driver() -> Any:
 
 
 def split_schema(url: str) -> tuple[str, str | None]:
-    """Return (libpq URL, schema): ``schema=`` and ``busy_timeout=`` removed from the query,
+    """Return (libpq URL, schema): ``schema=``, ``busy_timeout=`` and ``reconnect_window=``
+    removed from the query,
     libpq defaults (``application_name=gatekeeper``, ``connect_timeout=10``) added where the
     URL sets none. Raises InvalidInput for a schema that is not one SQL identifier."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [v for k, v in query if k == "schema"]
-    rest = [(k, v) for k, v in query if k not in ("schema", "busy_timeout")]
+    rest = [(k, v) for k, v in query if k not in ("schema", "busy_timeout", "reconnect_window")]
     if len(schemas) > 1 or (schemas and not _IDENTIFIER.match(schemas[0])):
         raise InvalidInput("ledger_url.schema", schemas, "expected one SQL identifier")
     given = {k for k, _ in rest}
@@ -53,10 +54,10 @@ class PostgresLedger(StalenessStore):
     dialect = "postgresql"
     ts_type = "TIMESTAMPTZ"
 
-    def __init__(self, url: str, busy_timeout: float):
+    def __init__(self, url: str, busy_timeout: float, reconnect_window: float):
         self._psycopg = _driver()
         self.conninfo, self.schema = split_schema(url)
-        super().__init__(url, busy_timeout)
+        super().__init__(url, busy_timeout, reconnect_window)
 
     def _connect(self) -> Any:
         conn = self._psycopg.connect(self.conninfo, autocommit=True)

@@ -20,9 +20,10 @@ class SqliteLedger(StalenessStore):
 
     dialect = "sqlite"
 
-    def __init__(self, url: str, path: str, busy_timeout: float):
+    def __init__(self, url: str, path: str, busy_timeout: float,
+                 reconnect_window: float = 30.0):
         self.path = path
-        super().__init__(url, busy_timeout)
+        super().__init__(url, busy_timeout, reconnect_window)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
