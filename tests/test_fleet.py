@@ -11,6 +11,8 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import json
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -326,3 +328,54 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     with gk.open_ledger(pg_ledger_url) as ledger:
         assert all(len(ledger.attempts("GkDay", date)) == 1
                    for date in {line[0] for line in lines})
+
+
+# -- exit codes tell the truth ---------------------------------------------------------------
+@pytest.mark.timeout(240)
+def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """luigid is SIGKILLed mid-fill (two processes x ``--workers 2``, forward, 200 dates) and
+    restarted on its port: each process either finishes the fill against the new luigid and
+    exits 0, or exits non-zero; none exits 0 with a due period unfilled, and no date is
+    attempted twice."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / "sleep").write_text("0.05")
+    cfg = write_config(tmp_path, sqlite_url)
+    cfg.write_text(cfg.read_text().replace("[core]\n", "[core]\nrpc_retry_wait = 1\n")
+                   + "[worker]\nkeep_alive = true\n")
+    server = Luigid(tmp_path / "luigid")
+    server.start()
+    started: list[subprocess.Popen[str]] = []
+    try:
+        args = luigi_command(*range_args("gk", "GkDay", control, "--strategy", "forward",
+                                         "--workers", "2", "--task-limit", "300",
+                                         start="2026-04-15", stop="2026-11-01"),
+                             *scheduler_args(server), "--no-lock")
+        for _ in range(2):
+            started.append(subprocess.Popen(
+                args, cwd=tmp_path, env=luigi_env(cfg), stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        deadline = time.monotonic() + 60
+        while len(runs(control)) < 20:
+            assert time.monotonic() < deadline, "the fill did not start"
+            time.sleep(0.02)
+        assert server.process is not None
+        os.killpg(server.process.pid, signal.SIGKILL)
+        server.process.wait()
+        time.sleep(1)
+        server.start()
+        outputs = [p.communicate(timeout=180)[0] for p in started]
+    finally:
+        stop_all(started)
+        server.stop()
+    assert all(outcomes == ["ok"] for outcomes in runs(control).values())  # none twice
+    for process, output in zip(started, outputs):
+        closing = [line for line in output.splitlines()
+                   if "gatekeeper: RangeBusinessDaily GkDay:" in line][-1]
+        if process.returncode == 0:
+            assert "filled 200/200 due" in closing, output[-3000:]
+        else:
+            assert "gaps remain" in closing or "filled 200/200" not in closing, closing
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert all(len(ledger.attempts("GkDay", date)) == 1 for date in runs(control))
