@@ -420,7 +420,7 @@ def remote_scheduler_url(scheduler: Any) -> str | None:
     Private internal: ``RemoteScheduler._url`` (the ``url`` it was built with, without a
     trailing slash; Luigi 2.x-3.x). The worker builds its RemoteScheduler from ``[core]``
     options and the command line; the URL it settled on is not public. Used only to send a
-    chunk's per-period reports over one keep-alive connection (``scheduler_wire``).
+    chunk's per-period reports over one keep-alive connection (``fill/wire.py``).
     """
     if not isinstance(scheduler, luigi.rpc.RemoteScheduler):
         return None

@@ -1,7 +1,7 @@
 """What a range run says about itself: its closing line, status messages and progress bar (pure).
 
 Every function here takes what it shows as parameters (a RangePlan, the latest attempts, the
-clock) and returns text; nothing is read or written. ``range_watch.py`` fetches and prints.
+clock) and returns text; nothing is read or written. ``fill/watch.py`` fetches and prints.
 
 - ``closing_line``: the one INFO line a range run ends with, success or failure:
   ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); failed at P (Error:

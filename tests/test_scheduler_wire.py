@@ -1,4 +1,4 @@
-"""gatekeeper/scheduler_wire.py: a chunk's reports to a real luigid on one keep-alive
+"""gatekeeper/fill/wire.py: a chunk's reports to a real luigid on one keep-alive
 connection, and Luigi's own client wherever that would not be exactly what Luigi sends."""
 
 from __future__ import annotations
