@@ -205,8 +205,9 @@ _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes 
 
 
 #: Tasks whose class sets this attribute are judged by the ledger in the execution summary
-#: (ForkedHistory): gatekeeper's ranges, chunks and period tasks.
+#: (ForkedHistory): gatekeeper's ranges (``RANGE``), chunks and period tasks (True).
 SUMMARY_MARK = "gatekeeper_summary"
+RANGE = "range"
 
 
 class ForkedHistory(list[Any]):
@@ -223,9 +224,10 @@ class ForkedHistory(list[Any]):
     ``luigi.execution_summary`` reads the history by iterating over it. Then, for tasks
     marked ``gatekeeper_summary``: an entry Luigi's worker made for a task left pending after
     yielding dynamic dependencies (runnable None) is not "missing external dependencies" (the
-    chunk or range waits on its periods, Luigi's upstream rules judge it); and a task whose
-    last entry is PENDING but that is complete by then (another worker sharing the range did
-    it) counts as already done, so the exit code says whether the window was filled.
+    chunk or range waits on its periods, Luigi's upstream rules judge it); a range left
+    pending is judged by its chunks and periods (``waiting_ranges``); and a task whose last
+    entry is PENDING but that is complete by then (another worker sharing the range did it)
+    counts as already done, so the exit code says whether the window was filled.
     """
 
     def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
@@ -240,8 +242,9 @@ class ForkedHistory(list[Any]):
     def __iter__(self) -> Any:
         self.take_in()
         settled = self.settled()
+        waiting = self.waiting_ranges(settled)
         for task, status, runnable in list.__iter__(self):
-            if task in settled:
+            if task in settled or task in waiting:
                 continue
             if runnable is None and status == luigi.scheduler.PENDING and marked(task):
                 runnable = True
@@ -260,6 +263,19 @@ class ForkedHistory(list[Any]):
                     if status == luigi.scheduler.PENDING and marked(task) and _complete(task)}
             self._settled = (len(self), done)
         return self._settled[1]
+
+    def waiting_ranges(self, settled: set[Any]) -> set[Any]:
+        """Ranges left pending (and not settled) while the history holds their chunks or
+        periods: a range waits on the chunks it yields, which Luigi's summary cannot see (it
+        follows static requirements), so the range is left to them: their failure, or
+        another worker running them, says why the range is pending."""
+        last: dict[Any, str] = {}
+        for task, status, _ in list.__iter__(self):
+            last[task] = status
+        ranges = {task for task, status in last.items() if status == luigi.scheduler.PENDING
+                  and marked(task) == RANGE and task not in settled}
+        parts = any(marked(task) and marked(task) != RANGE for task in last)
+        return ranges if parts else set()
 
     def take_in(self) -> None:
         data = b""
@@ -314,8 +330,9 @@ class SettledWorkHistory(list[Any]):
             yield {**response, "running_tasks": running}
 
 
-def marked(task: Any) -> bool:
-    return bool(getattr(task, SUMMARY_MARK, False))
+def marked(task: Any) -> Any:
+    """The task's ``gatekeeper_summary`` mark: RANGE, True (a chunk or period) or False."""
+    return getattr(task, SUMMARY_MARK, False)
 
 
 def _complete(task: Any) -> bool:

@@ -68,13 +68,16 @@ def first_failure(order: Sequence[str], latest: Mapping[str, Attempt],
 
 
 def closing_line(family: str, job: str, plan: RangePlan, *, filled_now: int,
-                 failure: Failure | None = None) -> str:
-    """The line a range run ends with; ``plan`` is the window as the run leaves it and
-    ``filled_now`` how many due periods became complete during the run."""
+                 failure: Failure | None = None, filled_by: str | None = None) -> str:
+    """The line a range run ends with; ``plan`` is the window as the run leaves it,
+    ``filled_now`` how many due periods became complete during the run and ``filled_by`` the
+    other worker still filling it (under luigid), if any."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
     if failure is not None:
         parts.append(failure.describe())
-    if plan.gaps:
+    if plan.gaps and filled_by:
+        parts.append(f"{len(plan.gaps)} gaps being filled by {filled_by}")
+    elif plan.gaps:
         parts.append(f"{len(plan.gaps)} gaps remain")
     if plan.skipped_by_policy:
         parts.append(f"{len(plan.skipped_by_policy)} skipped by policy")

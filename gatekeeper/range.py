@@ -53,7 +53,7 @@ UTC = dt.timezone.utc
 class RangeBusinessBase(luigi.Task):
     """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
 
-    gatekeeper_summary = True  # the execution summary judges it by the ledger (luigi_compat)
+    gatekeeper_summary = luigi_compat.RANGE  # the summary judges it by the ledger and chunks
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
     of_params: Any = luigi.DictParameter(

@@ -12,6 +12,7 @@ import collections
 import datetime as dt
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -379,3 +380,42 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
             assert "gaps remain" in closing or "filled 200/200" not in closing, closing
     with gk.open_ledger(sqlite_url) as ledger:
         assert all(len(ledger.attempts("GkDay", date)) == 1 for date in runs(control))
+
+
+@pytest.mark.timeout(120)
+def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
+        tmp_path: Path, sqlite_url: str) -> None:
+    """Contiguous fills stay in order: of two processes started together on one luigid, the
+    one that cannot help says the range is being filled by the other's worker (not "N gaps
+    remain") and, leaving with the window unfilled, exits non-zero; the other fills it all
+    and exits 0."""
+    control = tmp_path / "control"
+    control.mkdir()
+    (control / "sleep").write_text("0.1")
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid")
+    server.start()
+    started: list[subprocess.Popen[str]] = []
+    try:
+        args = luigi_command(*range_args("gk", "GkDay", control, start="2026-10-02",
+                                         stop="2026-11-01"),
+                             *scheduler_args(server), "--no-lock")
+        first = subprocess.Popen(args, cwd=tmp_path, env=luigi_env(cfg), text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        started.append(first)
+        while not (control / "runs").exists():
+            assert first.poll() is None, first.communicate()[0][-3000:]
+            time.sleep(0.02)
+        started.append(subprocess.Popen(args, cwd=tmp_path, env=luigi_env(cfg), text=True,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        start_new_session=True))
+        outputs = [p.communicate(timeout=90)[0] for p in started]
+    finally:
+        stop_all(started)
+        server.stop()
+    assert [p.returncode for p in started] == [0, 10], [o[-3000:] for o in outputs]
+    assert "filled 30/30 due (30 this run)" in outputs[0]
+    assert re.search(r"RangeBusinessDaily GkDay: filled \d+/30 due \(\d+ this run\); \d+ gaps "
+                     r"being filled by Worker\(salt=", outputs[1]), outputs[1][-3000:]
+    assert all(outcomes == ["ok"] for outcomes in runs(control).values())

@@ -124,8 +124,27 @@ class RangeWatch:
         if self.remote:
             self._send(snap)
         filled = snap.plan.complete_count - self.initial.complete_count
+        by = self.filled_by() if snap.plan.gaps else None
         logger.info(closing_line(self.range.task_family, self.range.job(), snap.plan,
-                                 filled_now=max(0, filled), failure=snap.failure))
+                                 filled_now=max(0, filled), failure=snap.failure,
+                                 filled_by=by))
+
+    def filled_by(self) -> str | None:
+        """Under luigid, the worker running this range or one of its chunks as this process
+        closes (so not this process's: it is done), or None; reads luigid, never fails."""
+        if not self.remote:
+            return None
+        ids = {self.range.task_id} | {chunk.task_id for chunk in self.range.chunk_tasks()}
+        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))
+        try:
+            running = scheduler.task_list(status="RUNNING", upstream_status="", limit=False)
+        except Exception:  # luigid gone: the line says gaps remain
+            return None
+        finally:
+            scheduler.close()
+        workers = sorted({str(task.get("worker_running")) for task_id, task in running.items()
+                          if task_id in ids and task.get("worker_running")})
+        return ", ".join(workers) or None
 
     def over(self, snap: Snapshot) -> bool:
         return fill_over(self.initial.strategy, self.keys, snap.done, snap.failed)
