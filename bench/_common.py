@@ -169,3 +169,39 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print(line(header))
     for row in rows:
         print(line(row))
+
+
+def ledger_floor(days: int, folder: Path) -> float:
+    """Seconds the bare SQL of a fill's ledger work takes on a raw ``sqlite3`` connection:
+    per date the attempt's two write transactions (``BEGIN IMMEDIATE``; INSERT ``running``;
+    ``COMMIT``, then the same with the UPDATE to ``succeeded``), on a gatekeeper ledger file
+    with gatekeeper's pragmas (WAL, ``synchronous=NORMAL``), after the planning SELECT. The
+    floor every fill figure is printed beside: no Luigi, no gatekeeper Python."""
+    import datetime as dt
+
+    import gatekeeper as gk
+
+    path = folder / "floor.db"
+    gk.open_ledger(sqlite_url(path)).close()  # the schema, as a fill finds it
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    first = dt.date(2016, 1, 1)
+    keys = [str(first + dt.timedelta(days=n)) for n in range(days)]
+    began = time.perf_counter()
+    conn.execute("SELECT period FROM gk_attempts WHERE job = ? AND state = 'succeeded'",
+                 ("GkDaily",)).fetchall()
+    for n, key in enumerate(keys):
+        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at,"
+                     " updated_at, lease_expires_at) VALUES (?, ?, 1, ?, 'running', ?, ?, ?)",
+                     ("GkDaily", key, f"run-{n}", now, now, now))
+        conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("UPDATE gk_attempts SET state = 'succeeded', updated_at = ? WHERE job = ? "
+                     "AND period = ? AND attempt = 1", (now, "GkDaily", key))
+        conn.execute("COMMIT")
+    took = time.perf_counter() - began
+    conn.close()
+    return took

@@ -34,12 +34,12 @@ import luigi
 from luigi.tools.range import RangeEvent
 
 from gatekeeper import config, luigi_compat
-from gatekeeper.fill import watch as range_watch
-from gatekeeper.fill.chunks import ContiguousChunk, IndependentChunk, show_status
-from gatekeeper.fill.policy import refuse_batching
 from gatekeeper.completeness import complete_keys, completeness
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.errors import InvalidInput
+from gatekeeper.fill import watch as range_watch
+from gatekeeper.fill.chunks import ContiguousChunk, IndependentChunk, show_status
+from gatekeeper.fill.policy import refuse_batching
 from gatekeeper.ledger import Ledger
 from gatekeeper.periods import DAILY, HOURLY, parse_timezone, period_from_key
 from gatekeeper.progress import percent, range_status

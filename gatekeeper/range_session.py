@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gatekeeper.fill.chunks import CHUNK
 from gatekeeper.coverage import RangePlan
 from gatekeeper.errors import InvalidInput
+from gatekeeper.fill.chunks import CHUNK
 from gatekeeper.periods import period_ordinal
 from gatekeeper.tasks import PeriodTask
 from gatekeeper.validation import check_timestamp

@@ -5,7 +5,8 @@ settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a g
 The body is steered by files in the control folder (an insignificant parameter):
 ``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
 ``sleep`` holds the seconds each run sleeps. Every run appends
-``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times: ``time.time()``), and
+``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times:
+``time.time()``), and
 every Luigi event of a period appends ``<event> <date>`` to ``<control>/events``.
 """
 

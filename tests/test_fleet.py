@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
 import pytest
 
 import gatekeeper as gk
@@ -247,7 +248,7 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
     spans = sorted(tuple(map(float, line.split()[1:3]))
                    for line in (control / "runs").read_text().splitlines())
     assert len(spans) == 7  # 3 dates x 2 lanes + the plain task
-    for (_, end), (start, _) in zip(spans, spans[1:]):
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, spans  # never two holders at once
 
 
@@ -371,7 +372,7 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
         stop_all(started)
         server.stop()
     assert all(outcomes == ["ok"] for outcomes in runs(control).values())  # none twice
-    for process, output in zip(started, outputs):
+    for process, output in zip(started, outputs, strict=True):
         closing = [line for line in output.splitlines()
                    if "gatekeeper: RangeBusinessDaily GkDay:" in line][-1]
         if process.returncode == 0:

@@ -12,8 +12,8 @@ import luigi.scheduler
 import pytest
 
 from gatekeeper import luigi_compat
-from gatekeeper.luigi_compat import LuigiInternalMissing
 from gatekeeper.fill.wire import SchedulerWire, direct_target
+from gatekeeper.luigi_compat import LuigiInternalMissing
 from tests.luigid_support import HOST, Luigid
 from tests.test_luigi_compat import luigid  # noqa: F401,F811 - the fixture
 

@@ -104,7 +104,7 @@ class ContiguousChunk(luigi.Task):
         return float(base) + (1.0 - float(self.order)) / 1000
 
     @property
-    def retry_count(self) -> int:  # type: ignore[override]
+    def retry_count(self) -> int:
         """Never disabled before its periods: the chunk fails once per period that failed on
         its inline try, on top of what the scheduler would allow any task."""
         return len(self.keys) + int(luigi.scheduler.scheduler().retry_count)

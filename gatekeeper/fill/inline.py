@@ -86,7 +86,7 @@ class InlineRuns:
         once under a local scheduler; nothing outside a worker."""
         if self.scheduler is None or self.worker_id is None:
             return
-        if self.relayed:
+        if self.relayed and self.channel is not None:
             luigi_compat.relay_to_scheduler(self.channel, method, arguments)
             return
         if not self.remote:

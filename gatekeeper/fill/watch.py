@@ -36,9 +36,9 @@ import luigi.interface
 import luigi.rpc
 
 from gatekeeper import config
-from gatekeeper.fill.chunks import ContiguousChunk
 from gatekeeper.coverage import RangePlan
 from gatekeeper.errors import GatekeeperError
+from gatekeeper.fill.chunks import ContiguousChunk
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.progress import (
     Failure,

@@ -26,9 +26,9 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
     (``?schema=NAME``; other query parameters go to libpq). Both take ``busy_timeout=SECONDS``
     (default 30), the longest wait for a lock, and ``reconnect_window=SECONDS`` (default 30),
-    how long an operation rides out a database it cannot reach before it fails. Raises InvalidInput for an unsupported URL, or
-    with ``create=False`` a SQLite file that does not exist (nothing is created), and
-    LedgerError when the database cannot be opened.
+    how long an operation rides out a database it cannot reach before it fails. Raises
+    InvalidInput for an unsupported URL, or with ``create=False`` a SQLite file that does not
+    exist (nothing is created), and LedgerError when the database cannot be opened.
     """
     if not isinstance(url, str) or not url:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
