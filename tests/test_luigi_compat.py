@@ -409,3 +409,30 @@ def test_missing_worker_internals_for_the_channel_are_named() -> None:
     del process.use_multiprocessing
     with pytest.raises(LuigiInternalMissing, match="TaskProcess.use_multiprocessing"):
         scheduling(process)
+
+
+@pytest.mark.parametrize("internal", ["_add_task_history", "_scheduler", "_scheduled_tasks",
+                                      "_get_work_response_history"])
+def test_missing_worker_internals_for_the_summary_are_named(internal: str) -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    delattr(worker, internal)
+
+    def scheduling(self: Any) -> None:  # a frame whose self is the worker
+        luigi_compat.open_summary_channel()
+
+    with pytest.raises(LuigiInternalMissing, match=f"Worker.{internal}"):
+        scheduling(worker)
+
+
+def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
+    """The summary's "run by another worker" leaves out a gatekeeper task that is complete by
+    the time it is read; any other task stays."""
+    done, other = InlineCompatProbe(name="done"), InlineCompatProbe(name="other")
+    done.gatekeeper_summary = True  # type: ignore[attr-defined]
+    done.complete = lambda: True  # type: ignore[method-assign]
+    response = {"task_id": None, "running_tasks": [
+        {"task_id": done.task_id, "worker": "w2"}, {"task_id": other.task_id, "worker": "w2"}]}
+    history = luigi_compat.SettledWorkHistory(
+        [response], {done.task_id: done, other.task_id: other})
+    assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [
+        [other.task_id]]
