@@ -13,18 +13,14 @@ oldest and newest release.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sys
-import tempfile
-import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import luigi
 import luigi.rpc
 import luigi.scheduler
-import luigi.task_register
 import luigi.worker
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -201,145 +197,6 @@ WORKER_SCHEDULER = "luigi.worker.Worker._scheduler"
 WORKER_SCHEDULED = "luigi.worker.Worker._scheduled_tasks"
 WORKER_RESPONSES = "luigi.worker.Worker._get_work_response_history"
 PROCESS_MULTI = "luigi.worker.TaskProcess.use_multiprocessing"
-_channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
-
-
-#: Tasks whose class sets this attribute are judged by the ledger in the execution summary
-#: (ForkedHistory): gatekeeper's ranges (``RANGE``), chunks and period tasks (True).
-SUMMARY_MARK = "gatekeeper_summary"
-RANGE = "range"
-
-
-class ForkedHistory(list[Any]):
-    """A worker's ``_add_task_history`` that also takes in what its forked task processes
-    appended to the channel (one JSON line each), and that the execution summary reads with
-    gatekeeper's tasks judged by the ledger.
-
-    Channel lines are read from where the last read ended, whole lines only (a child writes
-    each line with one ``write`` to an ``O_APPEND`` file), whenever the history is appended to
-    (``Worker._add_task``, before it tells the scheduler a task's result) or read: a period's
-    summary entry joins the history; a scheduler call relayed by a child of a local-scheduler
-    worker is made on that scheduler, so it learns a period's outcome before its chunk's.
-
-    ``luigi.execution_summary`` reads the history by iterating over it. Then, for tasks
-    marked ``gatekeeper_summary``: an entry Luigi's worker made for a task left pending after
-    yielding dynamic dependencies (runnable None) is not "missing external dependencies" (the
-    chunk or range waits on its periods, Luigi's upstream rules judge it); a range left
-    pending is judged by its chunks and periods (``waiting_ranges``); and a task whose last
-    entry is PENDING but that is complete by then (another worker sharing the range did it)
-    counts as already done, so the exit code says whether the window was filled.
-    """
-
-    def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
-        super().__init__(items)
-        self.fd, self.offset, self.scheduler = fd, 0, scheduler
-        self._settled: tuple[int, set[Any]] = (-1, set())
-
-    def append(self, item: Any) -> None:
-        self.take_in()
-        super().append(item)
-
-    def __iter__(self) -> Any:
-        self.take_in()
-        settled = self.settled()
-        waiting = self.waiting_ranges(settled)
-        for task, status, runnable in list.__iter__(self):
-            if task in settled or task in waiting:
-                continue
-            if runnable is None and status == luigi.scheduler.PENDING and marked(task):
-                runnable = True
-            yield task, status, runnable
-        for task in settled:
-            yield task, luigi.scheduler.DONE, False
-
-    def settled(self) -> set[Any]:
-        """Marked tasks whose last entry is PENDING and that are complete now (asked once per
-        length of the history)."""
-        if self._settled[0] != len(self):
-            last: dict[Any, str] = {}
-            for task, status, _ in list.__iter__(self):
-                last[task] = status
-            done = {task for task, status in last.items()
-                    if status == luigi.scheduler.PENDING and marked(task) and _complete(task)}
-            self._settled = (len(self), done)
-        return self._settled[1]
-
-    def waiting_ranges(self, settled: set[Any]) -> set[Any]:
-        """Ranges left pending (and not settled) while the history holds their chunks or
-        periods: a range waits on the chunks it yields, which Luigi's summary cannot see (it
-        follows static requirements), so the range is left to them: their failure, or
-        another worker running them, says why the range is pending."""
-        last: dict[Any, str] = {}
-        for task, status, _ in list.__iter__(self):
-            last[task] = status
-        ranges = {task for task, status in last.items() if status == luigi.scheduler.PENDING
-                  and marked(task) == RANGE and task not in settled}
-        parts = any(marked(task) and marked(task) != RANGE for task in last)
-        return ranges if parts else set()
-
-    def take_in(self) -> None:
-        data = b""
-        while chunk := os.pread(self.fd, 1 << 16, self.offset + len(data)):
-            data += chunk
-        whole = data[: data.rfind(b"\n") + 1]
-        self.offset += len(whole)
-        for line in whole.splitlines():
-            note = json.loads(line)
-            if "call" in note:
-                self._relayed(note["call"], note["arguments"])
-                continue
-            try:
-                task = luigi.task_register.load_task(note["module"], note["family"],
-                                                     note["params"])
-            except Exception as exc:  # a summary line lost is not a period failed
-                logger.warning("gatekeeper: cannot list %s in the summary: %s", note, exc)
-                continue
-            if note["ran"]:
-                super().append((task, luigi.scheduler.PENDING, True))
-            super().append((task, note["status"], note["ran"]))
-
-    def _relayed(self, method: str, arguments: dict[str, Any]) -> None:
-        try:
-            getattr(self.scheduler, method)(**arguments)
-        except Exception as exc:  # a report lost is not a period failed
-            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
-                           arguments.get("task_id"), exc)
-
-
-class SettledWorkHistory(list[Any]):
-    """A worker's ``_get_work_response_history`` as the execution summary reads it: a marked
-    task another worker was running is not "run by another worker" once it is complete (the
-    range this worker shares was filled), so the exit code says whether the window was."""
-
-    def __init__(self, items: list[Any], scheduled: dict[str, Any]) -> None:
-        super().__init__(items)
-        self.scheduled = scheduled
-
-    def __iter__(self) -> Any:
-        done: dict[str, bool] = {}
-
-        def settled(task_id: str) -> bool:
-            if task_id not in done:
-                task = self.scheduled.get(task_id)
-                done[task_id] = task is not None and marked(task) and _complete(task)
-            return done[task_id]
-
-        for response in list.__iter__(self):
-            running = [r for r in response.get("running_tasks") or ()
-                       if not settled(r["task_id"])]
-            yield {**response, "running_tasks": running}
-
-
-def marked(task: Any) -> Any:
-    """The task's ``gatekeeper_summary`` mark: RANGE, True (a chunk or period) or False."""
-    return getattr(task, SUMMARY_MARK, False)
-
-
-def _complete(task: Any) -> bool:
-    try:
-        return bool(task.complete())
-    except Exception:  # a task whose completeness cannot be told stays pending
-        return False
 
 
 def scheduling_worker() -> Any | None:
@@ -362,69 +219,43 @@ def scheduling_worker() -> Any | None:
     return None
 
 
-def open_summary_channel() -> None:
-    """Let the task processes the current worker forks count the periods they run inline in
-    its execution summary (see ``summary_channel``), and have the summary judge gatekeeper's
-    tasks by the ledger (ForkedHistory). Call it where the worker schedules a range or a task
-    that may run periods inline (their ``requires()``); idempotent per worker.
+@dataclass(frozen=True, slots=True)
+class WorkerBookkeeping:
+    """What a worker keeps that its execution summary is made of (all private to Luigi)."""
 
-    Private internals: ``Worker._add_task_history`` (replaced by a ForkedHistory holding the
-    same entries), ``Worker._id``, ``Worker._scheduler`` (where relayed calls go), and
-    ``Worker._get_work_response_history`` with ``Worker._scheduled_tasks`` (a
-    SettledWorkHistory; Luigi 2.x-3.x). Luigi's worker forks a ``TaskProcess`` per task under
+    worker_key: str  # Worker._id
+    history: Any  # Worker._add_task_history: (task, status, runnable) entries
+    responses: Any  # Worker._get_work_response_history: get_work answers
+    scheduler: Any  # Worker._scheduler
+    scheduled: dict[str, Any]  # Worker._scheduled_tasks: task id -> task
+
+
+def worker_bookkeeping(worker: Any) -> WorkerBookkeeping:
+    """The bookkeeping of ``worker``; LuigiInternalMissing naming a missing internal.
+
+    Private internals (Luigi 2.x-3.x): ``Worker._id``, ``Worker._add_task_history`` (the
+    entries ``luigi.execution_summary`` partitions), ``Worker._get_work_response_history``
+    (where it finds tasks run by another worker), ``Worker._scheduler`` and
+    ``Worker._scheduled_tasks``. Luigi's worker forks a ``TaskProcess`` per task under
     ``--workers N`` and keeps the summary in its own process; the child's results travel back
     on a queue that carries only the task's own status, so a period run inside the child is
-    otherwise never counted. The channel is an unlinked temporary file the children inherit.
-    """
-    worker = scheduling_worker()
-    if worker is None:
-        return
+    otherwise never counted (``gatekeeper/fill/channel.py``)."""
     try:
-        history, worker_key = worker._add_task_history, str(worker._id)
-        scheduler, scheduled = worker._scheduler, worker._scheduled_tasks
-        responses = worker._get_work_response_history
+        return WorkerBookkeeping(str(worker._id), worker._add_task_history,
+                                 worker._get_work_response_history, worker._scheduler,
+                                 worker._scheduled_tasks)
     except AttributeError as missing:
         raise LuigiInternalMissing(next(
             (name for name in (WORKER_HISTORY, WORKER_ID, WORKER_SCHEDULER, WORKER_SCHEDULED,
                                WORKER_RESPONSES) if str(missing).endswith(
                 f"'{name.rsplit('.', 1)[1]}'")), WORKER_HISTORY)) from None
-    if isinstance(history, ForkedHistory):
-        return
-    worker._get_work_response_history = SettledWorkHistory(responses, scheduled)
-    fd, path = tempfile.mkstemp(prefix="gatekeeper-summary-")
-    os.close(fd)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
-    os.unlink(path)
-    worker._add_task_history = ForkedHistory(history, fd, scheduler)
-    _channels[worker_key] = fd
-    weakref.finalize(worker, _close_channel, worker_key, fd)
 
 
-def _close_channel(worker_key: str, fd: int) -> None:
-    if _channels.get(worker_key) == fd:
-        del _channels[worker_key]
-    os.close(fd)
-
-
-def summary_channel(worker_key: str | None) -> int | None:
-    """The channel of the worker ``worker_key`` that forked this process, or None."""
-    return None if worker_key is None else _channels.get(worker_key)
-
-
-def send_to_summary(fd: int, task: luigi.Task, status: str, *, ran: bool) -> None:
-    """Count ``task`` with its final ``status`` in the summary of the worker owning ``fd``
-    (read back there by ForkedHistory), as ``add_to_summary`` does in the worker's process."""
-    line = json.dumps({"module": task.task_module, "family": task.task_family,
-                       "params": task.to_str_params(), "status": status, "ran": ran})
-    os.write(fd, line.encode() + b"\n")
-
-
-def relay_to_scheduler(fd: int, method: str, arguments: dict[str, Any]) -> None:
-    """Have the worker owning ``fd`` call its (local) scheduler's ``method`` with
-    ``arguments``: a forked task process cannot reach its parent's local scheduler, so the
-    parent makes the call when it next reads the channel (ForkedHistory)."""
-    line = json.dumps({"call": method, "arguments": arguments})
-    os.write(fd, line.encode() + b"\n")
+def replace_bookkeeping(worker: Any, history: Any, responses: Any) -> None:
+    """Give ``worker`` these (same entries, subclassed) ``_add_task_history`` and
+    ``_get_work_response_history``; Luigi's worker only appends to both."""
+    worker._add_task_history = history
+    worker._get_work_response_history = responses
 
 
 # -- the scheduler's address, for reports sent over a keep-alive connection -------------------

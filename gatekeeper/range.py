@@ -33,10 +33,11 @@ from typing import Any
 import luigi
 from luigi.tools.range import RangeEvent
 
-from gatekeeper import config, luigi_compat
+from gatekeeper import config
 from gatekeeper.completeness import complete_keys, completeness
 from gatekeeper.coverage import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.errors import InvalidInput
+from gatekeeper.fill import channel
 from gatekeeper.fill import watch as range_watch
 from gatekeeper.fill.chunks import ContiguousChunk, IndependentChunk, show_status
 from gatekeeper.fill.policy import refuse_batching
@@ -53,7 +54,7 @@ UTC = dt.timezone.utc
 class RangeBusinessBase(luigi.Task):
     """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
 
-    gatekeeper_summary = luigi_compat.RANGE  # the summary judges it by the ledger and chunks
+    gatekeeper_summary = channel.RANGE  # the summary judges it by the ledger and chunks
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
     of_params: Any = luigi.DictParameter(
@@ -194,7 +195,7 @@ class RangeBusinessBase(luigi.Task):
         so all their workers share them. ``contiguous`` gaps are filled in ``run()``, in order.
         """
         session = self._announced()
-        luigi_compat.open_summary_channel()
+        channel.open_summary_channel()
         chunks = [] if session.strategy == "contiguous" else self._independent_chunks()
         return [*session.refreshes, *chunks]
 

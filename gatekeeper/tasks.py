@@ -78,7 +78,7 @@ class PeriodTask(RecordedRun, luigi.Task):
     period_param = ""
     period_kind = DAILY
     publishes = False  # True for tasks whose output is a publication in the ledger
-    gatekeeper_summary = True  # the execution summary judges it by the ledger (luigi_compat)
+    gatekeeper_summary = True  # the execution summary judges it by the ledger (fill/channel.py)
     outputs_in_ledger = False  # True when completed_keys() fully checks output()
     _gk_ledger: Ledger
     _gk_pid = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,7 @@ import pytest
 from luigi.task_register import Register
 
 from gatekeeper import config, luigi_compat
+from gatekeeper.fill import channel
 from gatekeeper.luigi_compat import (
     REPORTER_SCHEDULER,
     LuigiInternalMissing,
@@ -321,7 +323,7 @@ class ForkingProbe(luigi.Task):
     marker = luigi.Parameter()
 
     def requires(self) -> list[Any]:
-        luigi_compat.open_summary_channel()
+        channel.open_summary_channel()
         return []
 
     def complete(self) -> bool:
@@ -329,12 +331,12 @@ class ForkingProbe(luigi.Task):
 
     def run(self) -> None:
         key = luigi_compat.worker_id(self)
-        fd = luigi_compat.summary_channel(key)
+        fd = channel.summary_channel(key)
         Path(self.marker).write_text(f"{luigi_compat.running_worker(self) is None} {fd is None}")
         if fd is not None:
-            luigi_compat.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"),
+            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"),
                                          "DONE", ran=True)
-            luigi_compat.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-bad"),
+            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-bad"),
                                          "FAILED", ran=True)
 
 
@@ -350,24 +352,24 @@ def test_forked_task_counts_its_periods_in_the_parents_summary(tmp_path: Path) -
 
 def test_summary_channel_is_opened_only_in_the_workers_process() -> None:
     assert luigi_compat.scheduling_worker() is None  # no worker on this stack
-    luigi_compat.open_summary_channel()  # outside a worker: nothing to open
-    assert luigi_compat.summary_channel("no-such-worker") is None
-    assert luigi_compat.summary_channel(None) is None
+    channel.open_summary_channel()  # outside a worker: nothing to open
+    assert channel.summary_channel("no-such-worker") is None
+    assert channel.summary_channel(None) is None
 
 
 def test_forked_history_keeps_entries_and_reads_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "channel"
     path.write_bytes(b"")
-    fd = luigi_compat.os.open(path, luigi_compat.os.O_RDWR | luigi_compat.os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
     try:
         first = InlineCompatProbe(name="first")
-        history = luigi_compat.ForkedHistory([(first, "DONE", False)], fd, None)
-        luigi_compat.send_to_summary(fd, InlineCompatProbe(name="second"), "DONE", ran=False)
-        luigi_compat.os.write(fd, b'{"half": ')  # a line still being written is left alone
+        history = channel.ForkedHistory([(first, "DONE", False)], fd, None)
+        channel.send_to_summary(fd, InlineCompatProbe(name="second"), "DONE", ran=False)
+        os.write(fd, b'{"half": ')  # a line still being written is left alone
         assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
         assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
     finally:
-        luigi_compat.os.close(fd)
+        os.close(fd)
 
 
 def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
@@ -377,13 +379,13 @@ def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
     telling the scheduler the chunk's own result)."""
     path = tmp_path / "channel"
     path.write_bytes(b"")
-    fd = luigi_compat.os.open(path, luigi_compat.os.O_RDWR | luigi_compat.os.O_APPEND)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
     scheduler = luigi.scheduler.Scheduler()
     try:
-        history = luigi_compat.ForkedHistory([], fd, scheduler)
+        history = channel.ForkedHistory([], fd, scheduler)
         probe = InlineCompatProbe(name="relayed")
         for status in ("RUNNING", "FAILED"):  # as InlineRuns reports a failed period
-            luigi_compat.relay_to_scheduler(fd, "add_task", {
+            channel.relay_to_scheduler(fd, "add_task", {
                 "task_id": probe.task_id, "worker": "w", "status": status, "runnable": False,
                 "family": probe.task_family, "params": probe.to_str_params(),
                 "retry_policy_dict": {"retry_count": 1}})
@@ -393,7 +395,7 @@ def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
         assert listed[probe.task_id]["status"] == "DISABLED"  # one failure of retry_count 1
         assert [(t.name, s) for t, s, _ in history] == [("relayed", "PENDING")]
     finally:
-        luigi_compat.os.close(fd)
+        os.close(fd)
 
 
 def test_missing_worker_internals_for_the_channel_are_named() -> None:
@@ -401,7 +403,7 @@ def test_missing_worker_internals_for_the_channel_are_named() -> None:
     del worker._id
 
     def scheduling(self: Any) -> None:  # a frame whose self is the worker
-        luigi_compat.open_summary_channel()
+        channel.open_summary_channel()
 
     with pytest.raises(LuigiInternalMissing, match="Worker._id"):
         scheduling(worker)
@@ -418,7 +420,7 @@ def test_missing_worker_internals_for_the_summary_are_named(internal: str) -> No
     delattr(worker, internal)
 
     def scheduling(self: Any) -> None:  # a frame whose self is the worker
-        luigi_compat.open_summary_channel()
+        channel.open_summary_channel()
 
     with pytest.raises(LuigiInternalMissing, match=f"Worker.{internal}"):
         scheduling(worker)
@@ -432,7 +434,7 @@ def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
     done.complete = lambda: True  # type: ignore[method-assign]
     response = {"task_id": None, "running_tasks": [
         {"task_id": done.task_id, "worker": "w2"}, {"task_id": other.task_id, "worker": "w2"}]}
-    history = luigi_compat.SettledWorkHistory(
+    history = channel.SettledWorkHistory(
         [response], {done.task_id: done, other.task_id: other})
     assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [
         [other.task_id]]

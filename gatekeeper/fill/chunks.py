@@ -22,10 +22,9 @@ from typing import Any
 import luigi
 import luigi.scheduler
 
-from gatekeeper import luigi_compat
 from gatekeeper.completeness import complete_keys
 from gatekeeper.errors import GatekeeperError
-from gatekeeper.fill import policy
+from gatekeeper.fill import channel, policy
 from gatekeeper.fill.inline import InlineRuns
 from gatekeeper.periods import period_from_key
 from gatekeeper.progress import chunk_status, failed_keys
@@ -86,7 +85,7 @@ class ContiguousChunk(luigi.Task):
         """Nothing (periods are yielded from ``run()``). Luigi's worker asks while it schedules
         the chunk, in its own process: the moment to let the task process it may fork for the
         chunk count inline periods in its execution summary."""
-        luigi_compat.open_summary_channel()
+        channel.open_summary_channel()
         return []
 
     # -- the periods' Luigi settings -----------------------------------------------------------

@@ -19,7 +19,7 @@ and RUNNING first if the code sets a status message, progress or tracking URL); 
 execution summary counts it as ran successfully / failed / already done when the chunk runs
 in the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
 (``--workers N``), through the channel the worker opened when it scheduled the chunk
-(``luigi_compat.open_summary_channel``), read back when the summary is written. A local
+(``channel.open_summary_channel``), read back when the summary is written. A local
 scheduler under ``--workers N`` is the parent's object: the child relays its reports through
 the same channel, and the parent hands them to its scheduler before the chunk's own result.
 Each report carries the period's priority and retry policy, and a failure is reported RUNNING
@@ -46,6 +46,7 @@ from luigi.scheduler import DONE, FAILED, RUNNING
 from gatekeeper import luigi_compat
 from gatekeeper.clock import utc_now
 from gatekeeper.errors import LeaseHeld
+from gatekeeper.fill import channel
 from gatekeeper.fill.policy import retry_policy
 from gatekeeper.fill.wire import SchedulerWire
 from gatekeeper.records import Attempt
@@ -65,7 +66,7 @@ class InlineRuns:
         self.scheduler = luigi_compat.worker_scheduler(chunk)
         self.worker_id = luigi_compat.worker_id(chunk)
         self.worker = luigi_compat.running_worker(chunk)
-        self.channel = None if self.worker else luigi_compat.summary_channel(self.worker_id)
+        self.channel = None if self.worker else channel.summary_channel(self.worker_id)
         self.forwarded = luigi_compat.forwarded_attributes()
         self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
         #: a local scheduler is reached from a forked task process through the channel only
@@ -87,7 +88,7 @@ class InlineRuns:
         if self.scheduler is None or self.worker_id is None:
             return
         if self.relayed and self.channel is not None:
-            luigi_compat.relay_to_scheduler(self.channel, method, arguments)
+            channel.relay_to_scheduler(self.channel, method, arguments)
             return
         if not self.remote:
             self._call(method, arguments)
@@ -130,7 +131,7 @@ class InlineRuns:
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
         elif self.channel is not None:
-            luigi_compat.send_to_summary(self.channel, task, status, ran=ran)
+            channel.send_to_summary(self.channel, task, status, ran=ran)
 
     def show(self, task: luigi.Task, message: str, percentage: int) -> None:
         """Set the status message and progress of ``task`` (running on this worker) as its
