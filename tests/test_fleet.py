@@ -257,7 +257,7 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
 def test_fleet_priority_is_sent_to_luigid_for_inline_periods(
         tmp_path: Path, sqlite_url: str) -> None:
     """A class's priority (10) is what luigid lists for its periods, inline or under
-    RangeDaily."""
+    RangeDaily, with the worker that ran each."""
     plain, mine = twin_folders(tmp_path)
     cfg = write_config(tmp_path, sqlite_url)
     server = Luigid(tmp_path / "luigid")
@@ -268,12 +268,15 @@ def test_fleet_priority_is_sent_to_luigid_for_inline_periods(
             result = run(cfg, tmp_path, range_args(twin, cls, control,
                                                    *scheduler_args(server)))
             assert result.returncode == 0, result.stderr[-3000:]
-        listed = {cls: sorted(task["priority"] for task in server.rpc(
-            "task_list", status="DONE", search=cls).values() if task["name"] == cls)
+        listed = {cls: [task for task in server.rpc(
+            "task_list", status="DONE", search=cls).values() if task["name"] == cls]
             for cls in ("PlainPriority", "GkPriority")}
     finally:
         server.stop()
-    assert listed == {"PlainPriority": [10] * 5, "GkPriority": [10] * 5}
+    assert {cls: sorted(t["priority"] for t in tasks) for cls, tasks in listed.items()} == {
+        "PlainPriority": [10] * 5, "GkPriority": [10] * 5}
+    for cls, tasks in listed.items():  # each lists the worker that ran it
+        assert all(len(t["workers"]) == 1 for t in tasks), (cls, tasks)
 
 
 def test_fleet_batched_class_is_refused_naming_why_and_nothing_is_written(

@@ -212,9 +212,11 @@ def test_cli_report_bad_input_exits_2_and_writes_nothing(
 
 def test_cli_report_unavailable_ledger_exits_4(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    done = report_command("postgresql://postgres@127.0.0.1:1/test?connect_timeout=5", out,
-                          "DimProduct")
+    done = report_command(
+        "postgresql://postgres@127.0.0.1:1/test?connect_timeout=5&reconnect_window=1", out,
+        "DimProduct")
     assert done.returncode == 4 and "LedgerError" in done.stderr
+    assert "still unreachable after 1s (reconnect_window)" in done.stderr
     assert not out.exists()
 
 

@@ -125,9 +125,11 @@ class InlineRuns:
                            arguments.get("task_id"), exc)
 
     def settled(self, task: luigi.Task, status: str, *, ran: bool, expl: Any = None) -> None:
-        """Tell the scheduler, and the worker's execution summary, how ``task`` ended."""
-        self.send("add_task", **self.task_fields(task), status=status, runnable=False,
-                  expl=json.dumps(expl))
+        """Tell the scheduler, and the worker's execution summary, how ``task`` ended. DONE
+        goes as runnable by this worker, so the scheduler lists the worker with the period as
+        with a scheduled one (a failure is not: only the chunk retries it)."""
+        self.send("add_task", **self.task_fields(task), status=status,
+                  runnable=status == DONE, expl=json.dumps(expl))
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
         elif self.channel is not None:

@@ -87,6 +87,11 @@ class SqlLedger:
         """True when the current connection can no longer be used (dropped by the server)."""
         return False
 
+    def _reachable_later(self) -> bool:
+        """True when a connection that could not be opened may open later (a server coming
+        back), so opening it again is worth ``riding_out``; False for a local file."""
+        return True
+
     def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> Any:
         return self._conn.executemany(sql, rows)
 
@@ -115,7 +120,7 @@ class SqlLedger:
             self._conn = self._connect()
         except self._driver_errors() as exc:
             raise LedgerError(f"cannot open ledger {self.describe()}: {exc}",
-                              retryable=False, unreachable=True) from exc
+                              retryable=False, unreachable=self._reachable_later()) from exc
 
     def _usable(self) -> None:
         """Replace a connection that was dropped (it is reopened on next use)."""

@@ -39,6 +39,9 @@ class SqliteLedger(StalenessStore):
     def _begin_sql(self) -> str:
         return "BEGIN IMMEDIATE"
 
+    def _reachable_later(self) -> bool:
+        return False  # a file that cannot be opened now will not open by waiting
+
     def _driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
