@@ -24,11 +24,22 @@ from typing import Any
 import luigi
 import luigi.worker
 
+from gatekeeper import luigi_compat
 from gatekeeper.errors import InvalidInput
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _said: set[tuple[str, str]] = set()
 _said_lock = threading.Lock()
+_worker_timeout: list[Any] = [None, 0]  # [instance cache token, [worker] timeout]
+
+
+def worker_timeout() -> int:
+    """``[worker] timeout`` (Luigi's ``worker`` config), read once per generation of Luigi's
+    instance cache: building the config object costs milliseconds, a period microseconds."""
+    token = luigi_compat.instance_cache_token()
+    if _worker_timeout[0] is not token:
+        _worker_timeout[:] = [token, int(luigi.worker.worker().timeout or 0)]
+    return int(_worker_timeout[1])
 
 
 def scheduled_reason(task: luigi.Task) -> str | None:
@@ -38,7 +49,7 @@ def scheduled_reason(task: luigi.Task) -> str | None:
         return f"it declares resources {dict(resources)}, which only the scheduler grants"
     timeout = task.worker_timeout
     if timeout is None:
-        timeout = luigi.worker.worker().timeout
+        timeout = worker_timeout()
     if timeout:
         return f"it has a worker timeout of {timeout} s, which only Luigi's worker enforces"
     return None
