@@ -60,6 +60,21 @@ def run(cfg: Path, cwd: Path, args: list[str], timeout: float = 60,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def recipe_config(folder: Path, ledger_url: str) -> Path:
+    """The test luigi.cfg with the README recipe's keep-alive (its [retcode] is already in)."""
+    cfg = write_config(folder, ledger_url)
+    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")
+    return cfg
+
+
+def start(cfg: Path, cwd: Path, args: list[str], count: int = 1,
+          ) -> list[subprocess.Popen[str]]:
+    """``count`` ``luigi`` processes of ``args`` (a whole command line), started at once."""
+    return [subprocess.Popen(args, cwd=cwd, env=luigi_env(cfg), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            for _ in range(count)]
+
+
 def runs(control: Path) -> dict[str, list[str]]:
     """Date -> the outcomes of its runs of the body, in order."""
     found: dict[str, list[str]] = collections.defaultdict(list)
@@ -305,20 +320,15 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     control = tmp_path / "control"
     control.mkdir()
     (control / "sleep").write_text("0.2")
-    cfg = write_config(tmp_path, pg_ledger_url)
-    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")
+    cfg = recipe_config(tmp_path, pg_ledger_url)
     server = Luigid(tmp_path / "luigid")
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        args = luigi_command(*range_args("gk", "GkDay", control, "--strategy", "forward",
-                                         "--workers", "2", "--task-limit", "100",
-                                         start="2026-09-22", stop="2026-11-01"),
-                             *scheduler_args(server), "--no-lock")
-        for _ in range(processes):
-            started.append(subprocess.Popen(
-                args, cwd=tmp_path, env=luigi_env(cfg), stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        started = start(cfg, tmp_path, luigi_command(
+            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
+                        "--task-limit", "100", start="2026-09-22", stop="2026-11-01"),
+            *scheduler_args(server), "--no-lock"), processes)
         outputs = [p.communicate(timeout=120)[0] for p in started]
     finally:
         stop_all(started)
@@ -346,21 +356,16 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
     control = tmp_path / "control"
     control.mkdir()
     (control / "sleep").write_text("0.05")
-    cfg = write_config(tmp_path, sqlite_url)
-    cfg.write_text(cfg.read_text().replace("[core]\n", "[core]\nrpc_retry_wait = 1\n")
-                   + "[worker]\nkeep_alive = true\n")
+    cfg = recipe_config(tmp_path, sqlite_url)
+    cfg.write_text(cfg.read_text().replace("[core]\n", "[core]\nrpc_retry_wait = 1\n"))
     server = Luigid(tmp_path / "luigid")
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        args = luigi_command(*range_args("gk", "GkDay", control, "--strategy", "forward",
-                                         "--workers", "2", "--task-limit", "300",
-                                         start="2026-04-15", stop="2026-11-01"),
-                             *scheduler_args(server), "--no-lock")
-        for _ in range(2):
-            started.append(subprocess.Popen(
-                args, cwd=tmp_path, env=luigi_env(cfg), stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, start_new_session=True))
+        started = start(cfg, tmp_path, luigi_command(
+            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
+                        "--task-limit", "300", start="2026-04-15", stop="2026-11-01"),
+            *scheduler_args(server), "--no-lock"), 2)
         deadline = time.monotonic() + 60
         while len(runs(control)) < 20:
             assert time.monotonic() < deadline, "the fill did not start"
@@ -404,16 +409,11 @@ def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
         args = luigi_command(*range_args("gk", "GkDay", control, start="2026-10-02",
                                          stop="2026-11-01"),
                              *scheduler_args(server), "--no-lock")
-        first = subprocess.Popen(args, cwd=tmp_path, env=luigi_env(cfg), text=True,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
-        started.append(first)
+        started = start(cfg, tmp_path, args)
         while not (control / "runs").exists():
-            assert first.poll() is None, first.communicate()[0][-3000:]
+            assert started[0].poll() is None, started[0].communicate()[0][-3000:]
             time.sleep(0.02)
-        started.append(subprocess.Popen(args, cwd=tmp_path, env=luigi_env(cfg), text=True,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        start_new_session=True))
+        started += start(cfg, tmp_path, args)
         outputs = [p.communicate(timeout=90)[0] for p in started]
     finally:
         stop_all(started)

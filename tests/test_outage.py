@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 import gatekeeper as gk
-from tests.luigi_support import luigi_command, luigi_env, write_config
-from tests.luigid_support import HOST, Luigid, stop_all
+from tests.luigi_support import luigi_command
+from tests.luigid_support import Luigid, stop_all
 from tests.own_postgres import OwnPostgres, missing
-from tests.test_fleet import range_args
+from tests.test_fleet import range_args, recipe_config, scheduler_args, start
 
 
 @pytest.fixture
@@ -94,21 +94,15 @@ def test_fill_rides_out_a_5s_postgresql_restart(own_pg: OwnPostgres, tmp_path: P
     control = tmp_path / "control"
     control.mkdir()
     (control / "sleep").write_text("0.1")
-    cfg = write_config(tmp_path, own_pg.url)
-    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")
+    cfg = recipe_config(tmp_path, own_pg.url)
     luigid = Luigid(tmp_path / "luigid")
     luigid.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        args = luigi_command(*range_args("gk", "GkDay", control, "--strategy", "forward",
-                                         "--workers", "2", "--task-limit", "100",
-                                         start="2026-08-23", stop="2026-11-01"),
-                             "--scheduler-host", HOST, "--scheduler-port", str(luigid.port),
-                             "--no-lock")
-        for _ in range(2):
-            started.append(subprocess.Popen(args, cwd=tmp_path, env=luigi_env(cfg),
-                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                            text=True, start_new_session=True))
+        started = start(cfg, tmp_path, luigi_command(
+            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
+                        "--task-limit", "100", start="2026-08-23", stop="2026-11-01"),
+            *scheduler_args(luigid), "--no-lock"), 2)
         deadline = time.monotonic() + 60
         while not (control / "runs").exists() or len(
                 (control / "runs").read_text().splitlines()) < 5:
