@@ -20,7 +20,6 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 import luigi
-import luigi.scheduler
 
 from gatekeeper.completeness import complete_keys
 from gatekeeper.errors import GatekeeperError
@@ -44,7 +43,7 @@ class ContiguousChunk(luigi.Task):
     starts.
     """
 
-    gatekeeper_summary = True  # the execution summary judges it by the ledger (luigi_compat)
+    gatekeeper_summary = True  # the execution summary judges it by the ledger (channel.py)
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
     of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
@@ -62,6 +61,10 @@ class ContiguousChunk(luigi.Task):
         default=0.0, significant=False,
         description="When the fill started (epoch seconds): a period that failed since then "
                     "is retried by the scheduler, never inline",
+    )
+    order: Any = luigi.FloatParameter(
+        default=0.0, significant=False,
+        description="Place in the fill order, from 0 (first) to 1 (excluded)",
     )
 
     def _job(self) -> str:
@@ -89,10 +92,6 @@ class ContiguousChunk(luigi.Task):
         return []
 
     # -- the periods' Luigi settings -----------------------------------------------------------
-    order: Any = luigi.FloatParameter(
-        default=0.0, significant=False,
-        description="Place in the fill order, from 0 (first) to 1 (excluded)",
-    )
 
     @property
     def priority(self) -> float:  # type: ignore[override]
@@ -106,7 +105,7 @@ class ContiguousChunk(luigi.Task):
     def retry_count(self) -> int:
         """Never disabled before its periods: the chunk fails once per period that failed on
         its inline try, on top of what the scheduler would allow any task."""
-        return len(self.keys) + int(luigi.scheduler.scheduler().retry_count)
+        return len(self.keys) + policy.scheduler_retry_count()
 
     def announce(self, task: PeriodTask) -> None:
         """The chunk depends on ``task``, as a range's ``requires()`` lists its periods."""

@@ -22,6 +22,7 @@ import threading
 from typing import Any
 
 import luigi
+import luigi.scheduler
 import luigi.worker
 
 from gatekeeper import luigi_compat
@@ -30,16 +31,27 @@ from gatekeeper.errors import InvalidInput
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _said: set[tuple[str, str]] = set()
 _said_lock = threading.Lock()
-_worker_timeout: list[Any] = [None, 0]  # [instance cache token, [worker] timeout]
+_config: dict[str, tuple[object, int]] = {}  # name -> (instance cache token, value)
+
+
+def _config_value(name: str, read: Any) -> int:
+    """``read()`` once per generation of Luigi's instance cache (cached under ``name``):
+    building one of Luigi's config objects costs milliseconds, a period microseconds."""
+    token = luigi_compat.instance_cache_token()
+    found = _config.get(name)
+    if found is None or found[0] is not token:
+        found = _config[name] = (token, int(read() or 0))
+    return int(found[1])
 
 
 def worker_timeout() -> int:
-    """``[worker] timeout`` (Luigi's ``worker`` config), read once per generation of Luigi's
-    instance cache: building the config object costs milliseconds, a period microseconds."""
-    token = luigi_compat.instance_cache_token()
-    if _worker_timeout[0] is not token:
-        _worker_timeout[:] = [token, int(luigi.worker.worker().timeout or 0)]
-    return int(_worker_timeout[1])
+    """``[worker] timeout``: the worker timeout of a task that sets none."""
+    return _config_value("timeout", lambda: luigi.worker.worker().timeout)
+
+
+def scheduler_retry_count() -> int:
+    """``[scheduler] retry_count``: failures a task may have before it is disabled."""
+    return _config_value("retry_count", lambda: luigi.scheduler.scheduler().retry_count)
 
 
 def scheduled_reason(task: luigi.Task) -> str | None:
