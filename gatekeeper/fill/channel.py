@@ -48,7 +48,7 @@ class ForkedHistory(list[Any]):
     marked ``gatekeeper_summary``: an entry Luigi's worker made for a task left pending after
     yielding dynamic dependencies (runnable None) is not "missing external dependencies" (the
     chunk or range waits on its periods, Luigi's upstream rules judge it); a range left
-    pending is judged by its chunks and periods (``waiting_ranges``); and a task whose last
+    pending is judged by its chunks and periods; and a task whose last
     entry is PENDING but that is complete by then (another worker sharing the range did it)
     counts as already done, so the exit code says whether the window was filled.
     """
@@ -56,7 +56,7 @@ class ForkedHistory(list[Any]):
     def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
         super().__init__(items)
         self.fd, self.offset, self.scheduler = fd, 0, scheduler
-        self._settled: tuple[int, set[Any]] = (-1, set())
+        self._judged: tuple[int, set[Any], set[Any]] = (-1, set(), set())
 
     def append(self, item: Any) -> None:
         self.take_in()
@@ -64,8 +64,7 @@ class ForkedHistory(list[Any]):
 
     def __iter__(self) -> Any:
         self.take_in()
-        settled = self.settled()
-        waiting = self.waiting_ranges(settled)
+        settled, waiting = self.judged()
         for task, status, runnable in list.__iter__(self):
             if task in settled or task in waiting:
                 continue
@@ -75,30 +74,27 @@ class ForkedHistory(list[Any]):
         for task in settled:
             yield task, luigi.scheduler.DONE, False
 
-    def settled(self) -> set[Any]:
-        """Marked tasks whose last entry is PENDING and that are complete now (asked once per
-        length of the history)."""
-        if self._settled[0] != len(self):
+    def judged(self) -> tuple[set[Any], set[Any]]:
+        """(settled, waiting), worked out once per length of the history:
+
+        - settled: marked tasks whose last entry is PENDING and that are complete now;
+        - waiting: ranges left pending (not settled) while the history holds chunks or
+          periods: a range waits on the chunks it yields, which Luigi's summary cannot see
+          (it follows static requirements), so the range is left to them: their failure, or
+          another worker running them, says why it is pending.
+        """
+        if self._judged[0] != len(self):
             last: dict[Any, str] = {}
             for task, status, _ in list.__iter__(self):
                 last[task] = status
-            done = {task for task, status in last.items()
-                    if status == luigi.scheduler.PENDING and marked(task) and _complete(task)}
-            self._settled = (len(self), done)
-        return self._settled[1]
-
-    def waiting_ranges(self, settled: set[Any]) -> set[Any]:
-        """Ranges left pending (and not settled) while the history holds their chunks or
-        periods: a range waits on the chunks it yields, which Luigi's summary cannot see (it
-        follows static requirements), so the range is left to them: their failure, or
-        another worker running them, says why the range is pending."""
-        last: dict[Any, str] = {}
-        for task, status, _ in list.__iter__(self):
-            last[task] = status
-        ranges = {task for task, status in last.items() if status == luigi.scheduler.PENDING
-                  and marked(task) == RANGE and task not in settled}
-        parts = any(marked(task) and marked(task) != RANGE for task in last)
-        return ranges if parts else set()
+            pending = [task for task, status in last.items()
+                       if status == luigi.scheduler.PENDING and marked(task)]
+            settled = {task for task in pending if _complete(task)}
+            parts = any(marked(task) and marked(task) != RANGE for task in last)
+            waiting = {task for task in pending if parts and marked(task) == RANGE
+                       and task not in settled}
+            self._judged = (len(self), settled, waiting)
+        return self._judged[1], self._judged[2]
 
     def take_in(self) -> None:
         data = b""
