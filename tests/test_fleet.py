@@ -85,13 +85,19 @@ def runs(control: Path) -> dict[str, list[str]]:
     return dict(found)
 
 
+#: Events counted once per date: DEPENDENCY_DISCOVERED (a chunk announces its periods each time
+#: it runs), and TIMEOUT (Luigi's worker fires it again, and terminates again, each time it
+#: finds a terminated process still alive: a race on a loaded machine, RangeDaily's too).
+ONCE = ("event.core.dependency.discovered", "event.core.timeout")
+
+
 def events(control: Path) -> collections.Counter[tuple[str, str]]:
-    """(event, date) -> how often it fired; DEPENDENCY_DISCOVERED counted once per date."""
+    """(event, date) -> how often it fired (the ONCE events: whether it fired)."""
     path = control / "events"
     lines = path.read_text().splitlines() if path.exists() else []
     counted = collections.Counter(tuple(line.split()) for line in lines)
     for key in counted:
-        if key[0] == "event.core.dependency.discovered":
+        if key[0] in ONCE:
             counted[key] = 1
     return counted  # type: ignore[return-value]
 
