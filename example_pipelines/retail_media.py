@@ -36,7 +36,7 @@ from typing import Any
 import luigi
 
 import gatekeeper as gk
-from gatekeeper.recovery import (
+from gatekeeper.core.recovery import (
     FAILED,
     NOT_STARTED,
     STARTED,

@@ -5,10 +5,10 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 
 from __future__ import annotations
 
-from gatekeeper.coverage import RangePlan, plan_range
-from gatekeeper.delta import GatedDeltaTask
-from gatekeeper.delta_table import delta_evidence
-from gatekeeper.errors import (
+from gatekeeper.core.planning import RangePlan, plan_range
+from gatekeeper.integrations.delta.task import GatedDeltaTask
+from gatekeeper.integrations.delta.table import delta_evidence
+from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
     LeaseHeld,
@@ -20,13 +20,13 @@ from gatekeeper.errors import (
     RecoveryNotSafe,
     StateConflict,
 )
-from gatekeeper.gate import check_ready
-from gatekeeper.gated import GatedFileTask, GatedTask
+from gatekeeper.core.gate import check_ready
+from gatekeeper.luigi.gated import GatedFileTask, GatedTask
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.range import RangeBusinessDaily, RangeBusinessHourly
-from gatekeeper.records import Attempt, Publication, Readiness, RunState, fingerprint
-from gatekeeper.targets import FilePublicationTarget, PublicationTarget
-from gatekeeper.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
+from gatekeeper.luigi.range import RangeBusinessDaily, RangeBusinessHourly
+from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
+from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget
+from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
 
 __all__ = [
     "Attempt",

@@ -13,7 +13,7 @@ import luigi
 import luigi.configuration
 from luigi.task_register import Register
 
-from gatekeeper import tasks
+from gatekeeper.luigi import tasks
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.collectors import databricks as dbx
-from gatekeeper.collectors.databricks_api import CollectError, fetch_runs
-from gatekeeper.errors import InvalidInput
+from gatekeeper.integrations.collectors import databricks as dbx
+from gatekeeper.integrations.collectors.databricks_api import CollectError, fetch_runs
+from gatekeeper.core.errors import InvalidInput
 from tests.conftest import snapshot
 from tests.databricks_fake import (
     GET,
@@ -444,7 +444,7 @@ def test_command_without_databricks_sdk_says_what_to_install(tmp_path: Path) -> 
     (hidden / "__init__.py").write_text("raise ImportError('databricks-sdk hidden by a test')\n")
     env = clean_env("http://127.0.0.1:9", PYTHONPATH=str(hidden.parent))
     imported = subprocess.run(
-        [sys.executable, "-c", "import gatekeeper, gatekeeper.cli, gatekeeper.collectors."
+        [sys.executable, "-c", "import gatekeeper, gatekeeper.cli, gatekeeper.integrations.collectors."
          "databricks\ntry:\n import databricks.sdk\nexcept ImportError:\n print('hidden')"],
         env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert imported.returncode == 0 and imported.stdout == "hidden\n", imported.stderr
@@ -475,9 +475,9 @@ def test_command_ledger_conflict_exits_3(tmp_path: Path, fake: Any) -> None:
 
 @pytest.mark.slow
 def test_readme_example_runs_as_written(tmp_path: Path) -> None:
-    """The README's example, on a free port, in a scratch directory: its output as shown."""
-    section = (ROOT / "README.md").read_text().split("## Databricks Jobs collector\n", 1)[1]
-    block = section.split("```\n", 2)[1]
+    """The docs' example (docs/databricks.md), on a free port, in a scratch directory: its output as shown."""
+    page = (ROOT / "docs" / "databricks.md").read_text()
+    block = page.split("```bash\n", 1)[1].split("```\n", 1)[0]
     script = "\n".join(line for line in block.splitlines() if not line.startswith("#"))
     shown = [line[4:] for line in block.splitlines() if line.startswith("#   ")]
     assert len(shown) == 6

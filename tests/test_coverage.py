@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatekeeper.coverage import STRATEGIES, RangePlan, plan_range
-from gatekeeper.errors import InvalidInput
-from gatekeeper.periods import (
+from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_range
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
     interval,

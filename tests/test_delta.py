@@ -21,8 +21,8 @@ import pytest
 from deltalake import DeltaTable
 
 import gatekeeper as gk
-from gatekeeper import delta_runner
-from gatekeeper.delta_table import app_id, table_fingerprint
+from gatekeeper.integrations.delta import runner as delta_runner
+from gatekeeper.integrations.delta.table import app_id, table_fingerprint
 from gatekeeper.ledger import reservations as rsv
 from tests.conftest import snapshot, succeed
 from tests.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
@@ -310,7 +310,7 @@ def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str,
         assert delta_runner._helper is not None and helper in [
             p.pid for p in delta_runner._helper[1]._processes.values()]
     # a commit conflict is retried by GatedDeltaTask.delta_commit: it must stay catchable
-    from gatekeeper.delta_table import commit_conflicts
+    from gatekeeper.integrations.delta.table import commit_conflicts
     assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())
 
 
@@ -416,7 +416,7 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
 def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() -> None:
     import pyarrow as pa
 
-    from gatekeeper.delta_table import to_arrow
+    from gatekeeper.integrations.delta.table import to_arrow
 
     class Frame:  # any frame library exposing the Arrow stream interface (polars, pandas...)
         def __init__(self, table: pa.Table) -> None:
@@ -449,7 +449,7 @@ def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() 
 ])
 def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str,
                                                          value: Any) -> None:
-    from gatekeeper.delta_table import to_arrow
+    from gatekeeper.integrations.delta.table import to_arrow
 
     with pytest.raises(gk.InvalidInput) as refused:
         to_arrow(data)
@@ -464,7 +464,7 @@ def test_delta_partition_values_other_than_the_date_are_named(values: list[Any],
                                                              value: Any) -> None:
     import pyarrow as pa
 
-    from gatekeeper.delta_table import check_rows
+    from gatekeeper.integrations.delta.table import check_rows
 
     with pytest.raises(gk.InvalidInput) as refused:
         check_rows(pa.table({"day": values}), "day", "2026-10-23")
@@ -479,7 +479,7 @@ def test_delta_partition_values_other_than_the_date_are_named(values: list[Any],
 
 @pytest.mark.parametrize("text", ["[1]", "{\"a\": 1}", "{nope"])
 def test_delta_storage_options_must_be_a_json_object_of_strings(text: str) -> None:
-    from gatekeeper.validation import check_storage_options
+    from gatekeeper.core.validation import check_storage_options
 
     with pytest.raises(gk.InvalidInput) as refused:
         check_storage_options(text, "gatekeeper.delta_storage_options")

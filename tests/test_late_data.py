@@ -13,7 +13,7 @@ import pytest
 
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer
-from gatekeeper.gate import Watermarks
+from gatekeeper.core.gate import Watermarks
 from tests.conftest import T0, count_rows, snapshot, succeed
 from tests.luigi_support import build, failures_of
 from tests.luigi_tasks import FeedReport

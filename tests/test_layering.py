@@ -1,75 +1,170 @@
-"""Lower layers never import higher ones: checked on the source, so a new import fails here."""
+"""The architecture is in the folders: each package imports only the layers below it.
+
+Checked on the source (every import, lazy ones and ``TYPE_CHECKING`` ones included), so a new
+import that crosses a boundary fails here. docs/architecture.md draws the same picture.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "gatekeeper"
+PACKAGE = Path(__file__).resolve().parents[1] / "gatekeeper"
 
-#: module (or package folder) -> gatekeeper modules it must never import, directly or lazily.
-FORBIDDEN = {
-    "ledger": ("gate", "tasks", "gated", "range", "fill", "cli", "lease", "config",
-               "coverage", "recovery", "recovery_ledger", "targets", "lineage", "delta",
-               "delta_table", "collectors"),
-    # the collectors observe other systems into the ledger; they never drive Luigi
-    "collectors": ("tasks", "gated", "range", "fill", "gate", "cli", "lineage",
-                   "delta"),
-    "delta_table.py": ("ledger", "gate", "tasks", "gated", "cli", "config", "delta"),
-    "validation.py": ("ledger", "gate", "tasks", "gated", "cli", "clock", "readiness"),
-    "clock.py": ("ledger", "gate", "tasks", "cli"),
-    "readiness.py": ("ledger", "gate", "tasks", "cli"),
-    "records.py": ("ledger", "gate", "tasks", "cli", "validation"),
-    "periods.py": ("ledger", "gate", "tasks", "cli", "validation", "records"),
-    "gate.py": ("tasks", "gated", "range", "cli"),
-    "lineage.py": ("tasks", "gated", "range", "fill", "cli"),
-    # the inline machinery is the range's: it never drives the CLI or the ranges above it
-    "fill": ("range", "range_session", "cli", "gated", "delta", "collectors", "report"),
+#: package -> the gatekeeper packages its modules may import (their own included).
+ALLOWED: dict[str, frozenset[str]] = {
+    # the pure core: periods, records, readiness, planning, recovery, validation, errors, clock
+    "core": frozenset({"core"}),
+    "ledger": frozenset({"core", "ledger"}),
+    "report": frozenset({"core", "ledger", "report"}),
+    # integrations that observe or emit: below the Luigi adapter, which calls lineage
+    "integrations.lineage": frozenset({"core", "ledger"}),
+    "integrations.collectors": frozenset({"core", "ledger", "integrations.collectors"}),
+    "luigi": frozenset({"core", "ledger", "luigi", "integrations.lineage"}),
+    # Delta's task is a GatedTask: above the adapter
+    "integrations.delta": frozenset({"core", "ledger", "luigi", "integrations.delta"}),
+    "cli": frozenset({"core", "ledger", "report", "luigi", "integrations.collectors", "cli"}),
 }
 
+#: packages that never import Luigi itself (the adapter and what sits on it do)
+WITHOUT_LUIGI = ("core", "ledger", "report", "integrations.lineage", "integrations.collectors")
 
-def imported_modules(path: Path) -> set[str]:
-    """First component after ``gatekeeper.`` of every import in the file."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names: list[str] = []
+
+def layer_of(dotted: str) -> str | None:
+    """The layer of ``gatekeeper.<dotted>`` (longest ALLOWED key that prefixes it)."""
+    best = None
+    for layer in ALLOWED:
+        if (dotted == layer or dotted.startswith(layer + ".")) and (
+                best is None or len(layer) > len(best)):
+            best = layer
+    return best
+
+
+def imports(path: Path, *, typing_only: bool = True) -> Iterator[str]:
+    """Every module (or ``module.name``) the file imports, absolute, lazy ones included, and
+    those under ``if TYPE_CHECKING:`` unless ``typing_only`` is false."""
+    tree = ast.parse(path.read_text())
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+                node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "gatekeeper" and len(parts) > 1:
-                found.add(parts[1])
+            assert node.level == 0, f"{path}: relative import"
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def gatekeeper_layers(path: Path) -> set[str]:
+    """The layers ``path`` imports; ``gatekeeper`` itself (the public API) as ``"__init__"``."""
+    found = set()
+    for name in imports(path):
+        parts = name.split(".")
+        if parts[0] != "gatekeeper":
+            continue
+        rest = ".".join(parts[1:])
+        found.add(layer_of(rest) or layer_of(".".join(parts[1:-1])) or "__init__")
     return found
 
 
-@pytest.mark.parametrize(("layer", "forbidden"), sorted(FORBIDDEN.items()))
-def test_layering_lower_layers_never_import_higher_ones(layer: str,
-                                                        forbidden: tuple[str, ...]) -> None:
-    target = PACKAGE / layer
-    files = sorted(target.glob("*.py")) if target.is_dir() else [target]
-    assert files, f"{layer} not found"
-    for path in files:
-        wrong = imported_modules(path) & set(forbidden)
-        assert not wrong, f"{path.relative_to(PACKAGE.parent)} imports {sorted(wrong)}"
+def modules() -> list[Path]:
+    """Every module in a layer (not gatekeeper/__init__.py, the public API over all of them,
+    nor the empty gatekeeper/integrations/__init__.py)."""
+    return sorted(p for p in PACKAGE.rglob("*.py")
+                  if p.parent != PACKAGE and p.parent != PACKAGE / "integrations")
+
+
+def module_layer(path: Path) -> str:
+    dotted = ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+    layer = layer_of(dotted)
+    assert layer is not None, f"{path} is in no layer: add its package to ALLOWED"
+    return layer
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_layering_a_module_imports_only_its_layer_and_below(path: Path) -> None:
+    layer = module_layer(path)
+    wrong = gatekeeper_layers(path) - ALLOWED[layer]
+    assert not wrong, f"{path.relative_to(PACKAGE.parent)} ({layer}) imports {sorted(wrong)}"
+
+
+@pytest.mark.parametrize("path", [p for p in modules() if module_layer(p) in WITHOUT_LUIGI],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_layering_the_core_the_ledger_and_the_report_never_import_luigi(path: Path) -> None:
+    assert not [n for n in imports(path) if n == "luigi" or n.startswith("luigi.")]
+
+
+def test_layering_every_folder_is_a_layer() -> None:
+    folders = {".".join(p.relative_to(PACKAGE).parts) for p in PACKAGE.rglob("*")
+               if p.is_dir() and p.name != "__pycache__"} - {"integrations"}
+    assert {layer_of(f) for f in folders} <= set(ALLOWED)
+    assert all(layer_of(f) for f in folders), folders
 
 
 def test_layering_check_sees_an_import() -> None:
-    """The checker itself: it finds the imports this repository is known to have."""
-    assert "validation" in imported_modules(PACKAGE / "ledger" / "attempts.py")
-    assert "readiness" in imported_modules(PACKAGE / "gate.py")
+    """The checker itself: it finds imports this repository is known to have."""
+    assert "core" in gatekeeper_layers(PACKAGE / "ledger" / "attempts.py")
+    assert "integrations.lineage" in gatekeeper_layers(PACKAGE / "luigi" / "attempt_run.py")
+    assert "luigi" in gatekeeper_layers(PACKAGE / "integrations" / "delta" / "task.py")
+    assert layer_of("luigi.fill.chunks") == "luigi"
 
 
-#: The only modules outside gatekeeper/fill/ that may import it: the range adapter.
-FILL_USERS = {"range.py", "range_session.py"}
+def module_graph() -> dict[str, set[str]]:
+    """module -> the gatekeeper modules it imports when it runs (lazy imports included;
+    annotations-only imports under ``TYPE_CHECKING`` are not imports at run time)."""
+    names = {".".join(("gatekeeper",) + p.relative_to(PACKAGE).with_suffix("").parts)
+             .removesuffix(".__init__"): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        graph[name] = set()
+        for imported in imports(path, typing_only=False):
+            while imported and imported not in names:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != name and imported != "gatekeeper":
+                graph[name].add(imported)
+    return graph
+
+
+def test_layering_no_import_cycles() -> None:
+    """No module reaches itself through the imports of others (lazy imports included)."""
+    graph = module_graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(trail[trail.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, trail + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert not cycles, cycles
+
+
+#: The only modules outside gatekeeper/luigi/fill/ that may import it: the range adapter.
+FILL_USERS = {"luigi/range.py", "luigi/range_session.py"}
 
 
 def test_layering_only_the_range_reaches_into_the_fill_machinery() -> None:
     """Everything that runs or reports periods outside Luigi's own worker lives in
-    gatekeeper/fill/; the rest of gatekeeper does not reach into it (docs/inline.md)."""
+    gatekeeper/luigi/fill/; the rest of gatekeeper does not reach into it (docs/inline.md)."""
     users = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-             if "fill" in imported_modules(path) and path.parent.name != "fill"}
+             if any(n.startswith("gatekeeper.luigi.fill") for n in imports(path))
+             and path.parent.name != "fill"}
     assert users == FILL_USERS
+
+
+def test_layering_the_fill_machinery_never_drives_the_range() -> None:
+    for path in (PACKAGE / "luigi" / "fill").glob("*.py"):
+        wrong = [n for n in imports(path) if n.startswith(("gatekeeper.luigi.range",
+                                                           "gatekeeper.luigi.gated"))]
+        assert not wrong, f"{path.name} imports {wrong}"

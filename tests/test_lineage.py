@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
-from gatekeeper import lineage
-from gatekeeper.validation import check_lineage_namespace, check_wait_seconds, parse_flag
+from gatekeeper.integrations import lineage
+from gatekeeper.core.validation import check_lineage_namespace, check_wait_seconds, parse_flag
 from tests.conftest import snapshot
 from tests.lineage_receiver import Receiver, closed_port_url
 from tests.lineage_schema import JOB_FACETS, RUN_FACETS, event_problems
@@ -348,10 +348,11 @@ def test_lineage_core_imports_without_openlineage(tmp_path: Path) -> None:
     """The extra is imported only when enabled; enabled without it, the error names the extra."""
     script = (
         "import sys; sys.modules['openlineage'] = None\n"
-        "import gatekeeper, gatekeeper.tasks, gatekeeper.lineage as lineage\n"
-        "assert lineage.configured() is False\n"
+        "import gatekeeper, gatekeeper.luigi.tasks, gatekeeper.integrations.lineage as lineage\n"
+        "from gatekeeper.luigi import config\n"
+        "assert lineage.configured(config.lineage()) is False\n"
         "import os; os.environ['GATEKEEPER_OPENLINEAGE'] = 'true'\n"
-        "try:\n    lineage.configured()\nexcept gatekeeper.GatekeeperError as exc:\n"
+        "try:\n    lineage.configured(config.lineage())\nexcept gatekeeper.GatekeeperError as exc:\n"
         "    print(exc)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEKEEPER_OPENLINEAGE")}

@@ -1,4 +1,4 @@
-"""gatekeeper/luigi_compat.py against the installed Luigi, and no private Luigi use elsewhere.
+"""gatekeeper/luigi/compat.py against the installed Luigi, and no private Luigi use elsewhere.
 
 Each compat function runs here against real Luigi objects (a real worker, a real luigid), so a
 Luigi release that renames or removes an internal fails these tests with a message naming it.
@@ -22,9 +22,10 @@ import luigi.worker
 import pytest
 from luigi.task_register import Register
 
-from gatekeeper import config, luigi_compat
-from gatekeeper.fill import channel
-from gatekeeper.luigi_compat import (
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi import config
+from gatekeeper.luigi.fill import channel
+from gatekeeper.luigi.compat import (
     REPORTER_SCHEDULER,
     LuigiInternalMissing,
     instance_cache_token,
@@ -98,7 +99,7 @@ def test_worker_scheduler_internal_exists_on_a_real_reporter() -> None:
     reporter = luigi.worker.TaskStatusReporter(scheduler, "task-id", "worker-id", None)
     assert getattr(reporter, "_scheduler", None) is scheduler, (
         f"{REPORTER_SCHEDULER} is gone from Luigi {luigi.__version__}: "
-        "update gatekeeper/luigi_compat.py.worker_scheduler")
+        "update gatekeeper/luigi/compat.py.worker_scheduler")
     forwarded = luigi.worker.TaskProcess.forward_reporter_attributes
     assert forwarded.get("update_status_message") == "set_status_message", (
         f"Luigi {luigi.__version__} no longer binds task.set_status_message to "
@@ -198,10 +199,10 @@ def test_no_private_luigi_use_outside_luigi_compat() -> None:
     private = luigi_private_names()
     found = {
         str(path.relative_to(PACKAGE.parent)): uses
-        for path in sorted(PACKAGE.rglob("*.py")) if path.name != "luigi_compat.py"
+        for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).as_posix() != "luigi/compat.py"
         if (uses := private_luigi_uses(path.read_text(), private))
     }
-    assert not found, f"private Luigi internals outside gatekeeper/luigi_compat.py: {found}"
+    assert not found, f"private Luigi internals outside gatekeeper/luigi/compat.py: {found}"
 
 
 @pytest.mark.parametrize("snippet", [
@@ -223,7 +224,7 @@ def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None
     assert private_luigi_uses(snippet, luigi_private_names()) == []
 
 
-# --- the internals inline periods rely on (gatekeeper/fill/inline.py) -----------------------------
+# --- the internals inline periods rely on (gatekeeper/luigi/fill/inline.py) -----------------------------
 CAUGHT: dict[str, Any] = {}
 
 

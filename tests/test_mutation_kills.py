@@ -20,9 +20,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.coverage import due_span, plan_from_ledger, plan_range
-from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.periods import (
+from gatekeeper.core.planning import due_span, plan_from_ledger, plan_range
+from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
+from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
     Interval,
@@ -41,8 +41,8 @@ from gatekeeper.periods import (
     period_ordinals,
     periods_between,
 )
-from gatekeeper.readiness import Watermarks
-from gatekeeper.recovery import plan_recovery, summarize_event_lines
+from gatekeeper.core.readiness import Watermarks
+from gatekeeper.core.recovery import plan_recovery, summarize_event_lines
 from tests.conftest import T0, snapshot, succeed
 
 UTC = dt.timezone.utc
@@ -950,7 +950,7 @@ def test_writes_take_their_time_from_the_database_clock(
     (``db_now``; this host's real clock on SQLite) is right: leases and publications use it."""
     import gatekeeper.ledger.attempts as attempts_module
     import gatekeeper.ledger.publications as publications_module
-    from gatekeeper.clock import utc_now
+    from gatekeeper.core.clock import utc_now
 
     def fast(now: dt.datetime | None = None) -> dt.datetime:
         return utc_now(now) if now is not None else utc_now() + dt.timedelta(hours=1)

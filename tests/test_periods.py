@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatekeeper.errors import InvalidInput
-from gatekeeper.periods import (
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
     Interval,

@@ -12,7 +12,7 @@ import luigi
 import pytest
 
 import gatekeeper as gk
-from gatekeeper.coverage import plan_from_ledger
+from gatekeeper.core.planning import plan_from_ledger
 from tests.conftest import T0, snapshot, succeed
 from tests.luigi_support import build, run_luigi, write_config
 

@@ -1,6 +1,6 @@
 """What a range run says: its closing line, live status per period, the terminal progress bar.
 
-The formatting is pure (``gatekeeper.progress``) and tested by tables; the hooks are tested
+The formatting is pure (``gatekeeper.core.progress``) and tested by tables; the hooks are tested
 through the real ``luigi`` command (local scheduler, a pseudo-terminal, and a real luigid).
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
-from gatekeeper.progress import (
+from gatekeeper.core.progress import (
     Failure,
     Throttle,
     chunk_status,
@@ -82,8 +82,8 @@ def test_closing_line_of_hourly_range_names_hours() -> None:
 
 @pytest.mark.parametrize(("error", "kind", "message", "shown"), [
     ("RuntimeError: boom", "RuntimeError", "boom", "(RuntimeError: boom)"),
-    ("gatekeeper.errors.LeaseLost: taken: by x", "gatekeeper.errors.LeaseLost", "taken: by x",
-     "(gatekeeper.errors.LeaseLost: taken: by x)"),
+    ("gatekeeper.core.errors.LeaseLost: taken: by x", "gatekeeper.core.errors.LeaseLost", "taken: by x",
+     "(gatekeeper.core.errors.LeaseLost: taken: by x)"),
     ("lease expired", "", "lease expired", "(lease expired)"),
     (None, "", "no error recorded", "(no error recorded)"),
     ("KeyError: 'a'\n  line two", "KeyError", "'a'\n  line two", "(KeyError: 'a' line two)"),

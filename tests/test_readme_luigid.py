@@ -28,8 +28,8 @@ MARKER = "<!-- luigid-recipe -->"
 
 
 def recipe() -> tuple[str, list[str]]:
-    """(the luigi.cfg block, the command lines) that follow the marker in README.md."""
-    text = (ROOT / "README.md").read_text()
+    """(the luigi.cfg block, the command lines) that follow the marker in docs/deployment.md."""
+    text = (ROOT / "docs" / "deployment.md").read_text()
     after = text[text.index(MARKER):]
     blocks = re.findall(r"```[a-z]*\n(.*?)```", after, flags=re.DOTALL)
     commands = [line.split("  #")[0].strip() for line in blocks[1].splitlines() if line.strip()]

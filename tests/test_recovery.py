@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.records import RunState
-from gatekeeper.recovery import (
+from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
+from gatekeeper.core.records import RunState
+from gatekeeper.core.recovery import (
     STAGE_STATUSES,
     plan_recovery,
     summarize_event_lines,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
-from gatekeeper.errors import InvalidInput, RecoveryNotSafe
-from gatekeeper.recovery_ledger import plan_recovery_from_ledger
+from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
+from gatekeeper.ledger.recovery import plan_recovery_from_ledger
 from tests.conftest import T0, snapshot
 
 DATE = "2026-11-07"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 import gatekeeper as gk
-from gatekeeper.coverage import plan_range
-from gatekeeper.period_states import PeriodState, PeriodStatus
-from gatekeeper.report import JobCoverage, render_report
-from gatekeeper.report_assets import PALETTE
+from gatekeeper.core.planning import plan_range
+from gatekeeper.report.states import PeriodState, PeriodStatus
+from gatekeeper.report.html import JobCoverage, render_report
+from gatekeeper.report.assets import PALETTE
 from tests.conftest import snapshot
 from tests.report_browser import (
     JOBS,

@@ -16,8 +16,8 @@ import pytest
 import gatekeeper as gk
 from example_pipelines import retail_media as rm
 from example_pipelines.retail_media import EVENTS_FILE, GoldCampaignDaily
-from gatekeeper.recovery import plan_recovery, summarize_events
-from gatekeeper.recovery_ledger import plan_recovery_from_ledger
+from gatekeeper.core.recovery import plan_recovery, summarize_events
+from gatekeeper.ledger.recovery import plan_recovery_from_ledger
 from tests.conftest import snapshot
 from tests.luigi_support import build, configure, run_luigi, write_config
 from tests.test_cli import gatekeeper

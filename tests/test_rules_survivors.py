@@ -24,9 +24,9 @@ import pytest
 
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer
-from gatekeeper import lease
-from gatekeeper.lease import Heartbeat
-from gatekeeper.readiness import Watermarks
+from gatekeeper.luigi import lease
+from gatekeeper.luigi.lease import Heartbeat
+from gatekeeper.core.readiness import Watermarks
 from tests.conftest import T0, snapshot, succeed
 from tests.luigi_support import build
 from tests.luigi_tasks import Trivial

@@ -1,4 +1,4 @@
-"""gatekeeper/fill/wire.py: a chunk's reports to a real luigid on one keep-alive
+"""gatekeeper/luigi/fill/wire.py: a chunk's reports to a real luigid on one keep-alive
 connection, and Luigi's own client wherever that would not be exactly what Luigi sends."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import luigi.rpc
 import luigi.scheduler
 import pytest
 
-from gatekeeper import luigi_compat
-from gatekeeper.fill.wire import SchedulerWire, direct_target
-from gatekeeper.luigi_compat import LuigiInternalMissing
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi.fill.wire import SchedulerWire, direct_target
+from gatekeeper.luigi.compat import LuigiInternalMissing
 from tests.luigid_support import HOST, Luigid
 from tests.test_luigi_compat import luigid  # noqa: F401,F811 - the fixture
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gatekeeper.errors import InvalidInput
+from gatekeeper.core.errors import InvalidInput
 from gatekeeper.ledger.sqltext import prepare
 from tests.conftest import PG_DSN, require_pg
 

@@ -17,7 +17,7 @@ import gatekeeper as gk
 from gatekeeper.cli import main
 from gatekeeper.cli.coverage_cmds import run_rows
 from gatekeeper.ledger.overview import jobs_overview, newest_publications
-from gatekeeper.period_states import PeriodState, PeriodStatus, collapse, counts, window_states
+from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 from tests.conftest import snapshot
 from tests.test_cli import gatekeeper
 

@@ -12,6 +12,8 @@ import luigi.tools.range
 import pytest
 
 import gatekeeper as gk
+from gatekeeper.luigi import targets as gk_targets
+from gatekeeper.luigi import tasks as gk_tasks
 from example_pipelines.sales import DailySalesLoad, DimCustomer, DimProduct, sales_total
 from tests.conftest import T0, count_rows, snapshot
 from tests.luigi_support import build, configure, failures_of
@@ -184,7 +186,7 @@ def query_counter(ledger: gk.Ledger) -> list[str]:
 def test_bulk_complete_answers_3653_dates_in_one_query(sqlite_url: str) -> None:
     dates = [dt.date(2016, 1, 1) + dt.timedelta(days=i) for i in range(3653)]
     for _ in configure({"ledger_url": sqlite_url}):
-        ledger = gk.tasks.shared_ledger()
+        ledger = gk_tasks.shared_ledger()
         with ledger.transaction():
             for i, date in enumerate(dates):
                 if i % 10:
@@ -232,7 +234,7 @@ def test_file_publication_written_atomically_and_checked(ledger_cfg: gk.Ledger,
     assert path.read_text() == "region,cents\neu,17500\n"
     pub = ledger_cfg.publication("Report", D)
     assert pub is not None and pub.location == str(path)
-    assert pub.fingerprint == gk.targets.file_sha256(str(path))
+    assert pub.fingerprint == gk_targets.file_sha256(str(path))
     params = {"business_date": D, "folder": str(tmp_path)}
     assert task.output().exists() and Report.bulk_complete([params]) == [params]
     (tmp_path / "content").write_text("region,cents\neu,1\n")

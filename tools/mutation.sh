@@ -16,9 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 declare -A GROUPS_OF=(
-  [rules]="gatekeeper.records.* gatekeeper.periods.* gatekeeper.coverage.* gatekeeper.readiness.* gatekeeper.gate.*"
+  [rules]="gatekeeper.core.records.* gatekeeper.core.periods.* gatekeeper.core.planning.* gatekeeper.core.readiness.* gatekeeper.core.gate.*"
   [ledger]="gatekeeper.ledger.attempts.* gatekeeper.ledger.publications.* gatekeeper.ledger.staleness.*"
-  [recovery]="gatekeeper.recovery.*"
+  [recovery]="gatekeeper.core.recovery.*"
 )
 declare -A GROUPS_OF+=([all]="")   # every module in [tool.mutmut] only_mutate, in one run
 groups=("$@")

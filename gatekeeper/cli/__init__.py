@@ -23,9 +23,10 @@ from gatekeeper.cli.output import (
     EXIT_LEDGER,
     EXIT_NOT_READY,
     Result,
+    global_options,
     open_cli_ledger,
 )
-from gatekeeper.errors import (
+from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
     LedgerError,
@@ -34,24 +35,6 @@ from gatekeeper.errors import (
 )
 
 Command = Callable[[Any, argparse.Namespace], Result]
-
-
-LEDGER_HELP = ("ledger URL (default: $GATEKEEPER_LEDGER_URL, then [gatekeeper] ledger_url in "
-               "luigi.cfg, then sqlite:///gatekeeper.db)")
-
-
-def global_options(defaults: bool) -> argparse.ArgumentParser:
-    """``--ledger`` and ``--json``, for the main parser (``defaults``) and each subcommand.
-
-    A subcommand's copy has no defaults (SUPPRESS), so a value given before the subcommand is
-    not reset by the subcommand's parser; given after, it wins.
-    """
-    options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--ledger", metavar="URL", help=LEDGER_HELP,
-                         default=None if defaults else argparse.SUPPRESS)
-    options.add_argument("--json", action="store_true", help="print JSON instead of a table",
-                         default=False if defaults else argparse.SUPPRESS)
-    return options
 
 
 def package_version() -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.cli.output import (
+    global_options,
     EXIT_CONFLICT,
     EXIT_NOT_READY,
     EXIT_OK,
@@ -19,7 +20,7 @@ from gatekeeper.cli.output import (
     open_cli_ledger,
     table,
 )
-from gatekeeper.validation import check_job_id, check_name, check_timestamp
+from gatekeeper.core.validation import check_job_id, check_name, check_timestamp
 
 
 def cmd_collect_databricks(_: Any, args: argparse.Namespace) -> Result:
@@ -28,7 +29,7 @@ def cmd_collect_databricks(_: Any, args: argparse.Namespace) -> Result:
     job = check_name(args.job, "--job")
     date_param = check_name(args.date_param, "--date-param")
     since = None if args.since is None else check_timestamp(args.since, "--since")
-    from gatekeeper.collectors import databricks
+    from gatekeeper.integrations.collectors import databricks
 
     client = databricks.workspace_client(profile=args.profile)
     with open_cli_ledger(args.ledger, create=True) as ledger:
@@ -46,8 +47,6 @@ def cmd_collect_databricks(_: Any, args: argparse.Namespace) -> Result:
 
 def register(add: Callable[..., Any]) -> None:
     """Add ``collect SOURCE`` to the parser (one source: databricks)."""
-    from gatekeeper.cli import global_options  # the package's, defined before it registers us
-
     help_text = "Record the runs of another system as attempts in the ledger."
     p = add("collect", cmd_collect_databricks, help_text, ledger=False, writes=True)
     sources = p.add_subparsers(dest="source", required=True, metavar="SOURCE")

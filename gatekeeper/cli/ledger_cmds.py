@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
-from gatekeeper.clock import utc_now
+from gatekeeper.core.clock import utc_now
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.reservations import reservations
-from gatekeeper.validation import check_timestamp, parse_attempt_text
+from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 
 
 def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
@@ -99,7 +99,7 @@ def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_demo(_: Ledger | None, args: argparse.Namespace) -> Result:
-    from gatekeeper.demo import run_demo
+    from gatekeeper.cli.demo import run_demo
 
     lines = run_demo()
     return Result({"lines": lines}, "\n".join(lines))

@@ -3,13 +3,14 @@ it opens."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from gatekeeper import config
-from gatekeeper.errors import InvalidInput
+from gatekeeper.luigi import config
+from gatekeeper.core.errors import InvalidInput
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.validation import parse_count_text
+from gatekeeper.core.validation import parse_count_text
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
 
@@ -49,3 +50,21 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
             raise
         given = source if exc.value == url else f"{source} {url}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
+
+
+LEDGER_HELP = ("ledger URL (default: $GATEKEEPER_LEDGER_URL, then [gatekeeper] ledger_url in "
+               "luigi.cfg, then sqlite:///gatekeeper.db)")
+
+
+def global_options(defaults: bool) -> argparse.ArgumentParser:
+    """``--ledger`` and ``--json``, for the main parser (``defaults``) and each subcommand.
+
+    A subcommand's copy has no defaults (SUPPRESS), so a value given before the subcommand is
+    not reset by the subcommand's parser; given after, it wins.
+    """
+    options = argparse.ArgumentParser(add_help=False)
+    options.add_argument("--ledger", metavar="URL", help=LEDGER_HELP,
+                         default=None if defaults else argparse.SUPPRESS)
+    options.add_argument("--json", action="store_true", help="print JSON instead of a table",
+                         default=False if defaults else argparse.SUPPRESS)
+    return options

@@ -8,15 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, Result, open_cli_ledger, table, to_int
-from gatekeeper.errors import InvalidInput, RecoveryNotSafe
+from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
 from gatekeeper.ledger import Ledger
 
 
 def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
     """Plan from an event log (no ledger) or the ledger; a refusal is exit 1 with its reason."""
-    from gatekeeper.periods import period_key
-    from gatekeeper.recovery import plan_recovery
-    from gatekeeper.recovery_ledger import check_stages, plan_recovery_from_ledger
+    from gatekeeper.core.periods import period_key
+    from gatekeeper.core.recovery import plan_recovery
+    from gatekeeper.ledger.recovery import check_stages, plan_recovery_from_ledger
 
     verified = [to_int(v, "verified_stage") for v in args.verified_stage]
     for stage in verified:
@@ -56,7 +56,7 @@ def check_mode(args: argparse.Namespace) -> None:
 
 def read_events(path: str, expected_stages: int) -> dict[str, Any]:
     """Summarize the event log at ``path``; an unreadable file is InvalidInput (exit 2)."""
-    from gatekeeper.recovery import summarize_events
+    from gatekeeper.core.recovery import summarize_events
 
     try:
         return summarize_events(path, expected_stages)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gatekeeper.clock import utc_now
-from gatekeeper.errors import LeaseHeld, StateConflict
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import LeaseHeld, StateConflict
 from gatekeeper.ledger.base import ATTEMPT_COLUMNS, SqlLedger
-from gatekeeper.periods import period_key
-from gatekeeper.records import Attempt, RunState, transition
-from gatekeeper.validation import (
+from gatekeeper.core.periods import period_key
+from gatekeeper.core.records import Attempt, RunState, transition
+from gatekeeper.core.validation import (
     MAX_ATTEMPT,
     check_attempt,
     check_datetime,

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from gatekeeper.clock import utc_now
-from gatekeeper.errors import GatekeeperError, LedgerError
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import GatekeeperError, LedgerError
 from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from gatekeeper.ledger.sqltext import prepare
 

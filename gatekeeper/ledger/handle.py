@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.errors import GatekeeperError, InvalidInput
+from gatekeeper.core.errors import GatekeeperError, InvalidInput
 from gatekeeper.ledger.sqltext import session_change
 
 if TYPE_CHECKING:

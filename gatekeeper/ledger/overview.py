@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gatekeeper.ledger.publications import _labels
-from gatekeeper.periods import DAILY, HOURLY
-from gatekeeper.records import EvidenceItem, Publication, RunState
-from gatekeeper.validation import check_name
+from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.records import EvidenceItem, Publication, RunState
+from gatekeeper.core.validation import check_name
 
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger

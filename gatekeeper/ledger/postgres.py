@@ -14,7 +14,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from gatekeeper.errors import InvalidInput, LedgerError
+from gatekeeper.core.errors import InvalidInput, LedgerError
 from gatekeeper.ledger.staleness import StalenessStore
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")

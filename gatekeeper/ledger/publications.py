@@ -8,15 +8,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.clock import utc_now
-from gatekeeper.errors import InvalidInput, LeaseLost, NotReady, PublicationConflict
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import InvalidInput, LeaseLost, NotReady, PublicationConflict
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.base import ATTEMPT_COLUMNS
 from gatekeeper.ledger.handle import WriteHandle
-from gatekeeper.periods import period_key
-from gatekeeper.readiness import Requirement, Watermarks, evaluate_readiness
-from gatekeeper.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
-from gatekeeper.validation import check_name, check_optional_name, check_requirements
+from gatekeeper.core.periods import period_key
+from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
+from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
+from gatekeeper.core.validation import check_name, check_optional_name, check_requirements
 
 WriteFn = Callable[[Any], Any]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 
-from gatekeeper.errors import InvalidInput
+from gatekeeper.core.errors import InvalidInput
 
 __all__ = ["DIALECTS", "prepare", "session_change"]
 

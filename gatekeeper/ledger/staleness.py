@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gatekeeper.ledger.publications import PublicationStore
-from gatekeeper.periods import period_key
-from gatekeeper.records import Staleness
-from gatekeeper.validation import check_name
+from gatekeeper.core.periods import period_key
+from gatekeeper.core.records import Staleness
+from gatekeeper.core.validation import check_name
 
 _STALE_SQL = """
 SELECT p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt, a.run_id, a.attempt

@@ -1,0 +1,19 @@
+"""The one place that reads the wall clock (of this host).
+
+Leases are not judged here: the ledger reads the database's clock for them (see
+``docs/ownership.md``). Everything else that needs "now" takes it as a parameter and falls back
+to ``utc_now()``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from gatekeeper.core.validation import check_datetime
+
+
+def utc_now(now: dt.datetime | None = None) -> dt.datetime:
+    """Return ``now`` (validated, in UTC) or this host's current time; raises InvalidInput."""
+    if now is None:
+        return dt.datetime.now(dt.timezone.utc)
+    return check_datetime(now, "now")

@@ -1,0 +1,328 @@
+"""Range coverage planning: which periods are due, complete or missing, and what to fill next.
+
+Pure: completeness and the clock are parameters; nothing is read or written. The Luigi range
+wrappers (``range.py``) fetch completeness from the ledger, call ``plan_range`` and act on it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+from zoneinfo import ZoneInfo
+
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import (
+    DAILY,
+    Label,
+    interval,
+    last_closed,
+    parse_aware_datetime,
+    parse_label,
+    parse_lateness,
+    parse_period,
+    parse_period_key,
+    parse_timezone,
+    period_at,
+    period_ordinal,
+    period_ordinals,
+    periods_between,
+)
+
+
+
+class CompletedPeriods(Protocol):
+    """What planning reads from a ledger (``gatekeeper.Ledger`` is one): the core names the
+    read it needs instead of importing the ledger."""
+
+    def completed_periods(self, job: str, first: str, last: str,
+                          consumer: str | None = None) -> Iterable[str]: ...
+
+STRATEGIES = ("contiguous", "forward", "reverse")
+_LAST_N = re.compile(r"^last:([0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class RangePlan:
+    """What a range of business periods looks like at ``now``, and what to fill next.
+
+    Periods are labels (dates, or aware UTC hour starts), ascending unless said otherwise:
+
+    - ``due``: periods in ``[start, stop)`` whose interval end + lateness <= ``now``;
+    - ``gaps``: due, missing and inside the catch-up policy, in the order they will be filled;
+    - ``scheduled``: the first ``task_limit`` gaps (all of them when ``task_limit`` is None);
+    - ``skipped_by_policy``: due and missing but outside the catch-up policy;
+    - ``contiguous_through``: the last due period P such that every period from ``start`` to P
+      is complete, or None;
+    - ``next_due_at``: when the earliest not-yet-due period in ``[start, stop)`` becomes due
+      (UTC), or None if there is none.
+
+    The other fields echo the validated request (``stop`` None means open-ended).
+    """
+
+    start: Label
+    stop: Label | None
+    now: dt.datetime
+    lateness: dt.timedelta
+    period: str
+    timezone: str
+    strategy: str
+    catchup: str
+    task_limit: int | None
+    due: tuple[Label, ...]
+    gaps: tuple[Label, ...]
+    scheduled: tuple[Label, ...]
+    skipped_by_policy: tuple[Label, ...]
+    contiguous_through: Label | None
+    next_due_at: dt.datetime | None
+
+    @property
+    def total(self) -> int:
+        """Number of due periods."""
+        return len(self.due)
+
+    @property
+    def complete_count(self) -> int:
+        """Number of due periods that are complete."""
+        return len(self.due) - len(self.gaps) - len(self.skipped_by_policy)
+
+    def key(self, label: Label) -> str:
+        """Ledger key of one of this plan's periods."""
+        return parse_period_key(label, self.period)
+
+    def describe(self) -> str:
+        """One line: ``filled X/Y, contiguous through P, next due at T, N skipped by policy``."""
+        through = (
+            "nothing" if self.contiguous_through is None else self.key(self.contiguous_through)
+        )
+        due_at = "never" if self.next_due_at is None else self.next_due_at.isoformat()
+        return (
+            f"filled {self.complete_count}/{self.total}, contiguous through {through}, "
+            f"next due at {due_at}, {len(self.skipped_by_policy)} skipped by policy"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: periods as ledger keys, instants in ISO 8601, lateness in seconds."""
+        return {
+            "start": self.key(self.start),
+            "stop": None if self.stop is None else self.key(self.stop),
+            "now": self.now.isoformat(),
+            "lateness_seconds": self.lateness.total_seconds(),
+            "period": self.period,
+            "timezone": self.timezone,
+            "strategy": self.strategy,
+            "catchup": self.catchup,
+            "task_limit": self.task_limit,
+            "total": self.total,
+            "complete_count": self.complete_count,
+            "due": [self.key(p) for p in self.due],
+            "gaps": [self.key(p) for p in self.gaps],
+            "scheduled": [self.key(p) for p in self.scheduled],
+            "skipped_by_policy": [self.key(p) for p in self.skipped_by_policy],
+            "contiguous_through": (
+                None if self.contiguous_through is None else self.key(self.contiguous_through)
+            ),
+            "next_due_at": None if self.next_due_at is None else self.next_due_at.isoformat(),
+            "description": self.describe(),
+        }
+
+
+def plan_range(
+    complete: Iterable[Any],
+    *,
+    start: Any,
+    stop: Any = None,
+    now: Any,
+    lateness: Any = dt.timedelta(0),
+    timezone: Any = "UTC",
+    period: str = DAILY,
+    strategy: str = "contiguous",
+    catchup: str = "all",
+    task_limit: int | None = 50,
+) -> RangePlan:
+    """Plan the filling of ``[start, stop)`` at ``now``; pure, writes nothing.
+
+    ``complete`` is any collection of completed period labels (dates for daily; aware datetimes
+    for hourly, matched by their UTC instant) or their ledger keys; labels outside the range
+    are ignored. ``start``/``stop`` are labels or ISO strings; ``stop`` None means no end. A
+    period is due exactly at its interval end + ``lateness`` (a timedelta or a string such as
+    ``2h``). ``catchup`` is ``all`` (every due period since start), ``none`` (only the latest
+    due period) or ``last:N`` (the N latest). ``strategy`` only orders the gaps: ``contiguous``
+    and ``forward`` oldest first, ``reverse`` newest first; running ``contiguous`` one period at
+    a time, in order, stopping at the first failure, is the Luigi wrapper's job.
+
+    Returns a RangePlan. Raises InvalidInput naming the field for a bad period, time zone,
+    ``now`` (naive), lateness (negative), start/stop (wrong type for the period; stop before
+    start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or complete item.
+    """
+    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
+                                                        period)
+    if last is not None and last < first:
+        raise InvalidInput("stop", stop, f"before start {start}")
+    order = _parse_strategy(strategy)
+    policy, window = _parse_catchup(catchup)
+    limit = _parse_task_limit(task_limit)
+    done = period_ordinals(complete, kind, "complete")
+
+    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
+    due = tuple(periods_between(first, period_at(hi, kind), kind))
+    missing = [n - lo for n in range(lo, hi) if n not in done]  # positions in ``due``
+    gaps, skipped = _split_by_policy(due, missing, window, order)
+    return RangePlan(
+        start=first,
+        stop=last,
+        now=when,
+        lateness=late,
+        period=kind,
+        timezone=zone.key,
+        strategy=order,
+        catchup=policy,
+        task_limit=limit,
+        due=due,
+        gaps=gaps,
+        scheduled=gaps if limit is None else gaps[:limit],
+        skipped_by_policy=skipped,
+        contiguous_through=_contiguous_through(due, missing[0] if missing else None),
+        next_due_at=_next_due_at(hi, last, kind, zone, late),
+    )
+
+
+#: What a completeness callable gets and returns: the first and last ledger keys of the due
+#: window (inclusive) -> the complete periods among them (keys or labels, as ``plan_range``).
+Completeness = Callable[[str, str], Iterable[Any]]
+
+
+def plan_from_ledger(
+    ledger: CompletedPeriods, job: str, *, start: Any, stop: Any = None, now: Any,
+    lateness: Any = dt.timedelta(0), timezone: Any = "UTC", period: str = DAILY,
+    consumer: str | None = None, complete: Completeness | None = None, **request: Any,
+) -> RangePlan:
+    """The one fetch-then-plan step: which due periods of ``job`` in ``[start, stop)`` at
+    ``now`` are complete, then ``plan_range`` with ``request`` (``strategy``, ``catchup``,
+    ``task_limit``).
+
+    Completeness is ``complete(first_key, last_key)`` over the due window when given (a range
+    passes its task class's ``bulk_complete``), else the ledger's: latest attempt succeeded
+    and, with ``consumer``, published by it (one query). Nothing is fetched when no period is
+    due. Reads only; raises InvalidInput and LedgerError.
+    """
+    kind = parse_period(period)
+    span = due_span(start, stop, now=now, lateness=lateness, timezone=timezone, period=kind)
+    fetch = complete or functools.partial(_ledger_completeness, ledger, job, consumer)
+    done = () if span is None else fetch(*span)
+    return plan_range(done, start=start, stop=stop, now=now, lateness=lateness,
+                      timezone=timezone, period=kind, **request)
+
+
+def _ledger_completeness(ledger: CompletedPeriods, job: str, consumer: str | None, first: str,
+                         last: str) -> Iterable[str]:
+    return ledger.completed_periods(job, first, last, consumer)
+
+
+def due_span(start: Any, stop: Any = None, *, now: Any, lateness: Any = dt.timedelta(0),
+             timezone: Any = "UTC", period: str = DAILY) -> tuple[str, str] | None:
+    """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
+    (inclusive), or None when none is due. Pure; raises InvalidInput as ``plan_range``."""
+    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
+                                                        period)
+    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
+    if hi <= lo:
+        return None
+    return parse_period_key(first, kind), parse_period_key(period_at(hi - 1, kind), kind)
+
+
+def _parse_window(
+    start: Any, stop: Any, now: Any, lateness: Any, timezone: Any, period: str,
+) -> tuple[str, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
+    """The validated window request shared by ``plan_range`` and ``due_span``: (period kind,
+    zone, now, lateness, first label, stop label or None); raises InvalidInput."""
+    kind = parse_period(period)
+    zone = parse_timezone(timezone)
+    when = parse_aware_datetime(now, "now")
+    late = parse_lateness(lateness)
+    first = parse_label(start, kind, "start")
+    last = None if stop is None else parse_label(stop, kind, "stop")
+    return kind, zone, when, late, first, last
+
+
+def _parse_strategy(value: Any) -> str:
+    if isinstance(value, str) and value in STRATEGIES:
+        return value
+    raise InvalidInput("strategy", value, f"unknown strategy; expected {', '.join(STRATEGIES)}")
+
+
+def _parse_catchup(value: Any) -> tuple[str, int | None]:
+    """Return the canonical policy and its window (how many latest due periods; None = all)."""
+    if value == "all":
+        return "all", None
+    if value == "none":
+        return "none", 1
+    match = _LAST_N.match(value) if isinstance(value, str) else None
+    if match is not None and int(match.group(1)) >= 1:
+        n = int(match.group(1))
+        return f"last:{n}", n
+    if isinstance(value, str) and value.startswith("last:"):
+        raise InvalidInput("catchup", value, "last:N needs a whole number N >= 1")
+    raise InvalidInput("catchup", value, "unknown catch-up policy; expected all, none or last:N")
+
+
+def _parse_task_limit(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput("task_limit", value, "expected a whole number or None")
+    if value < 0:
+        raise InvalidInput("task_limit", value, "negative")
+    return value
+
+
+def _latest_due(when: dt.datetime, late: dt.timedelta, kind: str, zone: ZoneInfo) -> Label | None:
+    """The latest period due at ``when`` (its end + ``late`` <= ``when``), or None."""
+    try:
+        until = when - late
+    except OverflowError:
+        return None
+    return last_closed(until, kind, zone)
+
+
+def _due_span(first: Label, last: Label | None, newest: Label | None, kind: str) -> tuple[int, int]:
+    """Ordinals ``[lo, hi)`` of the due periods of ``[first, last)``: up to ``newest``."""
+    lo = period_ordinal(first, kind)
+    hi = lo if newest is None else max(lo, period_ordinal(newest, kind) + 1)
+    if last is not None:
+        hi = min(hi, period_ordinal(last, kind))
+    return lo, hi
+
+
+def _split_by_policy(
+    due: tuple[Label, ...], missing: list[int], window: int | None, order: str
+) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
+    """Split the missing due periods (ascending positions in ``due``) into the gaps, in fill
+    order, and those the catch-up window (the latest ``window`` due periods) skips."""
+    cut = 0 if window is None else max(0, len(due) - window)
+    skipped = tuple(due[i] for i in missing if i < cut)
+    eligible = [due[i] for i in missing[len(skipped) :]]
+    return (tuple(reversed(eligible)) if order == "reverse" else tuple(eligible)), skipped
+
+
+def _contiguous_through(due: tuple[Label, ...], first_missing: int | None) -> Label | None:
+    """The due period just before the first missing one (the last due one if none is missing)."""
+    if first_missing is None:
+        return due[-1] if due else None
+    return due[first_missing - 1] if first_missing else None
+
+
+def _next_due_at(
+    pending: int, last: Label | None, kind: str, zone: ZoneInfo, late: dt.timedelta
+) -> dt.datetime | None:
+    """When the period at ordinal ``pending`` (the first not yet due) becomes due, or None when
+    it lies at or after ``last`` or beyond the datetime range."""
+    if last is not None and pending >= period_ordinal(last, kind):
+        return None
+    try:
+        return interval(period_at(pending, kind), kind, zone).end + late
+    except (InvalidInput, OverflowError):
+        return None

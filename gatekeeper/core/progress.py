@@ -1,0 +1,173 @@
+"""What a range run says about itself: its closing line, status messages and progress bar (pure).
+
+Every function here takes what it shows as parameters (a RangePlan, the latest attempts, the
+clock) and returns text; nothing is read or written. ``fill/watch.py`` fetches and prints.
+
+- ``closing_line``: the one INFO line a range run ends with, success or failure:
+  ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); failed at P (Error:
+  message); G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
+  out);
+- ``range_status`` / ``chunk_status``: the status message and percentage a scheduler shows;
+- ``progress_bar`` and ``Throttle``: the one-line terminal bar (done/total, rate, ETA).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.records import Attempt, RunState
+
+_TYPED_ERROR = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): (.*)$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """The first period of a run that failed: its key, its error's type and message."""
+
+    period: str
+    error_type: str
+    message: str
+
+    @classmethod
+    def from_error(cls, period: str, error: str | None) -> Failure:
+        """From a ledger attempt's ``error`` text (``Type: message`` as tasks record it)."""
+        text = (error or "").strip()
+        match = _TYPED_ERROR.match(text)
+        if match is None:
+            return cls(period, "", text or "no error recorded")
+        return cls(period, match.group(1), match.group(2))
+
+    def describe(self, limit: int = 200) -> str:
+        """``failed at P (Type: message)``, the message on one line, cut at ``limit``."""
+        message = " ".join(self.message.split())
+        if len(message) > limit:
+            message = message[: limit - 3] + "..."
+        error = f"{self.error_type}: {message}" if self.error_type else message
+        return f"failed at {self.period} ({error})"
+
+
+def failed_keys(latest: Mapping[str, Attempt], since: dt.datetime) -> set[str]:
+    """Keys whose latest attempt failed or was abandoned and started at or after ``since``."""
+    return {key for key, attempt in latest.items()
+            if attempt.state in (RunState.FAILED, RunState.ABANDONED)
+            and attempt.started_at >= since}
+
+
+def first_failure(order: Sequence[str], latest: Mapping[str, Attempt],
+                  since: dt.datetime) -> Failure | None:
+    """The first key of ``order`` (fill order) that failed since ``since``, or None."""
+    failed = failed_keys(latest, since)
+    for key in order:
+        if key in failed:
+            return Failure.from_error(key, latest[key].error)
+    return None
+
+
+def closing_line(family: str, job: str, plan: RangePlan, *, filled_now: int,
+                 failure: Failure | None = None, filled_by: str | None = None) -> str:
+    """The line a range run ends with; ``plan`` is the window as the run leaves it,
+    ``filled_now`` how many due periods became complete during the run and ``filled_by`` the
+    other worker still filling it (under luigid), if any."""
+    parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
+    if failure is not None:
+        parts.append(failure.describe())
+    if plan.gaps and filled_by:
+        parts.append(f"{len(plan.gaps)} gaps being filled by {filled_by}")
+    elif plan.gaps:
+        parts.append(f"{len(plan.gaps)} gaps remain")
+    if plan.skipped_by_policy:
+        parts.append(f"{len(plan.skipped_by_policy)} skipped by policy")
+    if plan.next_due_at is not None:
+        parts.append(f"next due at {plan.next_due_at.isoformat()}")
+    return f"gatekeeper: {family} {job}: " + "; ".join(parts)
+
+
+def percent(done: int, total: int) -> int:
+    """Whole percent of ``done`` out of ``total`` (100 when there is nothing to do)."""
+    return 100 * done // total if total else 100
+
+
+def range_status(plan: RangePlan) -> tuple[str, int]:
+    """The range's status message and percentage for a fresh ``plan`` of its window:
+    ``filled X/Y, contiguous through P, next Q, S skipped by policy`` while gaps remain,
+    ``plan.describe()`` once none does."""
+    if not plan.gaps:
+        return plan.describe(), percent(plan.complete_count, plan.total)
+    through = "nothing" if plan.contiguous_through is None else plan.key(plan.contiguous_through)
+    return (
+        f"filled {plan.complete_count}/{plan.total}, contiguous through {through}, next "
+        f"{plan.key(plan.gaps[0])}, {len(plan.skipped_by_policy)} skipped by policy",
+        percent(plan.complete_count, plan.total),
+    )
+
+
+def chunk_status(keys: Sequence[str], done: Collection[str],
+                 failed: Collection[str]) -> tuple[str, int]:
+    """A chunk's status message and percentage: ``filled D/N[, F failed (first P)][, next
+    K]``; ``next`` is the first key neither done nor failed, in the chunk's order."""
+    count = sum(1 for key in keys if key in done)
+    parts = [f"filled {count}/{len(keys)}"]
+    fails = [key for key in keys if key in failed and key not in done]
+    if fails:
+        parts.append(f"{len(fails)} failed (first {fails[0]})")
+    pending = [key for key in keys if key not in done and key not in failed]
+    if pending:
+        parts.append(f"next {pending[0]}")
+    return ", ".join(parts), percent(count, len(keys))
+
+
+def fill_over(strategy: str, scheduled: Sequence[str], done: Collection[str],
+              failed: Collection[str]) -> bool:
+    """True when a fill of ``scheduled`` keys has nothing left to do in this invocation:
+    every key is done, or (contiguous) one failed, or (forward/reverse) every key is done or
+    failed."""
+    if strategy == "contiguous" and any(key in failed for key in scheduled):
+        return True
+    return all(key in done or key in failed for key in scheduled)
+
+
+def duration(seconds: float) -> str:
+    """``9s``, ``3m05s``, ``2h07m``: a short, fixed-style duration."""
+    whole = max(0, int(round(seconds)))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
+def progress_bar(done: int, total: int, elapsed: float, *, failed: int = 0,
+                 width: int = 20) -> str:
+    """One line: ``[#####...............] 12/40 periods 3.1/s ETA 9s`` (+ ``, F failed``).
+
+    The rate is periods settled (done or failed) per second since the start; the ETA is what
+    is left at that rate (``ETA ?`` before the first period settles).
+    """
+    settled = done + failed
+    filled = width * min(settled, total) // total if total else width
+    rate = settled / elapsed if elapsed > 0 else 0.0
+    left = max(0, total - settled)
+    eta = duration(left / rate) if rate > 0 else "?"
+    line = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} periods {rate:.1f}/s ETA {eta}"
+    return f"{line}, {failed} failed" if failed else line
+
+
+@dataclass(slots=True)
+class Throttle:
+    """At most one redraw per ``interval`` seconds; the clock is passed to ``ready``."""
+
+    interval: float = 0.1
+    last: float | None = None
+
+    def ready(self, now: float) -> bool:
+        """True (and remembered) when ``interval`` has passed since the last True."""
+        if self.last is not None and now - self.last < self.interval:
+            return False
+        self.last = now
+        return True

@@ -1,0 +1,262 @@
+"""Frozen records of the ledger and the run-state transition rule (pure)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gatekeeper.core.errors import InvalidInput, StateConflict
+
+
+class RunState(str, enum.Enum):
+    """State of one attempt: ``running`` then exactly one terminal state."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def terminal(self) -> bool:
+        return self is not RunState.RUNNING
+
+    @classmethod
+    def parse(cls, value: Any, field: str = "state") -> RunState:
+        """Return the RunState named by ``value``; raises InvalidInput for anything else."""
+        if isinstance(value, RunState):
+            return value
+        if isinstance(value, str):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+        names = ", ".join(s.value for s in cls)
+        raise InvalidInput(field, value, f"unknown state; expected one of {names}")
+
+
+def transition(current: RunState | None, new: RunState, where: str) -> bool:
+    """Decide whether observing ``new`` after ``current`` changes the attempt.
+
+    Returns True when the ledger must change, False for a harmless replay (same state again, or a
+    late ``running`` after a terminal state). Raises StateConflict when a terminal state would be
+    changed; ``where`` names the job, date and attempt for the message.
+    """
+    if current is None:
+        return True
+    if current is new:
+        return False
+    if current is RunState.RUNNING:
+        return True
+    if new is RunState.RUNNING:
+        return False
+    raise StateConflict(
+        f"{where}: already {current.value}, refusing {new.value}; a repair needs a new attempt"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One attempt of a job for a business period, as the ledger holds it."""
+
+    job: str
+    business_date: str
+    attempt: int
+    run_id: str
+    state: RunState
+    started_at: dt.datetime
+    updated_at: dt.datetime
+    lease_expires_at: dt.datetime | None = None
+    error: str | None = None
+
+    def lease_live(self, now: dt.datetime) -> bool:
+        """True when the attempt is running and its lease has not expired at ``now``."""
+        return (
+            self.state is RunState.RUNNING
+            and self.lease_expires_at is not None
+            and self.lease_expires_at > now
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "business_date": self.business_date,
+            "attempt": self.attempt,
+            "run_id": self.run_id,
+            "state": self.state.value,
+            "started_at": self.started_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "lease_expires_at": _iso(self.lease_expires_at),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    """One upstream attempt that authorized a publication."""
+
+    job: str
+    business_date: str
+    run_id: str
+    attempt: int
+    watermark: dt.datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Publication:
+    """One revision of a consumer's output for a business period, with its evidence."""
+
+    consumer: str
+    business_date: str
+    revision: int
+    fingerprint: str
+    required_jobs: tuple[str, ...]
+    items: tuple[EvidenceItem, ...]
+    published_at: dt.datetime
+    reason: str | None = None
+    location: str | None = None
+    run_id: str | None = None
+    attempt: int | None = None
+
+    @property
+    def requirements(self) -> tuple[tuple[str, str], ...]:
+        """The required (job, period key) pairs: those its evidence names, sorted."""
+        return tuple(sorted((i.job, i.business_date) for i in self.items))
+
+    @property
+    def evidence(self) -> dict[str, str]:
+        """Requirement label -> authorizing run ID (see ``requirement_label``)."""
+        return {
+            requirement_label(i.job, i.business_date, self.business_date): i.run_id
+            for i in self.items
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "consumer": self.consumer,
+            "business_date": self.business_date,
+            "revision": self.revision,
+            "fingerprint": self.fingerprint,
+            "required_jobs": list(self.required_jobs),
+            "evidence": self.evidence,
+            "evidence_attempts": {
+                requirement_label(i.job, i.business_date, self.business_date): i.attempt
+                for i in self.items
+            },
+            "watermarks": {
+                requirement_label(i.job, i.business_date, self.business_date): _iso(i.watermark)
+                for i in self.items if i.watermark is not None
+            },
+            "published_at": self.published_at.isoformat(),
+            "reason": self.reason,
+            "location": self.location,
+            "run_id": self.run_id,
+            "attempt": self.attempt,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Staleness:
+    """A publication whose evidence names an upstream run that a newer success replaced."""
+
+    consumer: str
+    business_date: str
+    revision: int
+    job: str
+    job_date: str
+    old_run_id: str
+    old_attempt: int
+    new_run_id: str
+    new_attempt: int
+
+    @property
+    def reason(self) -> str:
+        """The republish reason recorded when this is refreshed."""
+        return f"upstream repaired: {self.job} attempt {self.new_attempt}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "consumer": self.consumer, "business_date": self.business_date,
+            "revision": self.revision, "job": self.job, "job_date": self.job_date,
+            "old_run_id": self.old_run_id, "old_attempt": self.old_attempt,
+            "new_run_id": self.new_run_id, "new_attempt": self.new_attempt,
+        }
+
+
+def requirement_label(job: str, period: str, business_date: str) -> str:
+    """``job`` for a same-date requirement, ``job@period`` for one on another date."""
+    return job if period == business_date else f"{job}@{period}"
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """Whether every required job's latest attempt succeeded for one business date.
+
+    ``evidence`` maps each ready requirement to its run ID; ``blockers`` maps each blocking one to
+    ``missing``, ``running``, ``failed``, ``abandoned`` or ``watermark`` (its data time is
+    before the period's end; ``details`` then names the watermark and the required value).
+    Truthy exactly when ready.
+    """
+
+    business_date: str
+    required: tuple[str, ...]
+    evidence: Mapping[str, str] = field(default_factory=dict)
+    blockers: Mapping[str, str] = field(default_factory=dict)
+    attempts: Mapping[str, int] = field(default_factory=dict)
+    details: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ready(self) -> bool:
+        return not self.blockers
+
+    def __bool__(self) -> bool:
+        return self.ready
+
+    def describe_blockers(self) -> str:
+        """``job (attempt N running), other (missing)`` or ``nothing``."""
+        parts = []
+        for job, why in sorted(self.blockers.items()):
+            n = self.attempts.get(job)
+            what = self.details.get(job, why)
+            parts.append(f"{job} ({what})" if n is None else f"{job} (attempt {n} {what})")
+        return ", ".join(parts) or "nothing"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "business_date": self.business_date,
+            "ready": self.ready,
+            "required": list(self.required),
+            "evidence": dict(self.evidence),
+            "blockers": dict(self.blockers),
+            "attempts": dict(self.attempts),
+            "details": dict(self.details),
+        }
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def fingerprint(payload: Any) -> str:
+    """Return the canonical sha256 of a publication payload (pure).
+
+    Bytes are hashed as they are; anything else as canonical JSON (sorted keys, no blanks,
+    NaN refused), so equal payloads always share a fingerprint. Raises InvalidInput for a
+    payload that is not JSON-serializable.
+    """
+    if isinstance(payload, (bytes, bytearray)):
+        data = bytes(payload)
+    else:
+        try:
+            text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput("payload", payload, f"not canonical JSON: {exc}") from None
+        data = text.encode("utf-8")
+    return "sha256:" + hashlib.sha256(data).hexdigest()

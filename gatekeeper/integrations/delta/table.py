@@ -1,0 +1,346 @@
+"""Delta tables as gatekeeper writes and reads them: one business date per commit, the evidence
+in the commit's metadata, exactly once through Delta application transactions.
+
+Nothing here touches the ledger or Luigi: ``delta.py`` (GatedDeltaTask) sequences the ledger and
+these calls; ``delta_evidence`` serves readers of a table who do not have the ledger. ``deltalake``
+and ``pyarrow`` (the ``delta`` extra) are imported when first used, never at import.
+
+Every operation that uses deltalake (``table_state``, ``find_commit``, ``same_files``,
+``date_fingerprint``, ``write_date``, ``delta_evidence``) is a module-level function taking and
+returning picklable values (never a DeltaTable) and goes through ``delta_runner.run``: in a
+fork of a process that started deltalake's runtime it runs in a spawned helper process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from gatekeeper.integrations.delta import runner as delta_runner
+from gatekeeper.core.errors import GatekeeperError, InvalidInput
+from gatekeeper.core.periods import period_key
+from gatekeeper.core.validation import check_column_name, check_partition_values
+
+PREFIX = "gatekeeper."
+#: The commit metadata keys gatekeeper writes (``DESCRIBE HISTORY`` shows them).
+KEYS = ("consumer", "business_date", "revision", "run_id", "attempt", "fingerprint",
+        "evidence", "app_id", "reason")
+
+
+def _extra(module: str) -> Any:
+    """``module`` of the ``delta`` extra, imported now; GatekeeperError saying what to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise GatekeeperError(
+            f"Delta tables need the delta extra ({module} is missing): pip install -e "
+            "'.[delta]' in a gatekeeper checkout (or pip install deltalake pyarrow)"
+        ) from exc
+
+
+def _deltalake() -> Any:
+    return _extra("deltalake")
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaEvidence:
+    """One gatekeeper commit of a Delta table, read from the table's history alone.
+
+    ``evidence``: required job -> the run ID that authorized this revision.
+    """
+
+    table_version: int
+    consumer: str
+    business_date: str
+    revision: int
+    run_id: str
+    fingerprint: str
+    evidence: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    attempt: int | None = None
+    committed_at: dt.datetime | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table_version": self.table_version, "consumer": self.consumer,
+            "business_date": self.business_date, "revision": self.revision,
+            "run_id": self.run_id, "attempt": self.attempt, "fingerprint": self.fingerprint,
+            "evidence": dict(self.evidence), "reason": self.reason,
+            "committed_at": None if self.committed_at is None
+            else self.committed_at.isoformat(),
+        }
+
+
+def app_id(consumer: str, period: str) -> str:
+    """The Delta application transaction ID of (consumer, business date)."""
+    return f"gatekeeper:{consumer}:{period}"
+
+
+def to_arrow(data: Any, field_name: str = "build()") -> Any:
+    """``data`` as a ``pyarrow.Table``: a Table, a RecordBatch or reader, or anything exposing
+    the Arrow stream interface (polars, pandas >= 2.2, DuckDB) or a pandas DataFrame.
+    Raises InvalidInput naming ``field_name`` for anything else."""
+    pa = _extra("pyarrow")
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    if type(data).__module__.startswith("pandas"):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise InvalidInput(field_name, type(data), "expected a pyarrow Table or an object with "
+                                               "the Arrow stream interface (polars, pandas)")
+
+
+def check_rows(table: Any, column: str, period: str) -> None:
+    """Every row's ``column`` is ``period`` (InvalidInput naming the column and the stray
+    value otherwise); reads only ``table``."""
+    pc = _extra("pyarrow.compute")
+    check_column_name(column, "partition_column")
+    if column not in table.column_names:
+        raise InvalidInput(column, None, f"no such column in the data (columns: "
+                                         f"{', '.join(table.column_names)}); nothing was written")
+    check_partition_values(pc.unique(table[column]).to_pylist(), column, period)
+
+
+def table_fingerprint(table: Any) -> str:
+    """``sha256:<hex>`` of a table's rows, independent of row order, column order, chunking
+    and encoding (dictionary or plain, string or large string): each row as canonical JSON
+    (sorted column names, tagged dates, decimals and bytes, UTC instants), the rows sorted."""
+    names = sorted(table.column_names)
+    rows = sorted(
+        json.dumps({n: _canonical(row[n]) for n in names}, sort_keys=True,
+                   separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        for row in table.select(names).to_pylist()
+    )
+    digest = hashlib.sha256(json.dumps(names).encode())
+    for row in rows:
+        digest.update(b"\n" + row.encode("utf-8"))
+    return "sha256:" + digest.hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, Decimal):
+        return {"$decimal": str(value)}
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        return {"$timestamp": value.isoformat()}
+    if isinstance(value, (dt.date, dt.time)):
+        return {f"${type(value).__name__}": value.isoformat()}
+    if isinstance(value, dt.timedelta):
+        return {"$duration": str(value)}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": bytes(value).hex()}
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return {"$repr": repr(value)}
+
+
+class TableState(NamedTuple):
+    """A Delta table's current version and its transaction version for one app ID."""
+
+    version: int
+    transaction_version: int | None
+
+
+def open_table(uri: str, storage_options: dict[str, str] | None = None,
+               version: int | None = None) -> Any:
+    """The DeltaTable at ``uri`` (at ``version``), or None when there is no table yet. Only
+    for the operations below (they run where ``delta_runner`` says); never returned by them."""
+    deltalake = _deltalake()
+    if not deltalake.DeltaTable.is_deltatable(uri, storage_options=storage_options):
+        return None
+    return deltalake.DeltaTable(uri, version=version, storage_options=storage_options)
+
+
+def table_state(uri: str, storage_options: dict[str, str] | None,
+                app: str) -> TableState | None:
+    """The table's version and transaction version for ``app``; None when there is no table."""
+    return delta_runner.run(_table_state, uri, storage_options, app)
+
+
+def _table_state(uri: str, storage_options: dict[str, str] | None,
+                 app: str) -> TableState | None:
+    table = open_table(uri, storage_options)
+    if table is None:
+        return None
+    return TableState(table.version(), table.transaction_version(app))
+
+
+def same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
+               committed_version: int) -> bool:
+    """True when the date's data files now are those at ``committed_version`` (cheap: the log
+    only); False when they changed or that version can no longer be loaded."""
+    return delta_runner.run(_same_files, uri, storage_options, column, period,
+                            committed_version)
+
+
+def _same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
+                committed_version: int) -> bool:
+    where = [(column, "=", period)]
+    now = open_table(uri, storage_options)
+    try:
+        then = open_table(uri, storage_options, committed_version)
+    except Exception:  # noqa: BLE001 - a vacuumed or cleaned log: compare the rows instead
+        return False
+    return now is not None and then is not None and _files(then, where) == _files(now, where)
+
+
+def _files(table: Any, where: list[tuple[str, str, str]]) -> list[str]:
+    """The data files of the partition ``where`` (deltalake >= 1.1 names the filter
+    ``file_pruning_predicate``; older ones ``partition_filters``)."""
+    try:
+        return sorted(table.file_uris(file_pruning_predicate=where))
+    except TypeError:
+        return sorted(table.file_uris(partition_filters=where))
+
+
+def date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
+                     period: str) -> tuple[int, str] | None:
+    """(table version, ``table_fingerprint`` of the date's rows now); None without a table."""
+    return delta_runner.run(_date_fingerprint, uri, storage_options, column, period)
+
+
+def _date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
+                      period: str) -> tuple[int, str] | None:
+    table = open_table(uri, storage_options)
+    if table is None:
+        return None
+    rows = table.to_pyarrow_table(filters=[(column, "=", period)])
+    return table.version(), table_fingerprint(rows)
+
+
+def write_date(uri: str, table: Any, *, column: str, period: str, revision: int,
+               metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
+    """One Delta commit replacing ``period``'s rows (``column = period``) with ``table``,
+    carrying ``metadata`` and the application transaction (app ID, ``revision``)."""
+    delta_runner.run(_write_date, uri, table, column, period, revision, metadata,
+                     storage_options)
+
+
+def _write_date(uri: str, table: Any, column: str, period: str, revision: int,
+                metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
+    deltalake = _deltalake()
+    deltalake.write_deltalake(
+        uri, table, mode="overwrite", predicate=f"{column} = '{period}'",
+        partition_by=[column], storage_options=storage_options,
+        commit_properties=deltalake.CommitProperties(
+            custom_metadata=metadata,
+            app_transactions=[deltalake.Transaction(metadata[PREFIX + "app_id"], revision)],
+        ),
+    )
+
+
+def commit_conflicts() -> tuple[type[BaseException], ...]:
+    """The errors of a Delta commit that lost a race with a concurrent one (retryable)."""
+    return (_deltalake().exceptions.CommitFailedError,)
+
+
+def commit_metadata(evidence: DeltaEvidence) -> dict[str, str]:
+    """The ``gatekeeper.*`` commit metadata of ``evidence`` (all strings)."""
+    values = {
+        "consumer": evidence.consumer, "business_date": evidence.business_date,
+        "revision": str(evidence.revision), "run_id": evidence.run_id,
+        "attempt": None if evidence.attempt is None else str(evidence.attempt),
+        "fingerprint": evidence.fingerprint,
+        "evidence": json.dumps(evidence.evidence, sort_keys=True),
+        "app_id": app_id(evidence.consumer, evidence.business_date),
+        "reason": evidence.reason,
+    }
+    return {PREFIX + k: v for k, v in values.items() if v is not None}
+
+
+def _from_commit(info: Mapping[str, Any]) -> DeltaEvidence | None:
+    """The DeltaEvidence of one ``history()`` entry, None when gatekeeper did not write it."""
+    get = {k: info.get(PREFIX + k) for k in KEYS}
+    if get["consumer"] is None or get["business_date"] is None or get["revision"] is None:
+        return None
+    stamp = info.get("timestamp")
+    return DeltaEvidence(
+        int(info["version"]), str(get["consumer"]), str(get["business_date"]),
+        int(get["revision"]), str(get["run_id"]), str(get["fingerprint"]),
+        json.loads(get["evidence"]) if get["evidence"] else {}, get["reason"],
+        None if get["attempt"] is None else int(get["attempt"]),
+        None if stamp is None else dt.datetime.fromtimestamp(stamp / 1000, dt.timezone.utc),
+    )
+
+
+def find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
+                revision: int) -> DeltaEvidence | None:
+    """The commit of the table carrying (consumer, period, revision), from its history; None
+    when there is none (or no table)."""
+    return delta_runner.run(_find_commit, uri, storage_options, consumer, period, revision)
+
+
+def _find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
+                 revision: int) -> DeltaEvidence | None:
+    table = open_table(uri, storage_options)
+    for info in [] if table is None else table.history():
+        found = _from_commit(info)
+        if found is not None and (found.consumer, found.business_date, found.revision) == (
+                consumer, period, revision):
+            return found
+    return None
+
+
+def delta_evidence(table_uri: str, business_date: Any, *, consumer: str | None = None,
+                   storage_options: dict[str, str] | None = None) -> DeltaEvidence | None:
+    """The evidence of the rows ``table_uri`` holds now for ``business_date``, read from the
+    table's history alone (no ledger): the newest gatekeeper commit for that date (by
+    ``consumer`` if given) that a later RESTORE did not undo; None when there is none.
+    Reads only. A commit by another writer after it is not judged here."""
+    period = period_key(business_date)
+    _deltalake()  # the missing extra is said here, in the caller's process
+    return delta_runner.run(_delta_evidence, table_uri, period, consumer, storage_options)
+
+
+def _delta_evidence(table_uri: str, period: str, consumer: str | None,
+                    storage_options: dict[str, str] | None) -> DeltaEvidence | None:
+    table = open_table(table_uri, storage_options)
+    if table is None:
+        return None
+    history = sorted(table.history(), key=lambda info: -int(info["version"]))
+    ceiling = math.inf
+    for info in history:
+        version = int(info["version"])
+        if version > ceiling:
+            continue
+        if info.get("operation") == "RESTORE":
+            ceiling = _restored_version(info, history)
+            continue
+        found = _from_commit(info)
+        if found is not None and found.business_date == period and (
+                consumer is None or found.consumer == consumer):
+            return found
+    return None
+
+
+def _restored_version(info: Mapping[str, Any], history: list[dict[str, Any]]) -> float:
+    """The version a RESTORE commit went back to (by version, or by timestamp)."""
+    params = info.get("operationParameters") or {}
+    if params.get("version") is not None:
+        return int(params["version"])
+    when = params.get("datetime")
+    if when is not None:
+        at = int(when) if str(when).isdigit() else int(
+            dt.datetime.fromisoformat(str(when)).timestamp() * 1000)
+        before = [int(h["version"]) for h in history if int(h.get("timestamp", 0)) <= at]
+        return max(before, default=-1)
+    return int(info["version"]) - 1

@@ -1,0 +1,332 @@
+"""OpenLineage run events for every attempt (optional extra ``openlineage``, imported lazily).
+
+With ``[gatekeeper] openlineage = true`` (or ``$GATEKEEPER_OPENLINEAGE=true``) every attempt a
+task records is an OpenLineage run of the job ``[gatekeeper] openlineage_namespace`` / job ID:
+
+- ``START`` once the attempt is recorded running, ``COMPLETE`` or ``FAIL`` once its outcome is;
+- ``ABORT`` for an attempt abandoned because its lease expired: sent by the process whose new
+  attempt recorded the abandonment, the one that observes it (the abandoned worker is dead or
+  paused; if it wakes, its LeaseLost records nothing, so it sends nothing).
+
+``runId`` is the attempt's run ID when that is a UUID (gatekeeper's own are ``uuid4().hex``),
+else ``uuid5(RUN_ID_NAMESPACE, run_id)`` (stable: every producer maps a collected run the same
+way). Run facets: ``nominalTime`` (the business period's half-open interval in the business time
+zone), ``gatekeeper`` (period, attempt; on a GatedTask's COMPLETE the publication and its
+evidence; on ABORT the attempt that took over; schema in docs/openlineage/), on a publication's
+COMPLETE the standard ``jobDependencies`` facet listing the authorizing upstream runs, and
+``errorMessage`` on FAIL. The upstream runs are not a ``parent``: ParentRunFacet names the one
+run that spawned this one (an Airflow DAG run), and a publication has several authorizing
+upstream runs that did not spawn it.
+
+Delivery never fails or holds up a task: ``OpenLineageClient()`` (OpenLineage's own
+configuration: ``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``,
+``OPENLINEAGE__...``) is called on one background thread per process. A task waits for its
+events only in a process Luigi forked for it (``--workers N``: the child exits without running
+exit handlers), and at most ``[gatekeeper] openlineage_timeout`` seconds; the process waits as
+long at exit. After the first failure or timeout a warning is logged once per process and tasks
+stop waiting; events still go out in the background while the process lives.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import importlib
+import logging
+import multiprocessing
+import os
+import queue
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.ledger import Ledger
+from gatekeeper.core.periods import interval, parse_timezone, period_from_key
+from gatekeeper.core.records import Attempt, Publication, RunState, requirement_label
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+
+PRODUCER = "urn:gatekeeper:0.1.0"
+FACET_SCHEMA_URL = ("urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json"
+                    "#/$defs/GatekeeperRunFacet")
+#: uuid5 namespace of run IDs that are not UUIDs (collected runs, hand-recorded observations).
+RUN_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:gatekeeper:run-id")
+MAX_PENDING = 10_000  # events queued beyond this are dropped (with the one warning)
+_EVENT_TYPES = {RunState.RUNNING: "START", RunState.SUCCEEDED: "COMPLETE",
+                RunState.FAILED: "FAIL", RunState.ABANDONED: "ABORT"}
+
+
+def run_uuid(run_id: str) -> str:
+    """The OpenLineage ``runId`` of a ledger run ID: itself when it is a UUID (canonical form),
+    else ``uuid5(RUN_ID_NAMESPACE, run_id)``."""
+    try:
+        return str(uuid.UUID(run_id))
+    except ValueError:
+        return str(uuid.uuid5(RUN_ID_NAMESPACE, run_id))
+
+
+@dataclass(frozen=True, slots=True)
+class LineageSettings:
+    """What the events need from ``[gatekeeper]``: read by the Luigi adapter
+    (``gatekeeper.luigi.config.lineage``), so this module reads no configuration itself."""
+
+    namespace: str
+    timezone: str
+    timeout: float
+
+
+def configured(settings: LineageSettings | None) -> bool:
+    """True when run events are to be emitted (``settings`` given); checked before an attempt
+    is allocated.
+
+    Raises GatekeeperError when enabled but openlineage-python is not installed. Writes nothing.
+    """
+    if settings is None:
+        return False
+    try:
+        importlib.import_module("openlineage.client")
+    except ImportError as exc:
+        raise GatekeeperError(
+            "[gatekeeper] openlineage = true needs openlineage-python: "
+            f"pip install 'gatekeeper[openlineage]' ({exc})") from None
+    return True
+
+
+def started(settings: LineageSettings | None, task: Any, ledger: Ledger,
+            attempt: Attempt) -> None:
+    """Send START for ``attempt`` of ``task`` (a PeriodTask), and ABORT for each attempt its
+    start recorded abandoned; never raises (reads the ledger once, writes nothing)."""
+    _guarded(settings, lambda s: _started(s, task, ledger, attempt))
+
+
+def ended(settings: LineageSettings | None, task: Any, ledger: Ledger, attempt: Attempt,
+          state: RunState, error: str | None) -> None:
+    """Send COMPLETE or FAIL for ``attempt`` once ``state`` is recorded (with the publication
+    and its evidence for a task that publishes); never raises, waits at most the timeout."""
+    _guarded(settings, lambda s: _ended(s, task, ledger, attempt, state, error))
+
+
+def _guarded(settings: LineageSettings | None,
+             action: Callable[[LineageSettings], None]) -> None:
+    try:
+        if settings is not None:
+            action(settings)
+    except Exception as exc:  # lineage never fails a task
+        _warn_once(f"could not build or queue an OpenLineage event: {type(exc).__name__}: {exc}")
+
+
+def _started(s: LineageSettings, task: Any, ledger: Ledger, attempt: Attempt) -> None:
+    history = ledger.attempts(task.job_id, task.period_key)
+    mine = next((a for a in history if a.run_id == attempt.run_id), attempt)
+    for old in history:  # abandoned by this start: in its transaction, at its instant
+        if old.state is RunState.ABANDONED and old.updated_at == mine.started_at:
+            _send(s, _event(s, task, old, RunState.ABANDONED, old.updated_at,
+                            taken_over_by=attempt))
+    _send(s, _event(s, task, attempt, RunState.RUNNING, attempt.started_at))
+
+
+def _ended(s: LineageSettings, task: Any, ledger: Ledger, attempt: Attempt, state: RunState,
+           error: str | None) -> None:
+    publication = None
+    if state is RunState.SUCCEEDED and getattr(task, "publishes", False):
+        publication = ledger.publication(task.job_id, task.period_key)
+    sequence = _send(s, _event(s, task, attempt, state, utc_now(), error=error,
+                               publication=publication))
+    if multiprocessing.parent_process() is not None:  # a forked worker: no exit handlers
+        _delivery(s.timeout).wait(sequence)
+
+
+# -- events ----------------------------------------------------------------------------------
+def _event(s: LineageSettings, task: Any, attempt: Attempt, state: RunState, at: dt.datetime, *,
+           error: str | None = None, taken_over_by: Attempt | None = None,
+           publication: Publication | None = None) -> Any:
+    """The RunEvent of ``attempt`` reaching ``state`` (openlineage-python objects)."""
+    from openlineage.client.event_v2 import Job, Run, RunEvent
+    from openlineage.client.event_v2 import RunState as EventType
+    from openlineage.client.generated import error_message_run, job_type_job, nominal_time_run
+
+    namespace, zone = s.namespace, s.timezone
+    span = interval(period_from_key(attempt.business_date), task.period_kind, zone)
+    local = parse_timezone(zone)
+    start, end = span.start.astimezone(local), span.end.astimezone(local)
+    facets: dict[str, Any] = {
+        "nominalTime": nominal_time_run.NominalTimeRunFacet(
+            nominalStartTime=start.isoformat(), nominalEndTime=end.isoformat(),
+            producer=PRODUCER),
+        "gatekeeper": _facet_class()(
+            period={"kind": task.period_kind, "key": attempt.business_date, "timezone": zone,
+                    "start": start.isoformat(), "end": end.isoformat()},
+            attempt={"number": attempt.attempt, "ledgerRunId": attempt.run_id,
+                     "state": state.value, "startedAt": attempt.started_at.isoformat()},
+            error=error if error is not None else (
+                attempt.error if state is RunState.ABANDONED else None),
+            takenOverBy=None if taken_over_by is None else {
+                "attempt": taken_over_by.attempt, "ledgerRunId": taken_over_by.run_id,
+                "run": {"runId": run_uuid(taken_over_by.run_id)}},
+            publication=None if publication is None else _publication(publication),
+            evidence=None if publication is None else publication.evidence,
+            upstream=None if publication is None else _upstream(publication, namespace),
+            producer=PRODUCER),
+    }
+    if publication is not None:
+        dependencies = _dependencies(publication, namespace)
+        if dependencies is not None:
+            facets["jobDependencies"] = dependencies
+    if state is RunState.FAILED and error is not None:
+        facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
+            message=error, programmingLanguage="python", producer=PRODUCER)
+    job_facets: dict[str, Any] = {"jobType": job_type_job.JobTypeJobFacet(
+        processingType="BATCH", integration="GATEKEEPER", jobType="TASK", producer=PRODUCER)}
+    return RunEvent(eventType=EventType[_EVENT_TYPES[state]], eventTime=at.isoformat(),
+                    run=Run(runId=run_uuid(attempt.run_id), facets=facets),
+                    job=Job(namespace=namespace, name=attempt.job, facets=job_facets),
+                    producer=PRODUCER, inputs=[], outputs=[])
+
+
+def _publication(publication: Publication) -> dict[str, Any]:
+    return {"revision": publication.revision, "fingerprint": publication.fingerprint,
+            "publishedAt": publication.published_at.isoformat(), "reason": publication.reason,
+            "location": publication.location,
+            "producer": {"attempt": publication.attempt, "ledgerRunId": publication.run_id}}
+
+
+def _upstream(publication: Publication, namespace: str) -> list[dict[str, Any]]:
+    """The evidence as parent-style references (``job``: namespace and name, ``run``: runId)."""
+    return [{"requirement": requirement_label(i.job, i.business_date, publication.business_date),
+             "job": {"namespace": namespace, "name": i.job},
+             "run": {"runId": run_uuid(i.run_id)},
+             "businessDate": i.business_date, "attempt": i.attempt, "ledgerRunId": i.run_id,
+             "watermark": None if i.watermark is None else i.watermark.isoformat()}
+            for i in publication.items]
+
+
+def _dependencies(publication: Publication, namespace: str) -> Any:
+    """The standard jobDependencies facet (openlineage-python >= 1.40), else None."""
+    try:
+        from openlineage.client.generated import job_dependencies_run as deps
+    except ImportError:
+        return None
+    upstream = [deps.JobDependency(
+        job=deps.JobIdentifier(namespace=namespace, name=i.job),
+        run=deps.RunIdentifier(runId=run_uuid(i.run_id)),
+        dependency_type="IMPLICIT_DEPENDENCY", sequence_trigger_rule="FINISH_TO_START",
+        status_trigger_rule="EXECUTE_ON_SUCCESS") for i in publication.items]
+    return deps.JobDependenciesRunFacet(upstream=upstream, trigger_rule="ALL_SUCCESS",
+                                        producer=PRODUCER)
+
+
+@lru_cache(maxsize=1)
+def _facet_class() -> type:
+    """The ``gatekeeper`` run facet as an openlineage-python facet class (built lazily)."""
+    import attr
+    from openlineage.client.generated.base import RunFacet
+
+    @attr.define
+    class GatekeeperRunFacet(RunFacet):
+        period: dict[str, Any] = attr.field(factory=dict)
+        attempt: dict[str, Any] = attr.field(factory=dict)
+        error: str | None = attr.field(default=None)
+        takenOverBy: dict[str, Any] | None = attr.field(default=None)  # noqa: N815
+        publication: dict[str, Any] | None = attr.field(default=None)
+        evidence: dict[str, str] | None = attr.field(default=None)
+        upstream: list[dict[str, Any]] | None = attr.field(default=None)
+
+        @staticmethod
+        def _get_schema() -> str:
+            return FACET_SCHEMA_URL
+
+    return GatekeeperRunFacet
+
+
+# -- delivery --------------------------------------------------------------------------------
+_warned: set[int] = set()  # process ids that logged the warning
+_deliveries: dict[int, _Delivery] = {}
+_deliveries_lock = threading.Lock()
+
+
+def _warn_once(problem: str) -> None:
+    if os.getpid() not in _warned:
+        _warned.add(os.getpid())
+        logger.warning("gatekeeper: OpenLineage: %s; tasks go on without waiting for the "
+                       "lineage backend (further problems in this process are not logged)",
+                       problem)
+
+
+def _send(s: LineageSettings, event: Any) -> int:
+    return _delivery(s.timeout).put(event)
+
+
+def _delivery(timeout: float) -> _Delivery:
+    """This process's delivery thread (a forked worker starts its own)."""
+    with _deliveries_lock:
+        if os.getpid() not in _deliveries:
+            _deliveries[os.getpid()] = _Delivery(timeout)
+        return _deliveries[os.getpid()]
+
+
+class _Delivery:
+    """One background thread emitting queued events in order through OpenLineageClient."""
+
+    def __init__(self, timeout: float):
+        self.timeout = timeout
+        self.events: queue.Queue[Any] = queue.Queue()
+        self.done = threading.Condition()
+        self.queued = self.handled = 0
+        self.degraded = False
+        self.client: Any = None
+        threading.Thread(target=self._run, daemon=True, name="gatekeeper-openlineage").start()
+        atexit.register(self.close)
+
+    def put(self, event: Any) -> int:
+        """Queue ``event``; returns its sequence number (0 when it was dropped)."""
+        with self.done:
+            if self.queued - self.handled >= MAX_PENDING:
+                self._degrade(f"more than {MAX_PENDING} events pending; dropping events")
+                return 0
+            self.queued += 1
+            self.events.put_nowait(event)
+            return self.queued
+
+    def wait(self, sequence: int) -> None:
+        """Wait, at most the timeout, until event ``sequence`` is handled (not once degraded)."""
+        with self.done:
+            if self.degraded:
+                return
+            if not self.done.wait_for(lambda: self.handled >= sequence, self.timeout):
+                self._degrade(f"the lineage backend did not take the events within "
+                              f"{self.timeout:g}s (openlineage_timeout)")
+
+    def close(self) -> None:
+        """At exit: wait, at most the timeout, for the queued events."""
+        with self.done:
+            if not self.done.wait_for(lambda: self.handled >= self.queued, self.timeout):
+                self._degrade(f"{self.queued - self.handled} event(s) not delivered within "
+                              f"{self.timeout:g}s at exit")
+
+    def _degrade(self, problem: str) -> None:
+        self.degraded = True
+        _warn_once(problem)
+
+    def _run(self) -> None:
+        while True:
+            event = self.events.get()
+            try:
+                self._emit(event)
+            except Exception as exc:  # noqa: BLE001 - any transport error is a lost event
+                with self.done:
+                    self._degrade(f"could not emit an event: {type(exc).__name__}: {exc}")
+            with self.done:
+                self.handled += 1
+                self.done.notify_all()
+
+    def _emit(self, event: Any) -> None:
+        if self.client is None:
+            from openlineage.client import OpenLineageClient
+
+            self.client = OpenLineageClient()  # OpenLineage's own configuration discovery
+        self.client.emit(event)

@@ -1,0 +1,219 @@
+"""Recording a period task's run as an attempt (the part of ``PeriodTask`` around ``run()``).
+
+``recorded`` wraps a task class's ``run`` wherever the class got it; ``RecordedRun`` is the
+mixin that ``PeriodTask`` gets the attempt's lifecycle from: allocate the attempt (waiting for
+a live copy of itself under luigid), run the user's code under a heartbeat, record the outcome,
+and turn a lost lease into ``LeaseLost`` naming the attempt that took over.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import inspect
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+import luigi
+import luigi.worker
+
+from gatekeeper.integrations import lineage
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi import config
+from gatekeeper.core.errors import GatekeeperError, LeaseHeld, LeaseLost, StateConflict
+from gatekeeper.luigi.lease import Heartbeat
+from gatekeeper.ledger import Ledger
+from gatekeeper.core.records import Attempt, RunState
+from gatekeeper.core.validation import printable_text
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _no_dynamic_dependencies(name: str) -> TypeError:
+    return TypeError(
+        f"{name}: a gatekeeper task's run() must not yield dynamic dependencies (one attempt "
+        "is one run of run(); Luigi would resume it as new runs); declare them in requires()"
+    )
+
+
+def recorded(user_run: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Wrap a task class's ``run`` (wherever the class got it) so every execution is a
+    recorded attempt. A generator ``run`` is refused here, at class definition; one hidden
+    behind a decorator is refused when it runs (the attempt is recorded failed)."""
+    name = getattr(user_run, "__qualname__", repr(user_run))
+    if inspect.isgeneratorfunction(user_run):
+        raise _no_dynamic_dependencies(name)
+
+    def attempt(self: Any) -> Any:
+        result = user_run(self)
+        if inspect.isgenerator(result):
+            result.close()
+            raise _no_dynamic_dependencies(name)
+        return result
+
+    @functools.wraps(user_run)
+    def run(self: Any) -> Any:
+        if getattr(self, "_gk_in_run", False):  # super().run() from an overriding run()
+            return user_run(self)
+        self._gk_in_run = True
+        try:
+            return self._run_as_attempt(lambda: attempt(self))
+        finally:
+            self._gk_in_run = False
+
+    run._gk_recorded = True  # type: ignore[attr-defined]
+    return run
+
+
+class RecordedRun:
+    """The attempt lifecycle of a ``PeriodTask`` (which provides ``ledger()``, ``job_id``,
+    ``period_key``, ``attempt`` and ``output()``); see the module docstring."""
+
+    run_id: str | None = None
+    attempt_ordinal: int | None = None
+    _gk_in_run = False  # set by recorded() while the wrapped run() runs
+    job_id: Any
+    period_key: Any
+    attempt: Any
+
+    if TYPE_CHECKING:  # provided by PeriodTask and luigi.Task
+        def ledger(self) -> Ledger: ...
+
+        def output(self) -> Any: ...
+
+    def before_attempt(self, ledger: Ledger) -> None:
+        """Hook run before an attempt is allocated; raising here records nothing."""
+
+    def reruns_succeeded(self) -> bool:
+        """True when this run is asked to run again a period whose latest attempt succeeded:
+        an explicit ``--attempt N`` (a repair)."""
+        return bool(self.attempt)
+
+    def _run_as_attempt(self, work: Callable[[], Any]) -> Any:
+        ledger = self.ledger()
+        self.before_attempt(ledger)
+        lease = config.lease_seconds()
+        lineage.configured(config.lineage())  # a bad openlineage* option is refused before anything is written
+        started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
+        if started.state is RunState.SUCCEEDED:
+            if self._declared_outputs_exist():  # another worker did it: no duplicate work
+                logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing "
+                            "to run", self.job_id, self.period_key, started.attempt,
+                            started.run_id)
+                return None
+            started = self._begin(ledger, lease, skip=False)  # its outputs are gone: rerun
+        self.run_id, self.attempt_ordinal = started.run_id, started.attempt
+        logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
+                    self.period_key, started.attempt, started.run_id)
+        lineage.started(config.lineage(), self, ledger, started)
+        with Heartbeat(ledger.url, started.run_id, lease) as beat:
+            try:
+                result = work()
+                if beat.lost.is_set():
+                    raise self._lease_lost(ledger, started)
+            except BaseException as exc:
+                self._record_failure(ledger, started, exc)
+                raise
+        self._finish(ledger, started, RunState.SUCCEEDED, None)
+        return result
+
+    def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
+        """Allocate the attempt. Under luigid a live lease on the period can only be a copy of
+        this very task another worker runs inline in a chunk (luigid dedupes scheduled ones):
+        wait for it, then take its success as ours instead of failing as a race loser."""
+        while True:
+            try:
+                return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
+                                            lease_seconds=lease, attempt=self.attempt,
+                                            skip_succeeded=skip)
+            except LeaseHeld as held:
+                if not (skip and held.holder.lease_expires_at is not None
+                        and luigi_compat.under_remote_scheduler(cast(luigi.Task, self))):
+                    raise
+                if not self._waited_for(ledger, held.holder):
+                    raise
+
+    def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
+        """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
+        expired: begin again), False when it failed (the failure is not retried here)."""
+        logger.info("gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
+                    self.job_id, self.period_key, holder.attempt, holder.run_id)
+        while True:
+            time.sleep(0.2)
+            latest = ledger.latest(self.job_id, self.period_key)
+            if latest is None or latest.run_id != holder.run_id:
+                return True
+            if latest.state is RunState.RUNNING:
+                if latest.lease_live(ledger.db_now()):
+                    continue
+                return True
+            return latest.state is RunState.SUCCEEDED
+
+    def record_timeout(self, message: str) -> None:
+        """Luigi's worker terminated the process running this task at its worker timeout
+        (``Event.TIMEOUT``, fired in the worker's process): record the attempt that process
+        was running as failed, with Luigi's reason. Only a running attempt that started within
+        the timeout is that process's (a terminated process records nothing itself); writes."""
+        ledger = self.ledger()
+        latest = ledger.latest(self.job_id, self.period_key)
+        timeout = self.worker_timeout or luigi.worker.worker().timeout  # type: ignore[attr-defined]
+        if latest is None or latest.state is not RunState.RUNNING or (
+                latest.started_at < ledger.db_now() - dt.timedelta(seconds=float(timeout) + 60)):
+            return
+        try:
+            ledger.record(self.job_id, self.period_key, latest.attempt, latest.run_id,
+                          RunState.FAILED, latest.started_at, error=printable_text(message))
+        except GatekeeperError as exc:
+            logger.error("gatekeeper: %s %s attempt %d: could not record its timeout: %s",
+                         self.job_id, self.period_key, latest.attempt, exc)
+            return
+        logger.info("gatekeeper: %s %s attempt %d (run %s) recorded failed: %s", self.job_id,
+                    self.period_key, latest.attempt, latest.run_id, message)
+
+    def _declared_outputs_exist(self) -> bool:
+        return all(target.exists() for target in luigi.task.flatten(self.output()))
+
+    def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
+        """Record the attempt ``failed``, keeping the run's own error in front if that fails
+        (a lost lease: the attempt is already ``abandoned``)."""
+        try:
+            self._finish(ledger, started, RunState.FAILED,
+                         printable_text(f"{type(exc).__name__}: {exc}"))
+        except GatekeeperError as unrecorded:
+            logger.error("gatekeeper: %s %s attempt %d: could not record the failure: %s",
+                         self.job_id, self.period_key, started.attempt, unrecorded)
+
+    def _finish(self, ledger: Ledger, started: Attempt, state: RunState,
+                error: str | None) -> None:
+        try:
+            ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
+                          started.started_at, error=error)
+            lineage.ended(config.lineage(), self, ledger, started, state, error)
+        except StateConflict as exc:
+            if state is RunState.SUCCEEDED:
+                raise self._lease_lost(ledger, started) from exc
+            raise
+
+    def _lease_lost(self, ledger: Ledger, started: Attempt) -> LeaseLost:
+        """LeaseLost for ``started``, naming the attempt that took over (read from the ledger)."""
+        attempts = ledger.attempts(self.job_id, self.period_key)
+        latest = attempts[-1] if attempts else None
+        taken = latest if latest is not None and latest.run_id != started.run_id else None
+        mine = next((a for a in attempts if a.run_id == started.run_id), started)
+        by = (f"; attempt {taken.attempt} (run {taken.run_id}) took over" if taken
+              else f"; it is {mine.state.value}")
+        return LeaseLost(
+            f"{self.job_id} {self.period_key} attempt {started.attempt} (run {started.run_id}) "
+            f"lost its lease while running{by}; its outcome is not recorded as succeeded",
+            run_id=started.run_id, taken_over_by=taken, job=self.job_id,
+            period=self.period_key, attempt=started.attempt,
+        )
+
+

@@ -1,0 +1,214 @@
+"""The chunk tasks a range fills through: consecutive periods, each run once.
+
+A period whose requirements are complete, and whose Luigi settings running inline honours
+(``policy.py``), runs inside the chunk on its first try in the fill (``inline.InlineRuns``: the
+same Luigi task to its code, reported to the scheduler and the execution summary), which saves
+a scheduler round trip per period, under the local scheduler and luigid alike. Any other period
+is yielded to the scheduler with its requirements: one whose settings inline running cannot
+honour, one whose requirements are not complete, and one that already failed in this fill
+(its retries are the scheduler's, under its own retry policy). A chunk that saw a period fail
+inline fails itself, so the scheduler retries it (and with it that period) when, and only
+when, it would retry the period. The ledger's leases make sure a period is attempted once
+whichever chunk or worker reaches it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Collection, Iterator
+from typing import Any
+
+import luigi
+
+from gatekeeper.luigi.completeness import complete_keys
+from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.luigi.fill import channel, policy
+from gatekeeper.luigi.fill.inline import InlineRuns
+from gatekeeper.core.periods import period_from_key
+from gatekeeper.core.progress import chunk_status, failed_keys
+from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+
+CHUNK = 32  # periods per chunk at most
+UTC = dt.timezone.utc
+
+
+class ContiguousChunk(luigi.Task):
+    """Consecutive periods of a contiguous fill, filled one at a time, oldest first.
+
+    An implementation detail of the range wrappers; complete when all its periods are. A period
+    that fails leaves the chunk pending (failed, when it failed inline), so no later period
+    starts.
+    """
+
+    gatekeeper_summary = True  # the execution summary judges it by the ledger (channel.py)
+
+    of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
+    of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
+    block: Any = luigi.Parameter(description="Ledger key of the first period of the block")
+    last: Any = luigi.Parameter(description="Ledger key of the last period it fills")
+    keys: Any = luigi.ListParameter(
+        significant=False, description="Ledger keys of the periods it fills, oldest first; "
+        "an invocation planned later lists fewer (the chunk's identity is block and last)",
+    )
+    inline: Any = luigi.BoolParameter(
+        default=True, significant=False,
+        description="Run a period whose requirements are complete inside this task",
+    )
+    since: Any = luigi.FloatParameter(
+        default=0.0, significant=False,
+        description="When the fill started (epoch seconds): a period that failed since then "
+                    "is retried by the scheduler, never inline",
+    )
+    order: Any = luigi.FloatParameter(
+        default=0.0, significant=False,
+        description="Place in the fill order, from 0 (first) to 1 (excluded)",
+    )
+
+    def _job(self) -> str:
+        return str(self.of.job_id_for(**dict(self.of_params)))
+
+    def _done(self, keys: list[str]) -> set[str]:
+        """Those of ``keys`` that are complete as the range judges them (the ``of`` class's
+        ``bulk_complete``: one ledger query by default, declared outputs honoured)."""
+        return complete_keys(self.of, self.of_params, shared_ledger(), keys)
+
+    def _failed(self) -> set[str]:
+        """Keys whose latest attempt failed or was abandoned since the fill started."""
+        since = dt.datetime.fromtimestamp(self.since, UTC)
+        return failed_keys(
+            shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys)), since)
+
+    def complete(self) -> bool:
+        return not set(self.keys) - self._done(list(self.keys))
+
+    def requires(self) -> list[Any]:
+        """Nothing (periods are yielded from ``run()``). Luigi's worker asks while it schedules
+        the chunk, in its own process: the moment to let the task process it may fork for the
+        chunk count inline periods in its execution summary."""
+        channel.open_summary_channel()
+        return []
+
+    # -- the periods' Luigi settings -----------------------------------------------------------
+
+    @property
+    def priority(self) -> float:  # type: ignore[override]
+        """Its periods' priority, so the scheduler weighs the chunk as it would weigh them,
+        plus less than a thousandth for its place in the fill order (the scheduler breaks ties
+        by when it first heard of a task, which is not the order a range lists them in)."""
+        base = self._task(self.keys[0]).priority if self.keys else 0
+        return float(base) + (1.0 - float(self.order)) / 1000
+
+    @property
+    def retry_count(self) -> int:
+        """Never disabled before its periods: the chunk fails once per period that failed on
+        its inline try, on top of what the scheduler would allow any task."""
+        return len(self.keys) + policy.scheduler_retry_count()
+
+    def announce(self, task: PeriodTask) -> None:
+        """The chunk depends on ``task``, as a range's ``requires()`` lists its periods."""
+        self.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, self, task)
+
+    def _may_run_inline(self, task: PeriodTask, runs: InlineRuns) -> bool:
+        """Inline when asked (``--inline``, default true), when the outcome reaches the
+        scheduler, when running inline honours the period's settings (``policy.py``), and
+        once its requirements are complete; under any scheduler (luigid runs each chunk once,
+        and a period another chunk or range runs meanwhile is deduplicated by its lease:
+        ``InlineRuns.run`` waits for it, then finds it complete)."""
+        return (bool(self.inline) and runs.reaches_scheduler and policy.may_run_inline(task)
+                and all(r.complete() for r in luigi.task.flatten(task.requires())))
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self) -> Iterator[Any]:
+        keys = list(self.keys)
+        cursor = self.__dict__.get("_cursor", 0)
+        done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
+        retried = self._failed()
+        runs = InlineRuns(self)
+        try:
+            for index in range(cursor, len(keys)):
+                if keys[index] in done:
+                    continue
+                self._cursor = index
+                self.progress(done, runs=runs)
+                task = self._task(keys[index])
+                self.announce(task)
+                if keys[index] not in retried and self._may_run_inline(task, runs):
+                    runs.run(task)
+                else:
+                    runs.flush()
+                    yield task  # resumed here only once the period is complete
+                done.add(keys[index])
+            self.progress(done, runs=runs, last=True)
+        finally:
+            runs.flush()
+
+    def progress(self, done: Collection[str], failed: Collection[str] = (),
+                 runs: InlineRuns | None = None, *, last: bool = False) -> None:
+        """Show ``filled D/N[, F failed (first P)], next K`` and the percentage. Not per
+        period under luigid (``runs`` remote): the range's watch sets every chunk's status
+        there per period, from the ledger, without a round trip per period here; the
+        ``last`` one goes with the periods' reports, without waiting for a round trip."""
+        status = chunk_status(list(self.keys), done, failed)
+        if runs is not None and runs.remote:
+            if last:
+                runs.show(self, *status)
+            return
+        show_status(self, *status)
+
+    def _task(self, key: str) -> PeriodTask:
+        label = period_from_key(key)
+        if isinstance(label, dt.datetime):
+            label = label.astimezone(UTC).replace(tzinfo=None)
+        return self.of(**{**dict(self.of_params), self.of.period_param: label})
+
+
+class IndependentChunk(ContiguousChunk):
+    """Periods of a forward or reverse fill: each is attempted whatever happens to the others.
+
+    Periods that may run inline run here, in order, a failure recorded and passed over; the
+    others are yielded together for Luigi to run in parallel. The chunk fails at the end if a
+    period failed inline, so the scheduler retries it (its failed periods then scheduled).
+    """
+
+    def run(self) -> Iterator[Any]:
+        keys = list(self.keys)
+        done, retried = self._done(keys), self._failed()
+        deferred: list[PeriodTask] = []
+        failed_now: list[str] = []
+        runs = InlineRuns(self)
+        try:
+            for key in [key for key in keys if key not in done]:
+                task = self._task(key)
+                self.announce(task)
+                if key in retried or not self._may_run_inline(task, runs):
+                    deferred.append(task)
+                    continue
+                self.progress(done, failed_now, runs=runs)
+                try:
+                    runs.run(task)
+                    done.add(key)
+                except Exception as exc:  # recorded failed by the attempt; the others go on
+                    logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
+                    failed_now.append(key)
+        finally:
+            runs.flush()
+        if deferred:
+            self.progress(done, failed_now)
+            yield deferred
+        self.progress(self._done(keys), failed_now)
+        if failed_now:
+            raise GatekeeperError(f"{self._job()}: {len(failed_now)} period(s) failed in this "
+                                  f"fill: {', '.join(failed_now)}")
+
+
+def show_status(task: luigi.Task, message: str, percentage: int) -> None:
+    """Set ``task``'s status message and progress percentage in its scheduler; nothing when
+    it is not running under a Luigi worker (which binds these methods only while it runs)."""
+    set_message = getattr(task, "set_status_message", None)
+    set_percentage = getattr(task, "set_progress_percentage", None)
+    if callable(set_message) and callable(set_percentage):
+        set_message(message)
+        set_percentage(percentage)

@@ -1,0 +1,257 @@
+"""Running a period inside a chunk exactly as Luigi's worker runs a task (an adapter over Luigi).
+
+A chunk that finds a period's requirements complete runs it in its own process instead of
+sending it through the scheduler (no scheduler round trip per period). To the period's code
+it is the same Luigi task as a scheduled one, in Luigi's order (``luigi.worker.TaskProcess``):
+
+1. ``complete()`` is checked first, as Luigi checks a yielded task (no event fires there
+   either); a period complete by then is not run, and counts as already done;
+2. ``set_status_message``, ``set_progress_percentage``, ``set_tracking_url`` and
+   ``decrease_running_resources`` are bound around ``run()`` (to a reporter for the period's
+   own task id), then unbound;
+3. ``Event.START``, ``run()``, then ``Event.PROCESSING_TIME``, ``on_success()`` and
+   ``Event.SUCCESS``; or ``Event.FAILURE`` and ``on_failure(exc)``. Their return values are
+   the explanation sent to the scheduler, as Luigi sends them (``json.dumps``).
+
+Every period is visible where Luigi's would be: the scheduler (luigid's task list, or the
+local scheduler) gets an ``add_task`` with the worker's id and the final status (DONE/FAILED,
+and RUNNING first if the code sets a status message, progress or tracking URL); Luigi's
+execution summary counts it as ran successfully / failed / already done when the chunk runs
+in the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
+(``--workers N``), through the channel the worker opened when it scheduled the chunk
+(``channel.open_summary_channel``), read back when the summary is written. A local
+scheduler under ``--workers N`` is the parent's object: the child relays its reports through
+the same channel, and the parent hands them to its scheduler before the chunk's own result.
+Each report carries the period's priority and retry policy, and a failure is reported RUNNING
+then FAILED, so the scheduler counts it under the period's ``retry_count`` (``policy.py``).
+
+Reports to luigid go through one background thread per chunk run, in order, on one keep-alive
+connection (``wire.py``), and are flushed before the chunk yields or ends, so the fill never
+waits for a round trip per period.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from typing import Any
+
+import luigi
+import luigi.rpc
+from luigi.scheduler import DONE, FAILED, RUNNING
+
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import LeaseHeld
+from gatekeeper.luigi.fill import channel
+from gatekeeper.luigi.fill.policy import retry_policy
+from gatekeeper.luigi.fill.wire import SchedulerWire
+from gatekeeper.core.records import Attempt
+from gatekeeper.luigi.tasks import PeriodTask
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+HELD_POLL = 0.2  # seconds between checks of a period another worker's live lease holds
+
+
+class InlineRuns:
+    """Where one run of a chunk reports the periods it runs inline; see the module docstring.
+
+    Outside a Luigi worker (a chunk's ``run()`` called directly) nothing is reported.
+    """
+
+    def __init__(self, chunk: luigi.Task):
+        self.scheduler = luigi_compat.worker_scheduler(chunk)
+        self.worker_id = luigi_compat.worker_id(chunk)
+        self.worker = luigi_compat.running_worker(chunk)
+        self.channel = None if self.worker else channel.summary_channel(self.worker_id)
+        self.forwarded = luigi_compat.forwarded_attributes()
+        self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
+        #: a local scheduler is reached from a forked task process through the channel only
+        self.relayed = not self.remote and self.worker is None and self.channel is not None
+        self.wire = SchedulerWire(self.scheduler) if self.remote else None
+        self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def reaches_scheduler(self) -> bool:
+        """False where a period's outcome could not reach the scheduler (a forked task process
+        of a local scheduler whose worker opened no channel): such a chunk runs none inline."""
+        return self.scheduler is None or self.worker is not None or self.remote or self.relayed
+
+    # -- reporting -----------------------------------------------------------------------------
+    def send(self, method: str, **arguments: Any) -> None:
+        """Call the scheduler's ``method``: in order on a background thread under luigid, at
+        once under a local scheduler; nothing outside a worker."""
+        if self.scheduler is None or self.worker_id is None:
+            return
+        if self.relayed and self.channel is not None:
+            channel.relay_to_scheduler(self.channel, method, arguments)
+            return
+        if not self.remote:
+            self._call(method, arguments)
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._drain, daemon=True,
+                                            name="gatekeeper-inline-report")
+            self._thread.start()
+        self._queue.put((method, arguments))
+
+    def flush(self) -> None:
+        """Wait until every report is sent (before the chunk yields or ends)."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def _drain(self) -> None:
+        try:
+            while (item := self._queue.get()) is not None:
+                self._call(*item)
+        finally:
+            if self.wire is not None:
+                self.wire.close()
+
+    def _call(self, method: str, arguments: dict[str, Any]) -> None:
+        try:
+            if self.wire is not None:
+                self.wire.call(method, arguments)
+            else:
+                getattr(self.scheduler, method)(**arguments)
+        except Exception as exc:  # a report lost is not a period failed
+            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
+                           arguments.get("task_id"), exc)
+
+    def settled(self, task: luigi.Task, status: str, *, ran: bool, expl: Any = None) -> None:
+        """Tell the scheduler, and the worker's execution summary, how ``task`` ended. DONE
+        goes as runnable by this worker, so the scheduler lists the worker with the period as
+        with a scheduled one (a failure is not: only the chunk retries it)."""
+        self.send("add_task", **self.task_fields(task), status=status,
+                  runnable=status == DONE, expl=json.dumps(expl))
+        if self.worker is not None:
+            luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
+        elif self.channel is not None:
+            channel.send_to_summary(self.channel, task, status, ran=ran)
+
+    def show(self, task: luigi.Task, message: str, percentage: int) -> None:
+        """Set the status message and progress of ``task`` (running on this worker) as its
+        own ``set_status_message``/``set_progress_percentage`` would, in order with the
+        reports."""
+        self.send("set_task_status_message", task_id=task.task_id, status_message=message)
+        self.send("set_task_progress_percentage", task_id=task.task_id,
+                  progress_percentage=percentage)
+
+    def task_fields(self, task: luigi.Task) -> dict[str, Any]:
+        """What Luigi's worker tells the scheduler about a task, in this worker's name."""
+        return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,
+                "module": task.task_module, "params": task.to_str_params(),
+                "resources": task.process_resources(), "priority": task.priority,
+                "retry_policy_dict": retry_policy(task),
+                "accepts_messages": task.accepts_messages}
+
+    # -- running -------------------------------------------------------------------------------
+    def run(self, task: PeriodTask) -> bool:
+        """Run ``task`` as Luigi's worker would; False when it was complete already (not run).
+
+        A period another worker's live lease holds is waited for (its ``run()`` recorded
+        nothing and fired START only), then checked again: complete by then, it is not run.
+        Raises what ``run()`` raises, after ``on_failure``.
+        """
+        while True:
+            try:
+                return self._run_once(task)
+            except LeaseHeld as held:
+                if held.holder.lease_expires_at is None:
+                    raise
+                self._wait_while_held(task, held.holder)
+
+    def _wait_while_held(self, task: PeriodTask, holder: Attempt) -> None:
+        """Wait until ``holder`` no longer runs ``task``'s period (finished, replaced, or its
+        lease expired by this host's clock; the ledger judges by the database's)."""
+        job, key = task.job_id, task.period_key
+        logger.info("gatekeeper: %s %s: attempt %d (run %s) of another worker holds it; "
+                    "waiting for it", job, key, holder.attempt, holder.run_id)
+        while True:
+            time.sleep(HELD_POLL)
+            latest = task.ledger().latest(job, key)
+            if (latest is None or latest.run_id != holder.run_id
+                    or not latest.lease_live(utc_now())):
+                return
+
+    def _run_once(self, task: luigi.Task) -> bool:
+        if task.complete():  # as Luigi checks a yielded task before scheduling it
+            self.settled(task, DONE, ran=False)
+            return False
+        for dep in luigi.task.flatten(task.requires()):  # as Luigi's worker adds the period
+            task.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, task, dep)
+        task.trigger_event(luigi.Event.START, task)
+        started = time.time()
+        try:
+            self._run_bound(task)
+        except KeyboardInterrupt:
+            raise
+        except LeaseHeld:
+            raise  # nothing recorded: another worker runs it (see run)
+        except BaseException as exc:
+            logger.exception("gatekeeper: inline %s failed", task)
+            task.trigger_event(luigi.Event.FAILURE, task, exc)
+            expl = task.on_failure(exc)
+            # RUNNING on this worker first, as for a scheduled task: the scheduler then counts
+            # the failure under the period's own retry policy (DISABLED past retry_count)
+            self.send("add_task", **self.task_fields(task), status=RUNNING, runnable=False)
+            self.settled(task, FAILED, ran=True, expl=expl)
+            raise
+        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
+        expl = task.on_success()
+        task.trigger_event(luigi.Event.SUCCESS, task)
+        self.settled(task, DONE, ran=True, expl=expl)
+        return True
+
+    def _run_bound(self, task: luigi.Task) -> None:
+        """``task.run()`` with Luigi's reporter attributes bound to a PeriodReporter."""
+        reporter = PeriodReporter(self, task)
+        for reporter_attr, task_attr in self.forwarded.items():
+            setattr(task, task_attr, getattr(reporter, reporter_attr, None))
+        try:
+            task.run()
+        finally:
+            for task_attr in self.forwarded.values():
+                setattr(task, task_attr, None)
+
+
+class PeriodReporter:
+    """What Luigi's TaskStatusReporter does for a scheduled task, for an inline period: its
+    first call also tells the scheduler the period is RUNNING on this worker (so luigid,
+    which ignores status messages of tasks it does not know, shows them)."""
+
+    scheduler_messages = None  # an inline period accepts no scheduler messages
+
+    def __init__(self, runs: InlineRuns, task: luigi.Task):
+        self.runs, self.task = runs, task
+        self.announced = False
+
+    def _running(self, **extra: Any) -> None:
+        if not self.announced or extra:
+            self.runs.send("add_task", **self.runs.task_fields(self.task), status=RUNNING,
+                           runnable=False, **extra)
+            self.announced = True
+
+    def update_tracking_url(self, tracking_url: str) -> None:
+        self._running(tracking_url=tracking_url)
+
+    def update_status_message(self, message: str) -> None:
+        self._running()
+        self.runs.send("set_task_status_message", task_id=self.task.task_id,
+                       status_message=message)
+
+    def update_progress_percentage(self, percentage: int) -> None:
+        self._running()
+        self.runs.send("set_task_progress_percentage", task_id=self.task.task_id,
+                       progress_percentage=percentage)
+
+    def decrease_running_resources(self, decrease_resources: dict[str, int]) -> None:
+        self._running()
+        self.runs.send("decrease_running_task_resources", task_id=self.task.task_id,
+                       decrease_resources=decrease_resources)

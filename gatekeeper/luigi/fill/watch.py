@@ -1,0 +1,294 @@
+"""Watching a range run from the process that scheduled it (an adapter over ``progress.py``).
+
+One RangeWatch per range instance, made in the process that plans it (the ``luigi`` command's
+main process, where the worker schedules). It observes the ledger and reports; it never
+schedules or records anything.
+
+- **The closing line** is logged once per invocation at INFO, by the first of: the window
+  already complete when Luigi checks the range (``Event.DEPENDENCY_PRESENT``, so an idempotent
+  rerun says so), the range's ``run()`` ending in this process, a Luigi FAILURE in this process
+  after which the fill has nothing left to do (the ledger says so), the watcher thread seeing
+  the same, or, in the ``luigi`` command, the process exiting (``atexit``: tasks that ran in
+  ``--workers N`` children, or a period blocked by a failed upstream).
+- **A watcher thread** (only in the ``luigi`` command) reads the ledger on its own connection:
+  with ``--local-scheduler`` and a terminal on stderr it redraws a one-line progress bar (off
+  with ``--no-progress``); under ``luigid`` it sets the range's and every chunk's status
+  message and percentage there, per period, in every strategy (a forward fill's chunks wait on
+  all their periods at once, so only an observer can show them per period).
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import logging
+import os
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import luigi
+import luigi.cmdline_parser
+import luigi.interface
+import luigi.rpc
+
+from gatekeeper.luigi import config
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.luigi.fill.chunks import ContiguousChunk
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.core.progress import (
+    Failure,
+    Throttle,
+    chunk_status,
+    closing_line,
+    failed_keys,
+    fill_over,
+    first_failure,
+    progress_bar,
+    range_status,
+)
+from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+UTC = dt.timezone.utc
+BAR_POLL = 0.2  # seconds between ledger reads for the terminal bar
+REMOTE_POLL = 1.0  # ... and for luigid's status messages
+_open: weakref.WeakSet[RangeWatch] = weakref.WeakSet()
+_atexit = threading.Lock()
+_atexit_registered: list[bool] = []
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The window as the ledger holds it now, seen from one run."""
+
+    plan: RangePlan
+    done: frozenset[str]  # scheduled keys now complete
+    failed: frozenset[str]  # scheduled keys failed (or abandoned) since the run started
+    failure: Failure | None  # the first of them in fill order
+
+
+class RangeWatch:
+    """What one range invocation reports; see the module docstring."""
+
+    def __init__(self, rng: Any, *, bar: bool, remote: str | None):
+        self.range, self.pid = rng, os.getpid()
+        session = rng.session()
+        self.initial: RangePlan = session.plan
+        self.keys: list[str] = list(session.keys)
+        self.started = float(session.started)
+        self.since = dt.datetime.fromtimestamp(self.started, UTC)
+        self.bar, self.remote = bar, remote
+        self.closed = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sent: dict[str, tuple[str, int]] = {}
+
+    def snapshot(self, ledger: Ledger) -> Snapshot:
+        """Read the window (two queries); reads only."""
+        plan = self.range.plan(ledger)
+        gaps = {plan.key(label) for label in plan.gaps}
+        latest = (ledger.latest_between(self.range.job(), min(self.keys), max(self.keys))
+                  if self.keys else {})
+        failed = failed_keys(latest, self.since) & set(self.keys)
+        return Snapshot(plan, frozenset(k for k in self.keys if k not in gaps),
+                        frozenset(failed), first_failure(self.keys, latest, self.since))
+
+    # -- the closing line ----------------------------------------------------------------------
+    def close(self, ledger: Ledger) -> None:
+        """Stop watching and log the closing line (once; later calls do nothing)."""
+        with self._lock:
+            if self.closed or self.range.__dict__.get("_gk_closed"):
+                self.closed = True
+                return
+            self.closed = self.range.__dict__["_gk_closed"] = True
+        _open.discard(self)
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        try:
+            snap = self.snapshot(ledger)
+        except GatekeeperError as exc:
+            logger.warning("gatekeeper: %s %s: no closing summary, the ledger could not be "
+                           "read: %s", self.range.task_family, self.range.job(), exc)
+            return
+        if self.bar:
+            self._draw(snap, force=True)
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        if self.remote:
+            self._send(snap)
+        filled = snap.plan.complete_count - self.initial.complete_count
+        by = self.filled_by() if snap.plan.gaps else None
+        logger.info(closing_line(self.range.task_family, self.range.job(), snap.plan,
+                                 filled_now=max(0, filled), failure=snap.failure,
+                                 filled_by=by))
+
+    def filled_by(self) -> str | None:
+        """Under luigid, the worker running this range or one of its chunks as this process
+        closes (so not this process's: it is done), or None; reads luigid, never fails."""
+        if not self.remote:
+            return None
+        ids = {self.range.task_id} | {chunk.task_id for chunk in self.range.chunk_tasks()}
+        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))
+        try:
+            running = scheduler.task_list(status="RUNNING", upstream_status="", limit=False)
+        except Exception:  # luigid gone: the line says gaps remain
+            return None
+        finally:
+            scheduler.close()
+        workers = sorted({str(task.get("worker_running")) for task_id, task in running.items()
+                          if task_id in ids and task.get("worker_running")})
+        return ", ".join(workers) or None
+
+    def over(self, snap: Snapshot) -> bool:
+        return fill_over(self.initial.strategy, self.keys, snap.done, snap.failed)
+
+    # -- the watcher thread --------------------------------------------------------------------
+    def start(self) -> None:
+        self._throttle = Throttle(0.1)
+        self._thread = threading.Thread(target=self._watch, name="gatekeeper-range-watch",
+                                        daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        interval = BAR_POLL if self.bar else REMOTE_POLL
+        ledger = open_ledger(config.ledger_url())
+        try:
+            while not self._stop.wait(interval):
+                snap = self.snapshot(ledger)
+                if self._stop.is_set():
+                    return
+                if self.bar:
+                    self._draw(snap)
+                if self.remote:
+                    self._send(snap)
+                if self.over(snap):
+                    self.close(ledger)
+                    return
+        except Exception as exc:  # an observer never fails the run; say why it stopped
+            logger.warning("gatekeeper: %s progress stopped: %s", self.range.job(), exc)
+        finally:
+            ledger.close()
+
+    def _draw(self, snap: Snapshot, force: bool = False) -> None:
+        now = time.time()
+        if not (self._throttle.ready(now) or force):
+            return
+        line = progress_bar(len(snap.done), len(self.keys), now - self.started,
+                            failed=len(snap.failed - snap.done))
+        sys.stderr.write(f"\r{self.range.job()} {line}\x1b[K")
+        sys.stderr.flush()
+
+    def _send(self, snap: Snapshot) -> None:
+        """Under luigid: the range's and each chunk's status, where it changed."""
+        statuses = {self.range.task_id: range_status(snap.plan)}
+        for chunk in self.range.chunk_tasks():
+            statuses[chunk.task_id] = chunk_status(list(chunk.keys), snap.done, snap.failed)
+        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))  # its RPC methods are
+        # generated from luigi.scheduler.Scheduler's @rpc_method ones
+        try:
+            for task_id, shown in statuses.items():
+                if self._sent.get(task_id) != shown:
+                    scheduler.set_task_status_message(task_id, shown[0])
+                    scheduler.set_task_progress_percentage(task_id, shown[1])
+                    self._sent[task_id] = shown
+        finally:
+            scheduler.close()
+
+
+def command_context() -> Any:
+    """Luigi's ``core`` parameters when running inside the ``luigi`` command, else None
+    (an in-process ``luigi.build`` passes its scheduler choice only to the worker)."""
+    if luigi.cmdline_parser.CmdlineParser.get_instance() is None:
+        return None
+    return luigi.interface.core()
+
+
+def scheduler_url(core: Any) -> str:
+    if core.scheduler_url:
+        return str(core.scheduler_url)
+    return f"http://{core.scheduler_host}:{core.scheduler_port}/"
+
+
+def watch(rng: Any) -> RangeWatch:
+    """The range's watch, made (and its thread started) on first use in this process."""
+    found: RangeWatch | None = rng.__dict__.get("_gk_watch")
+    if found is not None:
+        return found
+    core = command_context()
+    bar = bool(core is not None and core.local_scheduler and not rng.no_progress
+               and sys.stderr.isatty())
+    remote = None if core is None or core.local_scheduler else scheduler_url(core)
+    made = rng.__dict__["_gk_watch"] = RangeWatch(rng, bar=bar, remote=remote)
+    _open.add(made)
+    if core is not None:
+        with _atexit:
+            if not _atexit_registered:
+                atexit.register(_close_at_exit)
+                _atexit_registered.append(True)
+    if bar or remote:
+        made.start()
+    return made
+
+
+def reports_remotely(rng: Any) -> bool:
+    """True when the range's watch sets its status in luigid (so the range must not)."""
+    found = rng.__dict__.get("_gk_watch")
+    return found is not None and found.remote is not None
+
+
+def close_complete(rng: Any) -> None:
+    """The closing line of a range whose window was complete when Luigi checked it."""
+    if rng.__dict__.get("_gk_closed") or "_gk_watch" in rng.__dict__:
+        return
+    rng.__dict__["_gk_closed"] = True
+    plan = rng.plan()
+    logger.info(closing_line(rng.task_family, rng.job(), plan, filled_now=0))
+
+
+def close_after_run(rng: Any) -> None:
+    """The range's run() ended: log its closing line if this process made its watch."""
+    found = rng.__dict__.get("_gk_watch")
+    if found is not None and found.pid == os.getpid():
+        found.close(rng.ledger())
+
+
+def _job_of(task: luigi.Task) -> str | None:
+    if isinstance(task, PeriodTask):
+        return str(task.job_id)
+    if isinstance(task, ContiguousChunk):
+        return task._job()
+    return None
+
+
+@luigi.Task.event_handler(luigi.Event.FAILURE)
+def _on_failure(task: luigi.Task, exc: BaseException) -> None:
+    """A period or chunk failed in this process: close the watches it ends."""
+    job = _job_of(task)
+    for found in list(_open):
+        if found.pid != os.getpid() or found.closed or found.range.job() != job:
+            continue
+        ledger = shared_ledger()
+        try:
+            over = found.over(found.snapshot(ledger))
+        except GatekeeperError as exc:  # the closing line then comes at exit, if at all
+            logger.warning("gatekeeper: %s: could not read the ledger: %s", job, exc)
+            continue
+        if over:
+            found.close(ledger)
+
+
+def _close_at_exit() -> None:
+    for found in list(_open):
+        if found.pid != os.getpid() or found.closed:
+            continue
+        try:
+            found.close(found.range.ledger())
+        except Exception as exc:  # at exit: report, never raise
+            logger.warning("gatekeeper: %s: no closing summary: %s", found.range.job(), exc)

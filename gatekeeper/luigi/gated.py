@@ -1,0 +1,211 @@
+"""Gated tasks: publish one output per business date once the readiness gate is open."""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from typing import Any
+
+import luigi
+
+from gatekeeper.luigi import config
+from gatekeeper.core.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
+from gatekeeper.core.gate import Watermarks
+from gatekeeper.ledger import Ledger
+from gatekeeper.core.periods import DAILY, interval
+from gatekeeper.core.records import fingerprint
+from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget, file_sha256
+from gatekeeper.luigi.tasks import BusinessDateTask, PeriodTask
+from gatekeeper.core.validation import check_optional_name
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+
+
+class ReasonParameter(luigi.OptionalParameter):
+    """``--republish-reason``: checked when the task is built (no blank, NUL or surrounding
+    whitespace), before any attempt is recorded."""
+
+    def normalize(self, x: Any) -> str | None:
+        return check_optional_name(x, "republish_reason")
+
+
+class GatedTask(BusinessDateTask):
+    """A task that publishes one output per business date once its upstream jobs are ready.
+
+    Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
+    is the fingerprint) and ``write(tx, payload)`` (writes the payload through ``tx``, a
+    handle on the publication transaction: ``tx.execute(sql, params)`` with ``?``
+    placeholders). ``run()`` opens the gate first: while any required job's latest attempt has
+    not succeeded for this date it fails with NotReady and records nothing. Output and evidence
+    then commit together, fenced by this attempt's run ID (a worker that lost its lease gets
+    LeaseLost and writes nothing); a retry with the same payload writes nothing, a different
+    payload fails with PublicationConflict.
+    """
+
+    republish_reason: Any = ReasonParameter(
+        default=None, significant=False,
+        description="Publish a correction (a new revision) for this date, with this reason",
+    )
+
+    publishes = True
+    outputs_in_ledger = True
+
+    def output(self) -> PublicationTarget:
+        return PublicationTarget(self.job_id, self.period_key, self.ledger())
+
+    def complete(self) -> bool:
+        """Published (see BusinessDateTask); with ``--republish-reason``, once the newest
+        revision carries that reason."""
+        if self.republish_reason is None:
+            return super().complete()
+        newest = self.ledger().publication(self.job_id, self.period_key)
+        return newest is not None and newest.reason == self.republish_reason
+
+    def required_jobs(self) -> list[Any]:
+        """The jobs the gate requires: each BusinessDateTask in ``requires()``.
+
+        An upstream for another date must be declared explicitly: override this and return
+        ``(job, date)`` for it. Raises GatekeeperError for an undeclared one.
+        """
+        jobs: list[Any] = []
+        for task in luigi.task.flatten(self.requires()):
+            if not isinstance(task, PeriodTask):
+                continue
+            if task.period_key != self.period_key:
+                raise GatekeeperError(
+                    f"{self.job_id} {self.period_key}: requires() returns {task.job_id} for "
+                    f"{task.period_key}; declare an upstream for another date explicitly by "
+                    "overriding required_jobs() with (job, date)"
+                )
+            jobs.append(task.job_id)
+        if not jobs:
+            raise InvalidInput("required_jobs", jobs, f"{self.job_id} requires no gatekeeper "
+                               "job; return BusinessDateTasks from requires() or override "
+                               "required_jobs()")
+        return jobs
+
+    def watermarks(self) -> Watermarks | None:
+        """Watermarks of the same-date upstream tasks that declare one, required to reach the
+        end of this date's interval in the business time zone; None when none declares one."""
+        observed = {
+            task.job_id: task.watermark()
+            for task in luigi.task.flatten(self.requires())
+            if isinstance(task, PeriodTask) and task.declares_watermark()
+            and task.period_key == self.period_key
+        }
+        if not observed:
+            return None
+        zone = str(config.settings().timezone)
+        end = interval(self.business_date, DAILY, zone).end
+        return Watermarks.parse(end, observed)
+
+    def before_attempt(self, ledger: Ledger) -> None:
+        readiness = ledger.readiness(self.required_jobs(), self.period_key, self.watermarks())
+        if not readiness:
+            raise NotReady(readiness)
+
+    def reruns_succeeded(self) -> bool:
+        """A republish runs again a period whose latest attempt succeeded (as ``--attempt``)."""
+        return self.republish_reason is not None or super().reruns_succeeded()
+
+    def build(self) -> Any:
+        """Compute the output payload (JSON-serializable, or bytes)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement build()")
+
+    def write(self, tx: Any, payload: Any) -> None:
+        """Write ``payload`` through ``tx`` (a WriteHandle on the publication transaction:
+        ``execute``/``executemany`` with ``?`` placeholders; no commit) (default: nothing)."""
+
+    def fingerprint_of(self, payload: Any) -> str:
+        return fingerprint(payload)
+
+    def location_of(self, payload: Any) -> str | None:
+        return None
+
+    def run(self) -> None:
+        self.publish_payload(self.build())
+
+    def publish_payload(self, payload: Any) -> None:
+        """Publish (or, with ``--republish-reason``, republish) ``payload``, fenced by this
+        attempt's run ID; ``write(tx, payload)`` runs inside the transaction."""
+        args = (self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
+                lambda conn: self.write(conn, payload))
+        options: dict[str, Any] = {
+            "location": self.location_of(payload), "watermarks": self.watermarks(),
+            "producer": self.run_id,
+        }
+        if self.republish_reason is not None:
+            changed = self.ledger().republish(*args, reason=self.republish_reason, **options)
+            done = "republished" if changed else "already republished (no-op)"
+        else:
+            changed = self.ledger().publish(*args, **options)
+            done = "published" if changed else "already published with this output (no-op)"
+        logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key, done)
+
+
+class GatedFileTask(GatedTask):
+    """A GatedTask whose output is a file: written atomically, then published with its sha256.
+
+    Implement ``output_path()`` and ``build_file(path)`` (write the content to ``path``, a
+    temporary file beside the final one). gatekeeper renames it into place inside the
+    publication transaction, once the gate is open, this attempt still owns the date (fencing)
+    and no different output is published; then it publishes the path and checksum.
+    """
+
+    outputs_in_ledger = False
+
+    def output_path(self) -> str:
+        raise NotImplementedError(f"{type(self).__name__} must implement output_path()")
+
+    def build_file(self, path: str) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement build_file(path)")
+
+    def output(self) -> FilePublicationTarget:
+        return FilePublicationTarget(
+            self.output_path(), self.job_id, self.period_key, self.ledger()
+        )
+
+    def build(self) -> dict[str, str]:
+        final = os.path.abspath(self.output_path())
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        temporary = f"{final}.tmp-{uuid.uuid4().hex}"
+        try:
+            self.build_file(temporary)
+            checksum = file_sha256(temporary)
+        except BaseException:
+            _remove(temporary)
+            raise
+        published = self.ledger().publication(self.job_id, self.period_key)
+        if published is not None and published.fingerprint != checksum:
+            _remove(temporary)
+            raise PublicationConflict(
+                f"{self.job_id} {self.period_key}: {final} was published with "
+                f"{published.fingerprint}, the new file has {checksum}; the published file "
+                "is left untouched (a correction is an explicit republish)",
+                consumer=self.job_id, period=self.period_key, revision=published.revision,
+            )
+        return {"path": final, "sha256": checksum, "temporary": temporary}
+
+    def write(self, tx: Any, payload: Any) -> None:
+        """Rename the file into place: called inside the publication transaction, after the
+        fencing and gate checks, only when this publication is new."""
+        os.replace(payload["temporary"], payload["path"])
+
+    def run(self) -> None:
+        payload = self.build()
+        try:
+            self.publish_payload(payload)
+        finally:
+            _remove(payload["temporary"])
+
+    def fingerprint_of(self, payload: Any) -> str:
+        return str(payload["sha256"])
+
+    def location_of(self, payload: Any) -> str | None:
+        return str(payload["path"])
+
+
+def _remove(path: str) -> None:
+    if os.path.exists(path):
+        os.remove(path)

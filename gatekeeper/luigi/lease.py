@@ -1,0 +1,121 @@
+"""A heartbeat thread that keeps a running attempt's lease alive while ``run()`` works.
+
+It renews on its own connection (one per process and ledger URL, never used by a task's
+transactions), so a ``run()`` that holds ``self.ledger().transaction()`` does not starve it.
+Renewal is judged by the database's clock (see ``docs/ownership.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+
+from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.ledger import Ledger, open_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+_connections: dict[tuple[int, str], Ledger] = {}
+_connections_lock = threading.Lock()
+
+
+def heartbeat_ledger(url: str) -> Ledger:
+    """This process's heartbeat connection to the ledger at ``url``, opened once.
+
+    Keyed by process id too: a worker forked by ``luigi --workers N`` opens its own.
+    """
+    key = (os.getpid(), url)
+    with _connections_lock:
+        if key not in _connections:
+            _connections[key] = open_ledger(url)
+        return _connections[key]
+
+
+class Heartbeat:
+    """Renews ``run_id``'s lease every third of ``lease_seconds`` while the block runs.
+
+    If the lease can no longer be renewed (a later attempt marked it abandoned, or it was
+    recorded finished), ``lost`` is set and the beating stops: the attempt must not publish or
+    be recorded succeeded (the ledger refuses both: fencing). A failed renewal (the database
+    unreachable) is logged and tried again at the next beat. The renewals of every attempt of
+    a process are made by one thread (starting a thread per attempt costs a fill of short
+    periods more than the periods themselves).
+    """
+
+    def __init__(self, url: str, run_id: str, lease_seconds: float):
+        self.url, self.run_id, self.lease_seconds = url, run_id, lease_seconds
+        self.interval = max(lease_seconds / 3.0, 0.05)
+        self.lost = threading.Event()
+        self.stopped = threading.Event()
+        self.due = 0.0
+
+    def __enter__(self) -> Heartbeat:
+        _beats().add(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        _beats().remove(self)
+
+    def renew(self) -> bool:
+        """One renewal; False once the lease is lost (or the block ended): stop beating."""
+        if self.stopped.is_set():
+            return False
+        try:
+            alive = heartbeat_ledger(self.url).heartbeat(
+                self.run_id, lease_seconds=self.lease_seconds)
+        except GatekeeperError as exc:
+            logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
+            return True
+        if not alive and not self.stopped.is_set():
+            logger.error("gatekeeper: %s is no longer running; its lease is lost", self.run_id)
+            self.lost.set()
+        return alive
+
+
+class _Beats:
+    """This process's heartbeat thread: renews each registered lease when it is due."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.wake = threading.Condition()
+        self.beats: dict[int, Heartbeat] = {}
+        threading.Thread(target=self._loop, name="gatekeeper-heartbeat", daemon=True).start()
+
+    def add(self, beat: Heartbeat) -> None:
+        with self.wake:
+            beat.due = time.monotonic() + beat.interval
+            self.beats[id(beat)] = beat
+            self.wake.notify()
+
+    def remove(self, beat: Heartbeat) -> None:
+        with self.wake:
+            self.beats.pop(id(beat), None)
+
+    def _loop(self) -> None:
+        while True:
+            with self.wake:
+                now = time.monotonic()
+                due = [b for b in self.beats.values() if b.due <= now]
+                if not due:
+                    soonest = min((b.due for b in self.beats.values()), default=now + 60.0)
+                    self.wake.wait(timeout=soonest - now)
+                    continue
+                for beat in due:
+                    beat.due = now + beat.interval
+            for beat in due:  # outside the lock: a renewal waits on the database
+                if not beat.renew():
+                    self.remove(beat)
+
+
+_service: list[_Beats] = []
+_service_lock = threading.Lock()
+
+
+def _beats() -> _Beats:
+    """The heartbeat thread of this process (a forked worker starts its own)."""
+    with _service_lock:
+        if not _service or _service[0].pid != os.getpid():
+            _service[:] = [_Beats()]
+        return _service[0]

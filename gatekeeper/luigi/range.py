@@ -1,0 +1,366 @@
+"""Luigi range wrappers: fill the missing business periods of a job, oldest first by default.
+
+Thin adapters over ``coverage.plan_from_ledger``. A period is complete as the ``of`` class's
+``bulk_complete`` says (``completeness.py``: one ledger query for PeriodTask's own without
+outputs beyond the ledger; declared output files and a user's override honoured), so a range
+and ``complete()`` agree; complete periods are never instantiated as Luigi tasks. Each
+invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi's first
+``complete()`` check, where bad parameters are refused as a scheduling error naming them.
+
+- ``contiguous`` (default): the scheduled periods are filled in order, in ContiguousChunks of
+  ``CHUNK`` periods yielded one at a time as dynamic dependencies; inside a chunk a period
+  whose requirements are complete runs in the chunk's process, as the same Luigi task to its
+  code and reported to the scheduler and the summary (``inline.py``), any other is yielded to
+  Luigi's scheduler with its requirements. A failure at P leaves the chunk, and the range,
+  pending: no later period starts. Luigi's scheduler never holds more than one chunk's worth of
+  periods, so the fill stays linear in the periods it fills. Under a central scheduler (luigid)
+  too: chunks are named by their block of due periods, so every worker that adds the range
+  names a chunk alike and luigid runs it once; leases run a period once whichever chunk has it.
+- ``forward`` / ``reverse``: every chunk is yielded at once, ranked so Luigi takes the oldest
+  (or newest) first, in parallel with ``--workers N``; inside an IndependentChunk a failed
+  period is recorded and passed over, so a failure does not stop the others, and the chunk
+  fails at the end. Cost is linear here too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import luigi
+from luigi.tools.range import RangeEvent
+
+from gatekeeper.luigi import config
+from gatekeeper.luigi.completeness import complete_keys, completeness
+from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.luigi.fill import channel
+from gatekeeper.luigi.fill import watch as range_watch
+from gatekeeper.luigi.fill.chunks import ContiguousChunk, IndependentChunk, show_status
+from gatekeeper.luigi.fill.policy import refuse_batching
+from gatekeeper.ledger import Ledger
+from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone, period_from_key
+from gatekeeper.core.progress import percent, range_status
+from gatekeeper.luigi.range_session import FillSession, check_of_params, chunk_blocks, clock_at
+from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+UTC = dt.timezone.utc
+
+
+class RangeBusinessBase(luigi.Task):
+    """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
+
+    gatekeeper_summary = channel.RANGE  # the summary judges it by the ledger and chunks
+
+    of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
+    of_params: Any = luigi.DictParameter(
+        default={}, description="Other parameters of the 'of' task (JSON object)"
+    )
+    inline: Any = luigi.BoolParameter(
+        default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="contiguous: run a period whose requirements are complete inside the "
+                    "range's chunk task (the same Luigi task to its code, reported to the "
+                    "scheduler) instead of scheduling it; under luigid too (leases dedupe it)",
+    )
+    task_limit = luigi.IntParameter(
+        default=50, description="Most periods this invocation fills (Luigi's name and default)"
+    )
+    now = luigi.OptionalIntParameter(
+        default=None, significant=False,
+        description="The clock, in epoch seconds (default: the current time)",
+    )
+    reverse = luigi.BoolParameter(default=False, description="Alias of --strategy reverse")
+    lateness = luigi.Parameter(
+        default="", description="How long after a period ends it is due (default [gatekeeper])"
+    )
+    strategy = luigi.ChoiceParameter(
+        choices=STRATEGIES, default="contiguous",
+        description="contiguous (oldest first, one at a time, stop at a failure), forward "
+                    "(oldest first, independent) or reverse (newest first, independent)",
+    )
+    catchup = luigi.Parameter(
+        default="all", description="all, none (only the latest due period) or last:N"
+    )
+    timezone = luigi.Parameter(
+        default="", description="IANA zone of business midnights (default [gatekeeper])"
+    )
+    refresh_stale = luigi.BoolParameter(
+        default=False,
+        description="Also republish published periods whose upstream evidence a newer "
+                    "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
+    )
+    no_progress = luigi.BoolParameter(
+        default=False, significant=False,
+        description="No one-line progress bar on a terminal (--local-scheduler only)",
+    )
+
+    period_kind = DAILY
+    start: Any  # declared by each subclass with its period's parameter type
+    stop: Any
+
+    _fill_cursor = 0  # contiguous run(): periods passed so far (Luigi resumes run() anew)
+
+    # -- the fill session ----------------------------------------------------------------------
+    def session(self) -> FillSession:
+        """This invocation's fill session, built at first use (Luigi's first ``complete()``):
+        the parameters are checked, the clock and settings fixed, the window planned (one
+        ledger query). A bad parameter is then a Luigi scheduling error naming it, before
+        anything is recorded, whether or not the window is complete."""
+        found: FillSession | None = self.__dict__.get("_gk_session")
+        if found is None:
+            found = self.__dict__["_gk_session"] = self._open_session()
+        return found
+
+    def _open_session(self) -> FillSession:
+        of = self.of_class()
+        strategy = self.effective_strategy()
+        check_of_params(of, self.of_params, self.label_to_param(self.start_label()))
+        now = clock_at(time.time() if self.now is None else self.now)
+        lateness = self.lateness or config.lateness()
+        zone = parse_timezone(self.timezone or str(config.settings().timezone))
+        started = time.time()  # before Luigi forks a worker to run the range
+        plan = self._plan(self.ledger(), now, lateness, zone, strategy)
+        keys = tuple(plan.key(label) for label in plan.scheduled)
+        return FillSession(now=now, lateness=lateness, timezone=zone, strategy=strategy,
+                           started=started, plan=plan, keys=keys,
+                           chunks=chunk_blocks(plan),
+                           refreshes=tuple(self.stale_refreshes()))
+
+    def of_class(self) -> type[PeriodTask]:
+        of = self.of
+        if not (isinstance(of, type) and issubclass(of, PeriodTask)):
+            raise InvalidInput("of", of, "expected a gatekeeper PeriodTask class")
+        if of.period_kind != self.period_kind:
+            raise InvalidInput("of", of.get_task_family(),
+                               f"is {of.period_kind}; use the {of.period_kind} range")
+        refuse_batching(of)
+        return of
+
+    def job(self) -> str:
+        return self.of_class().job_id_for(**dict(self.of_params))
+
+    def effective_strategy(self) -> str:
+        if self.reverse and self.strategy not in ("contiguous", "reverse"):
+            raise InvalidInput("reverse", True, f"contradicts --strategy {self.strategy}")
+        return "reverse" if self.reverse else str(self.strategy)
+
+    # -- planning ------------------------------------------------------------------------------
+    def plan(self, ledger: Ledger | None = None) -> RangePlan:
+        """The window at the session's ``now`` as the ledger (default: this process's) and the
+        ``of`` class's ``bulk_complete`` hold it now. The first call builds the session and
+        returns its plan; later calls plan afresh (one ledger query by default)."""
+        if "_gk_session" not in self.__dict__:
+            return self.session().plan
+        session = self.session()
+        return self._plan(ledger or self.ledger(), session.now, session.lateness,
+                          session.timezone, session.strategy)
+
+    def _plan(self, ledger: Ledger, now: dt.datetime, lateness: Any, zone: Any,
+              strategy: str) -> RangePlan:
+        of, job = self.of_class(), self.job()
+        return plan_from_ledger(
+            ledger, job, start=self.start_label(), stop=self.stop_label(), now=now,
+            lateness=lateness, period=self.period_kind, timezone=zone, strategy=strategy,
+            catchup=self.catchup, task_limit=self.task_limit,
+            complete=completeness(of, self.of_params, ledger, job),
+        )
+
+    def _emit_metrics(self, plan: RangePlan) -> None:
+        family = self.of_class().get_task_family()
+        absent = set(plan.gaps) | set(plan.skipped_by_policy)
+        missing = [p for p in plan.due if p in absent]
+        delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
+        self.trigger_event(RangeEvent.DELAY, family, delay)
+        self.trigger_event(RangeEvent.COMPLETE_COUNT, family, plan.complete_count)
+        fraction = plan.complete_count / plan.total if plan.total else 1.0
+        self.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
+
+    # -- Luigi ---------------------------------------------------------------------------------
+    def complete(self) -> bool:
+        """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
+        no publication in the window is stale. The first call builds the session."""
+        fresh = "_gk_session" not in self.__dict__
+        session = self.session()
+        if fresh:
+            return not session.plan.gaps and not session.refreshes
+        return not self.plan().gaps and not self.stale_refreshes()
+
+    def requires(self) -> list[luigi.Task]:
+        """Stale refreshes (with ``--refresh-stale``), and for ``forward``/``reverse`` every
+        chunk of the fill: every process that adds the range to a scheduler adds its chunks,
+        so all their workers share them. ``contiguous`` gaps are filled in ``run()``, in order.
+        """
+        session = self._announced()
+        channel.open_summary_channel()
+        chunks = [] if session.strategy == "contiguous" else self._independent_chunks()
+        return [*session.refreshes, *chunks]
+
+    def _announced(self) -> FillSession:
+        """The session; at the first call in the process that schedules the range, also fire
+        the RangeEvent metrics, log the plan and start the range's watch."""
+        session = self.session()
+        if "_gk_watch" not in self.__dict__:
+            self._emit_metrics(session.plan)
+            logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
+                        session.plan.describe())
+            range_watch.watch(self)
+        return session
+
+    def stale_refreshes(self) -> list[PeriodTask]:
+        """Republishing tasks for the stale publications in [start, stop); reads the ledger."""
+        if not self.refresh_stale:
+            return []
+        of = self.of_class()
+        if not of.publishes:
+            raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
+        first = of.key_of(self.start)
+        last = None if self.stop is None else of.key_of(self.stop)
+        reasons: dict[str, set[str]] = {}
+        for found in self.ledger().stale(self.job(), since=first):
+            if last is None or found.business_date < last:
+                reasons.setdefault(found.business_date, set()).add(found.reason)
+        return [
+            of(**{**dict(self.of_params),
+                  of.period_param: self.label_to_param(period_from_key(key)),
+                  "republish_reason": "; ".join(sorted(why))})
+            for key, why in sorted(reasons.items())
+        ]
+
+    def run(self) -> Iterator[Any]:
+        if self._announced().strategy == "contiguous":
+            yield from self._fill_in_order()
+        self.report(self.plan())
+        range_watch.close_after_run(self)
+
+    def _independent_chunks(self) -> list[ContiguousChunk]:
+        """Every chunk of a forward or reverse fill, ordered (``ContiguousChunk.priority``) so
+        that Luigi's scheduler takes the oldest (or newest) periods first, in parallel with
+        ``--workers`` and across every process sharing the range."""
+        session = self.session()
+        count = len(session.chunks)
+        return [
+            IndependentChunk(of=self.of, of_params=self.of_params, block=block, last=keys[-1],
+                             keys=keys, inline=self.inline, since=session.started,
+                             order=rank / count)
+            for rank, (block, keys) in enumerate(session.chunks)
+        ]
+
+    def chunk_tasks(self) -> list[ContiguousChunk]:
+        """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
+        if self.session().strategy != "contiguous":
+            return self._independent_chunks()
+        return [self._contiguous_chunk(block, keys) for block, keys in self.session().chunks]
+
+    def _contiguous_chunk(self, block: str, keys: tuple[str, ...]) -> ContiguousChunk:
+        return ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
+                               last=keys[-1], keys=keys, inline=self.inline,
+                               since=self.session().started)
+
+    def _fill_in_order(self) -> Iterator[luigi.Task]:
+        """Yield the scheduled periods as consecutive chunks, one chunk at a time.
+
+        Each ContiguousChunk fills its periods one at a time; a failure leaves its chunk, and
+        so the range, pending, and every later period untouched. Chunks keep the dependencies
+        Luigi's scheduler accumulates per task short, so the fill stays linear. Luigi runs
+        ``run()`` anew after each chunk: ``_fill_cursor`` says where it was.
+        """
+        of, ledger = self.of_class(), self.ledger()
+        resume, cursor = self._fill_cursor, 0
+        for block, chunk in self.session().chunks:
+            if cursor >= resume and set(chunk) - complete_keys(of, self.of_params, ledger, chunk):
+                self._fill_cursor = cursor
+                self.report_cursor(cursor)
+                yield self._contiguous_chunk(block, chunk)
+            cursor += len(chunk)
+        self._fill_cursor = cursor
+
+    def report_cursor(self, cursor: int) -> None:
+        """Progress while filling in order, without re-planning (no ledger query)."""
+        plan = self.session().plan
+        if cursor >= len(plan.scheduled):
+            return
+        filled = plan.complete_count + cursor
+        through = plan.contiguous_through
+        if cursor and plan.catchup == "all":
+            through = plan.scheduled[cursor - 1]
+        shown = "nothing" if through is None else plan.key(through)
+        self.show(
+            f"filled {filled}/{plan.total}, contiguous through {shown}, next "
+            f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by "
+            f"policy", percent(filled, plan.total))
+
+    def report(self, plan: RangePlan) -> None:
+        """Show progress in the scheduler: filled/total, contiguous-through, next, skipped."""
+        self.show(*range_status(plan))
+        if plan.gaps:
+            logger.warning("gatekeeper: %s: %d gaps remain after this invocation (task_limit "
+                           "%s); run it again or raise --task-limit", self.job(),
+                           len(plan.gaps), plan.task_limit)
+
+    def show(self, message: str, percentage: int) -> None:
+        """Set the range's status in the scheduler, unless its watch does it (under luigid,
+        per period, from the process that added the range)."""
+        if not range_watch.reports_remotely(self):
+            show_status(self, message, percentage)
+
+    def ledger(self) -> Ledger:
+        """This process's ledger. Not cached on the task: ``--workers N`` runs the range in a
+        child forked after scheduling, which must not reuse its parent's connection."""
+        return shared_ledger()
+
+    def task_for(self, label: Any) -> PeriodTask:
+        of = self.of_class()
+        return of(**{**dict(self.of_params), of.period_param: self.label_to_param(label)})
+
+    # -- period conversions (per subclass) -----------------------------------------------------
+    def start_label(self) -> Any:
+        return self.start
+
+    def stop_label(self) -> Any:
+        return self.stop
+
+    def label_to_param(self, label: Any) -> Any:
+        return label
+
+
+@RangeBusinessBase.event_handler(luigi.Event.DEPENDENCY_PRESENT)
+def _complete_when_checked(task: RangeBusinessBase) -> None:
+    """Luigi found the range complete while scheduling (so it will not run): an idempotent
+    rerun still ends with its closing line."""
+    range_watch.close_complete(task)
+
+
+class RangeBusinessDaily(RangeBusinessBase):
+    """Fill the missing business dates of ``--of`` from ``--start`` to ``now - lateness``.
+
+    ``luigi --module example_pipelines.sales RangeBusinessDaily --of DailySalesLoad
+    --start 2026-10-01 --lateness 2h --local-scheduler``
+    """
+
+    start = luigi.DateParameter(description="First business date (inclusive)")
+    stop = luigi.DateParameter(
+        default=None, description="End business date (exclusive)"  # type: ignore[arg-type]
+    )
+
+
+class RangeBusinessHourly(RangeBusinessBase):
+    """Fill the missing business hours of ``--of`` (a BusinessHourTask); hours are UTC."""
+
+    start = luigi.DateHourParameter(description="First hour (inclusive), e.g. 2026-10-01T00")
+    stop = luigi.DateHourParameter(
+        default=None, description="End hour (exclusive)"  # type: ignore[arg-type]
+    )
+    period_kind = HOURLY
+
+    def start_label(self) -> Any:
+        return self.start.replace(tzinfo=UTC)
+
+    def stop_label(self) -> Any:
+        return None if self.stop is None else self.stop.replace(tzinfo=UTC)
+
+    def label_to_param(self, label: Any) -> Any:
+        return label.astimezone(UTC).replace(tzinfo=None)

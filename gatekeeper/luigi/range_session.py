@@ -1,0 +1,118 @@
+"""One range invocation's fill session, and the checks of its parameters.
+
+- ``FillSession``: everything an invocation of RangeBusinessDaily/Hourly fixes when Luigi first
+  checks it (clock, settings, strategy, the initial plan, the scheduled keys, their chunks, the
+  stale refreshes, the start time), built once and frozen.
+- which periods are complete is ``completeness.py``'s (the ``of`` class's ``bulk_complete``).
+- ``check_of_params``: ``of_params`` checked against the ``of`` class before anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.luigi.fill.chunks import CHUNK
+from gatekeeper.core.periods import period_ordinal
+from gatekeeper.luigi.tasks import PeriodTask
+from gatekeeper.core.validation import check_timestamp
+
+UTC = dt.timezone.utc
+LANES = 16  # a forward or reverse window is cut into at least this many chunks
+Blocks = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FillSession:
+    """What one invocation of a range fills, fixed at its first check (Luigi's ``complete()``).
+
+    ``now`` is the range's clock for the whole invocation (so a long fill plans one window);
+    ``plan`` the plan made then; ``keys`` the ledger keys of its scheduled periods in fill
+    order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
+    republishing tasks of ``--refresh-stale``; ``started`` when it was built (epoch seconds).
+    """
+
+    now: dt.datetime
+    lateness: Any
+    timezone: ZoneInfo
+    strategy: str
+    started: float
+    plan: RangePlan
+    keys: tuple[str, ...]
+    chunks: Blocks
+    refreshes: tuple[PeriodTask, ...]
+
+
+def clock_at(seconds: float) -> dt.datetime:
+    """The aware UTC instant of ``seconds`` since the epoch; InvalidInput naming ``now``."""
+    try:
+        at = dt.datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise InvalidInput("now", seconds, "epoch seconds outside the years 1 to 9999") from None
+    return check_timestamp(at, "now")
+
+
+def chunk_size(plan: RangePlan) -> int:
+    """Due periods per chunk: CHUNK for a contiguous fill (one chunk runs at a time); for
+    forward and reverse, small enough that the window makes at least LANES chunks (so every
+    worker of every process sharing the range gets some), at most CHUNK."""
+    if plan.strategy == "contiguous":
+        return CHUNK
+    return max(1, min(CHUNK, -(-len(plan.due) // LANES)))
+
+
+def chunk_blocks(plan: RangePlan) -> Blocks:
+    """(block, keys): the scheduled keys, in fill order, by blocks of ``chunk_size`` due
+    periods. A block is named by its first due period, so invocations of the same range planned
+    at different times name their chunks alike and a central scheduler runs each once."""
+    if not plan.scheduled:
+        return ()
+    first, size = period_ordinal(plan.due[0], plan.period), chunk_size(plan)
+    blocks: dict[str, list[str]] = {}
+    for label in plan.scheduled:
+        index = period_ordinal(label, plan.period) - first
+        blocks.setdefault(plan.key(plan.due[index // size * size]), []).append(plan.key(label))
+    return tuple((block, tuple(found)) for block, found in blocks.items())
+
+
+# -- parameters --------------------------------------------------------------------------------
+def check_of_params(of: type[PeriodTask], of_params: Mapping[str, Any], period: Any) -> None:
+    """Refuse ``of_params`` that ``of`` would not take: an unknown name, the period parameter
+    (the range sets it), a value its parameter cannot parse or serialize, a required parameter
+    left out; then build one period task, so its own checks (``attempt`` >= 0, a command-line
+    ``--Of-attempt``) run now.
+    Raises InvalidInput naming the parameter; writes nothing."""
+    params = dict(of.get_params())
+    family = of.get_task_family()
+    for name, value in dict(of_params).items():
+        if name == of.period_param:
+            raise InvalidInput(f"of_params.{name}", value, "set by the range for each period")
+        if name not in params:
+            known = ", ".join(n for n in params if n != of.period_param)
+            raise InvalidInput(f"of_params.{name}", value,
+                               f"{family} has no parameter {name!r} (it has: {known or 'none'})")
+        _check_value(params[name], f"of_params.{name}", value, family)
+    for name, param in params.items():
+        if name not in of_params and name != of.period_param and not param.has_task_value(
+                family, name):
+            raise InvalidInput(f"of_params.{name}", None,
+                               f"{family} requires it (no default, none configured)")
+    of(**{**dict(of_params), of.period_param: period})
+
+
+def _check_value(param: Any, field: str, value: Any, family: str) -> None:
+    """The value as the command line would give it (parsed when a string), normalized, and
+    serialized and parsed back as Luigi does when it hands a task over."""
+    try:
+        normal = param.normalize(param.parse(value) if isinstance(value, str) else value)
+        param.parse(param.serialize(normal))
+    except InvalidInput:
+        raise
+    except Exception as exc:  # a Luigi parameter raises what its parse/serialize raise
+        kind = type(param).__name__
+        raise InvalidInput(field, value, f"not a value of {family}'s {kind}: {exc}") from None

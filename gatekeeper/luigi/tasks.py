@@ -1,0 +1,291 @@
+"""Luigi task classes whose identity is a business date and an attempt ordinal.
+
+Thin adapters: the attempt bookkeeping, the gate and publication live in the ledger; these
+classes call it around the user's ``run()`` (``attempt_run.py``: the attempt's lifecycle) and
+answer ``complete()`` from it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import inspect
+import logging
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, cast
+
+import luigi
+
+from gatekeeper.luigi import config
+from gatekeeper.luigi.attempt_run import RecordedRun, recorded
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.core.periods import DAILY, HOURLY, hour_key, period_key
+from gatekeeper.core.records import RunState
+from gatekeeper.core.validation import check_attempt, parse_attempt_text
+
+logger = logging.getLogger("luigi-interface.gatekeeper")
+IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
+_ledgers: dict[tuple[int, str], Ledger] = {}
+_ledgers_lock = threading.Lock()
+
+
+def shared_ledger(url: str | None = None) -> Ledger:
+    """This process's ledger for ``url`` (default: the configured one), opened once.
+
+    Keyed by process id too, so a worker forked by ``luigi --workers N`` opens its own
+    connection instead of sharing its parent's.
+    """
+    url = url or config.ledger_url()
+    key = (os.getpid(), url)
+    with _ledgers_lock:
+        if key not in _ledgers:
+            _ledgers[key] = open_ledger(url)
+        return _ledgers[key]
+
+
+class AttemptParameter(luigi.IntParameter):
+    """``--attempt``: 0 (the next ordinal) or an explicit 1..2,147,483,647, checked when the
+    task is built (plain ASCII digits on the command line), before any attempt is recorded."""
+
+    def parse(self, x: Any) -> int:
+        return parse_attempt_text(x, "attempt", allow_zero=True)
+
+    def normalize(self, x: Any) -> int:
+        return check_attempt(x, "attempt", allow_zero=True)
+
+
+class PeriodTask(RecordedRun, luigi.Task):
+    """Base of tasks responsible for one business period, recorded attempt by attempt.
+
+    Write ``run()`` as in plain Luigi. Around it gatekeeper allocates the next attempt (or the
+    explicit ``--attempt N``), records it ``running`` with a fresh run ID and a lease renewed
+    by a heartbeat, then ``succeeded`` or ``failed`` (the exception propagates). If the start
+    cannot be recorded, ``run()`` is not executed. Subclasses name their period parameter in
+    ``period_param`` (``BusinessDateTask``: daily, ``BusinessHourTask``: hourly).
+    """
+
+    attempt = AttemptParameter(
+        default=0, significant=False, positional=False,
+        description="Attempt ordinal; 0 = the next one, allocated in the ledger at start "
+                    "(a period whose latest attempt succeeded is then not run again); N > 0 "
+                    "is an explicit repair",
+    )
+
+    period_param = ""
+    period_kind = DAILY
+    publishes = False  # True for tasks whose output is a publication in the ledger
+    gatekeeper_summary = True  # the execution summary judges it by the ledger (fill/channel.py)
+    outputs_in_ledger = False  # True when completed_keys() fully checks output()
+    _gk_ledger: Ledger
+    _gk_pid = 0
+    _gk_params: tuple[tuple[str, luigi.Parameter], ...]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Record ``run()`` however the class gets it: defined in its body, assigned
+        (``run = function``), decorated, or inherited from a mixin or an intermediate base
+        that is not itself a gatekeeper task."""
+        super().__init_subclass__(**kwargs)
+        found = inspect.getattr_static(cls, "run")
+        if isinstance(found, staticmethod):
+            raise TypeError(f"{cls.__qualname__}.run must be a method, not a staticmethod")
+        if found is not luigi.Task.run and not getattr(found, "_gk_recorded", False):
+            cls.run = recorded(found)  # type: ignore[method-assign]
+
+    # -- identity ------------------------------------------------------------------------------
+    @classmethod
+    def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
+        """Luigi's ``get_params``, computed once per class: Luigi's scans ``dir(cls)`` on every
+        call, several times per task built or named (parameters are class attributes, fixed
+        once the class and its decorators are done; the first call comes after that)."""
+        if "_gk_params" not in cls.__dict__:
+            cls._gk_params = tuple(super().get_params())
+        return list(cls.__dict__["_gk_params"])
+
+    @classmethod
+    def job_id_for(cls, **params: Any) -> str:
+        """The job name for these parameter values, without building a task.
+
+        Task family plus significant parameters other than the period and attempt, in
+        declaration order: ``RegionLoad(region=eu)``. Override for a custom naming.
+        """
+        parts = []
+        for name, param in cls.get_params():
+            if name in IDENTITY_PARAMS or not param.significant:
+                continue
+            if name in params:
+                value = params[name]
+                if isinstance(value, str):
+                    value = param.parse(value)
+            elif param.has_task_value(cls.get_task_family(), name):  # command line, cfg, default
+                value = param.task_value(cls.get_task_family(), name)
+            else:
+                raise InvalidInput(name, None, f"{cls.get_task_family()} needs it to name the job")
+            parts.append(f"{name}={param.serialize(param.normalize(value))}")
+        family = cls.get_task_family()
+        return f"{family}({', '.join(parts)})" if parts else family
+
+    @classmethod
+    def key_of(cls, label: Any) -> str:
+        """The ledger key of a value of the period parameter."""
+        raise NotImplementedError
+
+    @classmethod
+    def label_of(cls, params: dict[str, Any]) -> Any:
+        """The normalized period value among ``params`` (parsed when given as a string)."""
+        param = dict(cls.get_params())[cls.period_param]
+        value = params[cls.period_param]
+        return param.normalize(param.parse(value) if isinstance(value, str) else value)
+
+    @property
+    def job_id(self) -> str:
+        """``job_id_for`` this task's parameters; computed once (they never change, and
+        Luigi's ``get_params`` behind it scans the class each call)."""
+        if "_gk_job_id" not in self.__dict__:
+            self.__dict__["_gk_job_id"] = type(self).job_id_for(**self.param_kwargs)
+        return str(self.__dict__["_gk_job_id"])
+
+    @property
+    def period_key(self) -> str:
+        return type(self).key_of(getattr(self, self.period_param))
+
+    def ledger(self) -> Ledger:
+        """The ledger this task records to (``[gatekeeper] ledger_url``, resolved once)."""
+        if "_gk_ledger" not in self.__dict__ or self._gk_pid != os.getpid():
+            self._gk_ledger, self._gk_pid = shared_ledger(), os.getpid()
+        return self._gk_ledger
+
+    # -- completeness --------------------------------------------------------------------------
+    def complete(self) -> bool:
+        """True when the latest attempt for (job, period) succeeded and declared outputs exist.
+
+        With an explicit ``--attempt N`` (a repair), that attempt or a later one must have
+        succeeded: asking for attempt N runs it once.
+        """
+        latest = self.ledger().latest(self.job_id, self.period_key)
+        if latest is None or latest.state is not RunState.SUCCEEDED:
+            return False
+        if latest.attempt < self.attempt:
+            return False
+        return self._declared_outputs_exist()
+
+    @classmethod
+    def bulk_complete(cls, parameter_tuples: Iterable[Any]) -> list[Any]:
+        """Those of ``parameter_tuples`` that are complete: one ledger query per job.
+
+        Accepts what Luigi's range tools pass (dates, tuples or dicts, with ``cls`` possibly a
+        ``functools.partial`` carrying ``of_params``).
+        """
+        task_cls, fixed = _unwrap_partial(cls)
+        by_job: dict[str, list[tuple[Any, str]]] = defaultdict(list)
+        for item in parameter_tuples:
+            params = {**fixed, **task_cls.params_of(item)}
+            key = task_cls.key_of(task_cls.label_of(params))
+            by_job[task_cls.job_id_for(**params)].append((item, key))
+        complete: list[Any] = []
+        ledger = shared_ledger()
+        for job, pairs in by_job.items():
+            done = task_cls.completed_keys(ledger, job, [k for _, k in pairs])
+            complete.extend(item for item, key in pairs if key in done)
+        if task_cls.outputs_beyond_ledger():  # ask each succeeded task's targets
+            complete = [
+                i for i in complete if task_cls._outputs_exist({**fixed, **task_cls.params_of(i)})
+            ]
+        return complete
+
+    @classmethod
+    def outputs_beyond_ledger(cls) -> bool:
+        """True when ``output()`` declares targets the ledger does not check (files...)."""
+        return cls.output is not luigi.Task.output and not cls.outputs_in_ledger
+
+    @classmethod
+    def ledger_answers_bulk_complete(cls) -> bool:
+        """True when the ledger alone answers ``bulk_complete``: PeriodTask's own (not
+        overridden) and no output beyond the ledger; a range then asks it in one query."""
+        mine = getattr(PeriodTask.bulk_complete, "__func__", None)
+        own = getattr(cls.bulk_complete, "__func__", None) is mine
+        return own and not cls.outputs_beyond_ledger()
+
+    @classmethod
+    def _outputs_exist(cls, params: dict[str, Any]) -> bool:
+        return all(t.exists() for t in luigi.task.flatten(cls(**params).output()))
+
+    @classmethod
+    def params_of(cls, item: Any) -> dict[str, Any]:
+        """Parameter values of one of Luigi's parameter tuples (a value, tuple or dict)."""
+        if isinstance(item, dict):
+            return dict(item)
+        positional = [name for name, p in cls.get_params() if p.positional]
+        values = item if isinstance(item, (list, tuple)) else (item,)
+        return dict(zip(positional, values, strict=False))
+
+    @classmethod
+    def completed_keys(cls, ledger: Ledger, job: str, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` whose latest attempt of ``job`` succeeded (one query); with
+        ``outputs_in_ledger``, only those also published by ``job``."""
+        wanted = set(keys)
+        if not wanted:
+            return set()
+        return wanted & cls.completed_between(ledger, job, min(wanted), max(wanted))
+
+    @classmethod
+    def completed_between(cls, ledger: Ledger, job: str, first: str, last: str) -> set[str]:
+        """Keys in [first, last] whose latest attempt of ``job`` succeeded (and, for a task
+        that publishes, that are published); one query, reads only."""
+        return ledger.completed_periods(job, first, last, job if cls.publishes else None)
+
+    def watermark(self) -> dt.datetime | None:
+        """The greatest tz-aware event time this job's source holds, if it declares one.
+
+        Override to declare a watermark: a GatedTask downstream then opens only once it is at
+        or past the end of its period's interval, and stores it with the evidence.
+        """
+        return None
+
+    @classmethod
+    def declares_watermark(cls) -> bool:
+        return cls.watermark is not PeriodTask.watermark
+
+@PeriodTask.event_handler(luigi.Event.TIMEOUT)
+def _timed_out(task: PeriodTask, message: str) -> None:
+    """Luigi terminated a period at its worker timeout: its attempt is recorded failed."""
+    task.record_timeout(str(message))
+
+
+class BusinessDateTask(PeriodTask):
+    """A Luigi task responsible for one business date (see PeriodTask for the recording)."""
+
+    business_date = luigi.DateParameter(description="The business date this run is for")
+    period_param = "business_date"
+
+    @classmethod
+    def key_of(cls, label: Any) -> str:
+        return period_key(label.date() if isinstance(label, dt.datetime) else label)
+
+
+class BusinessHourTask(PeriodTask):
+    """A Luigi task responsible for one business hour ``[h, h + 1h)``.
+
+    ``business_hour`` is a Luigi DateHourParameter (``2026-10-23T05``), read as UTC like
+    Luigi's own hourly tasks; it is stored in the ledger as ``2026-10-23T05:00Z``.
+    """
+
+    business_hour = luigi.DateHourParameter(description="The UTC hour this run is for")
+    period_param = "business_hour"
+    period_kind = HOURLY
+
+    @classmethod
+    def key_of(cls, label: Any) -> str:
+        if isinstance(label, dt.datetime) and label.tzinfo is None:
+            label = label.replace(tzinfo=dt.timezone.utc)
+        return hour_key(label)
+
+
+def _unwrap_partial(cls: Any) -> tuple[type[PeriodTask], dict[str, Any]]:
+    if isinstance(cls, functools.partial):
+        return cast(type[PeriodTask], cls.func), dict(cls.keywords)
+    return cls, {}
+

@@ -1,0 +1,184 @@
+"""Every period of a window in one state: what ``gatekeeper status`` and the report show (pure).
+
+``period_states(plan, latest, publications)`` judges each period of a RangePlan's window from
+the latest attempt of each period (and, for a publishing job, its newest publication). The
+clock is the plan's ``now``; nothing is read or written there. ``window_states(ledger, job,
+...)`` is the one fetch-plan-judge step over a ledger (reads only), shared by ``gatekeeper
+status`` and the HTML report.
+
+States, in the order a period moves through them:
+
+- ``not_due``: its interval end + lateness is after ``now``;
+- ``skipped``: due, missing, and left out by the catch-up policy;
+- ``missing``: due and no attempt recorded;
+- ``running``: the latest attempt is running with a live lease;
+- ``abandoned``: the latest attempt was abandoned, or is still recorded running but its lease
+  expired (the next attempt will record it abandoned);
+- ``failed`` / ``succeeded``: the latest attempt's terminal state.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gatekeeper.core.planning import RangePlan, plan_from_ledger
+from gatekeeper.ledger.overview import newest_publications
+from gatekeeper.core.periods import DAILY, Label, period_at, period_ordinal
+from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.validation import check_name
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger import Ledger
+
+
+class PeriodState(str, enum.Enum):
+    """The one state a period of a window is in (see the module docstring)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RUNNING = "running"
+    ABANDONED = "abandoned"
+    MISSING = "missing"
+    NOT_DUE = "not_due"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class PeriodStatus:
+    """One period of a window: its state and what the ledger holds about it."""
+
+    period: str
+    state: PeriodState
+    attempt: int | None = None
+    run_id: str | None = None
+    error: str | None = None
+    lease_expires_at: dt.datetime | None = None
+    revision: int | None = None
+    evidence: Mapping[str, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "period": self.period,
+            "state": self.state.value,
+            "attempt": self.attempt,
+            "run_id": self.run_id,
+            "error": self.error,
+            "lease_expires_at": (None if self.lease_expires_at is None
+                                 else self.lease_expires_at.isoformat()),
+            "revision": self.revision,
+        }
+
+
+def window(plan: RangePlan) -> tuple[Label, ...]:
+    """The periods ``period_states`` judges: ``[start, stop)``, or from ``start`` through the
+    latest due period when the range is open-ended."""
+    first = period_ordinal(plan.start, plan.period)
+    if plan.stop is not None:
+        end = period_ordinal(plan.stop, plan.period)
+    elif plan.due:
+        end = period_ordinal(plan.due[-1], plan.period) + 1
+    else:
+        end = first
+    return tuple(period_at(n, plan.period) for n in range(first, end))
+
+
+def period_states(
+    plan: RangePlan,
+    latest: Mapping[str, Attempt],
+    publications: Mapping[str, Publication] | None = None,
+) -> tuple[PeriodStatus, ...]:
+    """The state of every period of ``plan``'s window, oldest first (pure).
+
+    ``latest`` maps a ledger key to the latest attempt of the job for it; ``publications``,
+    for a publishing job, maps a key to its newest publication (its revision and evidence are
+    reported). Leases are judged at ``plan.now``.
+    """
+    due = {plan.key(p) for p in plan.due}
+    skipped = {plan.key(p) for p in plan.skipped_by_policy}
+    found = publications or {}
+    out = []
+    for label in window(plan):
+        key = plan.key(label)
+        attempt = latest.get(key)
+        state = _state(key, attempt, due, skipped, plan.now)
+        published = found.get(key)
+        out.append(PeriodStatus(
+            key, state,
+            attempt=None if attempt is None else attempt.attempt,
+            run_id=None if attempt is None else attempt.run_id,
+            error=_error(attempt, plan.now),
+            lease_expires_at=None if attempt is None else attempt.lease_expires_at,
+            revision=None if published is None else published.revision,
+            evidence=None if published is None else dict(published.evidence),
+        ))
+    return tuple(out)
+
+
+def _state(key: str, attempt: Attempt | None, due: set[str], skipped: set[str],
+           now: dt.datetime) -> PeriodState:
+    if attempt is None:
+        if key not in due:
+            return PeriodState.NOT_DUE
+        return PeriodState.SKIPPED if key in skipped else PeriodState.MISSING
+    if attempt.state is RunState.RUNNING:
+        return PeriodState.RUNNING if attempt.lease_live(now) else PeriodState.ABANDONED
+    return PeriodState(attempt.state.value)
+
+
+def _error(attempt: Attempt | None, now: dt.datetime) -> str | None:
+    if attempt is None:
+        return None
+    if attempt.state is RunState.RUNNING and not attempt.lease_live(now):
+        expired = attempt.lease_expires_at
+        when = "never set" if expired is None else f"expired at {expired.isoformat()}"
+        return f"running, but its lease {when}"
+    return attempt.error
+
+
+def collapse(states: tuple[PeriodStatus, ...]) -> list[tuple[str, str, PeriodState, int]]:
+    """Runs of consecutive periods in one state: (first, last, state, count), for tables."""
+    runs: list[tuple[str, str, PeriodState, int]] = []
+    for status in states:
+        if runs and runs[-1][2] is status.state:
+            first, _, state, count = runs[-1]
+            runs[-1] = (first, status.period, state, count + 1)
+        else:
+            runs.append((status.period, status.period, status.state, 1))
+    return runs
+
+
+def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
+    """How many periods are in each state, every state present (0 when none), in enum order."""
+    found = Counter(s.state for s in states)
+    return {state: found[state] for state in PeriodState}
+
+
+def window_states(
+    ledger: Ledger, job: str, *, start: Any, stop: Any = None, period: str = DAILY,
+    **request: Any,
+) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
+    """The one fetch-plan-judge step: ``job``'s RangePlan (``coverage.plan_from_ledger`` with
+    ``start``, ``stop``, ``period`` and ``request``: ``now``, ``lateness``, ``timezone``,
+    ``strategy``, ``catchup``, ``task_limit``) and the state of every period of its window.
+
+    Completeness is the latest attempt's (as ``gatekeeper status`` always planned it); for a
+    job that publishes (has publications as a consumer) each period carries its newest
+    revision. At most four queries whatever the window; reads only. Raises InvalidInput for a
+    bad request and LedgerError when the database fails.
+    """
+    job = check_name(job, "job")
+    plan = plan_from_ledger(ledger, job, start=start, stop=stop, period=period, **request)
+    labels = window(plan)
+    if not labels:
+        return plan, ()
+    first, last = plan.key(labels[0]), plan.key(labels[-1])
+    latest = ledger.latest_between(job, first, last)
+    return plan, period_states(plan, latest, newest_publications(ledger, job, first, last))

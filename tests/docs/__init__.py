@@ -1,0 +1,1 @@
+"""The docs site and the commands its pages show."""
