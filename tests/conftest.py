@@ -1,57 +1,30 @@
-"""Shared fixtures: a real ledger on each backend, a snapshot of its rows, a fake clock."""
+"""Shared fixtures: a real ledger on each backend, Luigi configured for it, a luigid.
+
+Helpers (snapshot, succeed, the fake clock T0, ...) live in tests/helpers/, not here.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
-import os
-import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import gatekeeper as gk
-
-PG_DSN = os.environ.get("GATEKEEPER_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
-UTC = dt.timezone.utc
-T0 = dt.datetime(2026, 10, 23, 7, 0, tzinfo=UTC)
-_pg_status: dict[str, str | None] = {}
+from tests.helpers.ledgers import fresh_pg_schema
+from tests.helpers.luigid_support import Luigid
 
 
-def pg_unavailable() -> str | None:
-    """None when PostgreSQL answers at PG_DSN, else the reason (checked once per session)."""
-    if "reason" not in _pg_status:
-        try:
-            import psycopg
-
-            with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
-                conn.execute("SELECT 1")
-            _pg_status["reason"] = None
-        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
-            _pg_status["reason"] = f"PostgreSQL not reachable at {PG_DSN}: {exc}"
-    return _pg_status["reason"]
-
-
-def require_pg() -> None:
-    reason = pg_unavailable()
-    if reason is None:
-        return
-    if os.environ.get("GATEKEEPER_REQUIRE_PG") == "1":
-        pytest.fail(f"GATEKEEPER_REQUIRE_PG=1 but {reason}")
-    pytest.skip(reason)
-
-
-def pg_url(schema: str) -> str:
-    sep = "&" if "?" in PG_DSN else "?"
-    return f"{PG_DSN}{sep}schema={schema}"
-
-
-def drop_pg_schema(schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``postgres`` the PostgreSQL case of every test on the two-backend fixtures (tests
+    that reach PostgreSQL another way carry the mark themselves): ``-m "not postgres"`` runs
+    without a server."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        if "pg_ledger_url" in getattr(item, "fixturenames", ()) or "postgresql" in params:
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -73,7 +46,7 @@ def ledger(ledger_url: str) -> Iterator[gk.Ledger]:
 @pytest.fixture
 def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
     """Luigi configured for the test ledger (UTC, no lateness, 30 s leases); yields it."""
-    from tests.luigi_support import configure
+    from tests.helpers.luigi_support import configure
 
     for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s",
                         "timezone": "UTC"}):
@@ -86,35 +59,6 @@ def sqlite_url(tmp_path: Any) -> str:
     return f"sqlite:///{tmp_path / 'ledger.db'}"
 
 
-def snapshot(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every gatekeeper table, for "nothing was written" assertions."""
-    tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence")
-    return {
-        t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}"))
-        for t in tables
-    }
-
-
-def user_table(ledger: gk.Ledger, name: str = "sales_totals") -> None:
-    """Create the caller's own output table in the ledger database."""
-    with ledger.transaction():
-        ledger.execute(
-            f"CREATE TABLE {name} (business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)"
-        )
-
-
-def count_rows(ledger: gk.Ledger, table: str) -> int:
-    return int(ledger.read(f"SELECT COUNT(*) FROM {table}")[0][0])
-
-
-def succeed(ledger: gk.Ledger, job: str, date: str, attempt: int = 1, run_id: str | None = None,
-            started_at: dt.datetime = T0) -> str:
-    """Record a succeeded attempt and return its run ID."""
-    run_id = run_id or f"{job}-{date}-{attempt}-{uuid.uuid4().hex[:6]}"
-    ledger.record(job, date, attempt, run_id, "succeeded", started_at)
-    return run_id
-
-
 @pytest.fixture
 def pg_ledger_url() -> Iterator[str]:
     """A fresh PostgreSQL schema for a test that needs PostgreSQL itself, dropped afterwards."""
@@ -122,13 +66,20 @@ def pg_ledger_url() -> Iterator[str]:
         yield url
 
 
-@contextlib.contextmanager
-def fresh_pg_schema() -> Iterator[str]:
-    """The URL of a new PostgreSQL schema (skipped, or failed under CI, without a server),
-    dropped at the end."""
-    require_pg()
-    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
+@pytest.fixture
+def luigid(tmp_path: Path) -> Iterator[Luigid]:
+    """A luigid on a free loopback port, stopped (and killed if need be) afterwards."""
+    server = Luigid(tmp_path / "luigid")
     try:
-        yield pg_url(schema)
+        for attempt in range(3):  # the free port may be taken before luigid binds it
+            try:
+                server.start()
+                break
+            except RuntimeError:
+                server.stop()
+                if attempt == 2:
+                    raise
+                server = Luigid(tmp_path / f"luigid-{attempt + 1}")
+        yield server
     finally:
-        drop_pg_schema(schema)
+        server.stop()

@@ -1,0 +1,1 @@
+"""The gatekeeper command."""

@@ -1,0 +1,1 @@
+"""The pure core: periods, planning, the state machine, recovery, validation."""

@@ -1,0 +1,1 @@
+"""The example pipelines, end to end."""

@@ -1,0 +1,1 @@
+"""Shared test helpers (imported by the tests; fixtures live in conftest.py)."""

@@ -1,0 +1,96 @@
+"""Ledgers for tests: PostgreSQL schemas, a snapshot of every row, rows written directly, and
+the fake clock T0."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+
+PG_DSN = os.environ.get("GATEKEEPER_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+UTC = dt.timezone.utc
+T0 = dt.datetime(2026, 10, 23, 7, 0, tzinfo=UTC)
+_pg_status: dict[str, str | None] = {}
+
+
+def pg_unavailable() -> str | None:
+    """None when PostgreSQL answers at PG_DSN, else the reason (checked once per session)."""
+    if "reason" not in _pg_status:
+        try:
+            import psycopg
+
+            with psycopg.connect(PG_DSN, connect_timeout=5) as conn:
+                conn.execute("SELECT 1")
+            _pg_status["reason"] = None
+        except Exception as exc:  # noqa: BLE001 - any failure means "not reachable"
+            _pg_status["reason"] = f"PostgreSQL not reachable at {PG_DSN}: {exc}"
+    return _pg_status["reason"]
+
+
+def require_pg() -> None:
+    reason = pg_unavailable()
+    if reason is None:
+        return
+    if os.environ.get("GATEKEEPER_REQUIRE_PG") == "1":
+        pytest.fail(f"GATEKEEPER_REQUIRE_PG=1 but {reason}")
+    pytest.skip(reason)
+
+
+def pg_url(schema: str) -> str:
+    sep = "&" if "?" in PG_DSN else "?"
+    return f"{PG_DSN}{sep}schema={schema}"
+
+
+def drop_pg_schema(schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def snapshot(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every gatekeeper table, for "nothing was written" assertions."""
+    tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence")
+    return {
+        t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}"))
+        for t in tables
+    }
+
+
+def user_table(ledger: gk.Ledger, name: str = "sales_totals") -> None:
+    """Create the caller's own output table in the ledger database."""
+    with ledger.transaction():
+        ledger.execute(
+            f"CREATE TABLE {name} (business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)"
+        )
+
+
+def count_rows(ledger: gk.Ledger, table: str) -> int:
+    return int(ledger.read(f"SELECT COUNT(*) FROM {table}")[0][0])
+
+
+def succeed(ledger: gk.Ledger, job: str, date: str, attempt: int = 1, run_id: str | None = None,
+            started_at: dt.datetime = T0) -> str:
+    """Record a succeeded attempt and return its run ID."""
+    run_id = run_id or f"{job}-{date}-{attempt}-{uuid.uuid4().hex[:6]}"
+    ledger.record(job, date, attempt, run_id, "succeeded", started_at)
+    return run_id
+
+
+@contextlib.contextmanager
+def fresh_pg_schema() -> Iterator[str]:
+    """The URL of a new PostgreSQL schema (skipped, or failed under CI, without a server),
+    dropped at the end."""
+    require_pg()
+    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield pg_url(schema)
+    finally:
+        drop_pg_schema(schema)

@@ -1,0 +1,101 @@
+"""Helpers for running Luigi against a test ledger: in-process config and the real command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import luigi
+import luigi.configuration
+from luigi.task_register import Register
+
+from gatekeeper.luigi import tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def configure(options: dict[str, str]) -> Iterator[None]:
+    """Set ``[gatekeeper]`` options in Luigi's live config, restoring them afterwards."""
+    cfg = luigi.configuration.get_config()
+    if not cfg.has_section("gatekeeper"):
+        cfg.add_section("gatekeeper")
+    saved = {k: cfg.get("gatekeeper", k, None) for k in options}
+    for key, value in options.items():
+        cfg.set("gatekeeper", key, value)
+    Register.clear_instance_cache()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                cfg.remove_option("gatekeeper", key)
+            else:
+                cfg.set("gatekeeper", key, value)
+        Register.clear_instance_cache()
+        close_shared_ledgers()
+
+
+def close_shared_ledgers() -> None:
+    for ledger in tasks._ledgers.values():
+        ledger.close()
+    tasks._ledgers.clear()
+
+
+def build(*task_list: luigi.Task, workers: int = 1) -> Any:
+    """luigi.build with the local scheduler; returns the LuigiRunResult."""
+    Register.clear_instance_cache()
+    return luigi.build(list(task_list), local_scheduler=True, detailed_summary=True,
+                       workers=workers, log_level="WARNING")
+
+
+def write_config(folder: Path, ledger_url: str, lease_seconds: float = 300) -> Path:
+    """A luigi.cfg for subprocesses: the test ledger, a lease and non-zero exit codes."""
+    path = folder / "luigi.cfg"
+    path.write_text(
+        f"[gatekeeper]\nledger_url = {ledger_url}\nlease_seconds = {lease_seconds}\n"
+        "[retcode]\nalready_running = 10\nmissing_data = 20\nnot_run = 25\n"
+        "task_failed = 30\nscheduling_error = 35\nunhandled_exception = 40\n"
+        "[core]\nno_configure_logging = false\n"
+    )
+    return path
+
+
+def luigi_env(config_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "GATEKEEPER_LEDGER_URL"}
+    env["LUIGI_CONFIG_PATH"] = str(config_path)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def luigi_command(*args: str) -> list[str]:
+    """The real `luigi` command installed beside this interpreter."""
+    script = Path(sys.executable).parent / "luigi"
+    if not script.exists():
+        raise RuntimeError(f"the luigi command is not installed at {script}")
+    return [str(script), *args]
+
+
+def run_luigi(config_path: Path, *args: str, cwd: Path, timeout: float = 120,
+              ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(luigi_command(*args, "--local-scheduler"), cwd=cwd,
+                          env=luigi_env(config_path), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def failures_of(*task_list: luigi.Task) -> list[str]:
+    """Run the tasks and return the messages of the exceptions their failures raised."""
+    messages: list[str] = []
+
+    def on_failure(task: luigi.Task, exc: BaseException) -> None:
+        messages.append(f"{type(exc).__name__}: {exc}")
+
+    luigi.Task.event_handler(luigi.Event.FAILURE)(on_failure)
+    try:
+        build(*task_list)
+    finally:
+        luigi.Task._event_callbacks[luigi.Task][luigi.Event.FAILURE].discard(on_failure)
+    return messages

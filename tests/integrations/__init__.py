@@ -1,0 +1,1 @@
+"""Delta, OpenLineage and the Databricks collector, against local fakes."""

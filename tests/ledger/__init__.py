@@ -1,0 +1,1 @@
+"""The ledger contract on both backends (SQLite and PostgreSQL)."""

@@ -1,0 +1,300 @@
+"""Contract tests of attempt records, on a real SQLite file and a real PostgreSQL schema."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import gatekeeper as gk
+from gatekeeper.ledger.schema import SCHEMA_VERSION
+from tests.helpers.ledgers import T0, UTC, snapshot
+
+D = "2026-10-22"
+
+
+def test_record_first_observation_changes_and_replay_does_not(ledger: gk.Ledger) -> None:
+    assert ledger.record("A", D, 1, "r1", "running", T0) is True
+    assert ledger.record("A", D, 1, "r1", gk.RunState.RUNNING, T0) is False
+    assert ledger.record("A", D, 1, "r1", "succeeded", T0) is True
+    assert ledger.record("A", D, 1, "r1", "succeeded", T0) is False
+    latest = ledger.latest("A", D)
+    assert latest is not None and latest.state is gk.RunState.SUCCEEDED
+    assert latest.started_at == T0 and latest.business_date == D
+
+
+# (observations before, new observation, expected: True/False or the error)
+TRANSITIONS = [
+    ([], "running", True),
+    ([], "succeeded", True),
+    ([], "failed", True),
+    ([], "abandoned", True),
+    (["running"], "running", False),
+    (["running"], "succeeded", True),
+    (["running"], "failed", True),
+    (["running"], "abandoned", True),
+    (["succeeded"], "succeeded", False),
+    (["failed"], "failed", False),
+    (["abandoned"], "abandoned", False),
+    (["succeeded"], "running", False),
+    (["failed"], "running", False),
+    (["abandoned"], "running", False),
+    (["succeeded"], "failed", gk.StateConflict),
+    (["succeeded"], "abandoned", gk.StateConflict),
+    (["failed"], "succeeded", gk.StateConflict),
+    (["failed"], "abandoned", gk.StateConflict),
+    (["abandoned"], "succeeded", gk.StateConflict),
+    (["abandoned"], "failed", gk.StateConflict),
+    (["running", "failed"], "succeeded", gk.StateConflict),
+]
+
+
+@pytest.mark.parametrize(("before", "new", "expected"), TRANSITIONS)
+def test_record_transition_table(ledger: gk.Ledger, before: list[str], new: str,
+                                 expected: object) -> None:
+    for state in before:
+        ledger.record("A", D, 1, "r1", state, T0)
+    final_before = before[-1] if before else None
+    if isinstance(expected, bool):
+        assert ledger.record("A", D, 1, "r1", new, T0) is expected
+    else:
+        rows = snapshot(ledger)
+        with pytest.raises(gk.StateConflict, match="A 2026-10-22 attempt 1"):
+            ledger.record("A", D, 1, "r1", new, T0)
+        assert snapshot(ledger) == rows
+    latest = ledger.latest("A", D)
+    assert latest is not None
+    if expected is True:
+        assert latest.state.value == new
+    elif final_before is not None:
+        assert latest.state.value == (new if final_before == new else final_before)
+
+
+def test_record_run_id_reused_for_other_attempt_is_conflict(ledger: gk.Ledger) -> None:
+    ledger.record("A", D, 1, "r1", "succeeded", T0)
+    rows = snapshot(ledger)
+    for job, date, attempt in (("A", D, 2), ("B", D, 1), ("A", "2026-10-23", 1)):
+        with pytest.raises(gk.StateConflict, match="run ID r1 already belongs to A"):
+            ledger.record(job, date, attempt, "r1", "running", T0)
+    assert snapshot(ledger) == rows
+
+
+def test_record_other_run_id_for_same_attempt_is_conflict(ledger: gk.Ledger) -> None:
+    ledger.record("A", D, 1, "r1", "running", T0)
+    rows = snapshot(ledger)
+    with pytest.raises(gk.StateConflict, match="recorded with run ID r1"):
+        ledger.record("A", D, 1, "r2", "succeeded", T0)
+    assert snapshot(ledger) == rows
+
+
+NAIVE = dt.datetime(2026, 10, 23, 7, 0)
+BAD_INPUTS = [
+    ("started_at", dict(started_at=NAIVE)),
+    ("started_at", dict(started_at="2026-10-23T07:00:00+00:00")),
+    ("started_at", dict(started_at=dt.date(2026, 10, 23))),
+    ("started_at", dict(started_at=None)),
+    ("business_date", dict(business_date="2026-02-30")),
+    ("business_date", dict(business_date="2026-1-5")),
+    ("business_date", dict(business_date="20261023")),
+    ("business_date", dict(business_date=dt.datetime(2026, 10, 23, tzinfo=UTC))),
+    ("business_date", dict(business_date=True)),
+    ("business_date", dict(business_date=20261023)),
+    ("business_date", dict(business_date=None)),
+    ("attempt", dict(attempt=True)),
+    ("attempt", dict(attempt=0)),
+    ("attempt", dict(attempt=-1)),
+    ("attempt", dict(attempt="2")),
+    ("attempt", dict(attempt=1.0)),
+    ("job", dict(job="")),
+    ("job", dict(job="   ")),
+    ("job", dict(job=None)),
+    ("run_id", dict(run_id="")),
+    ("run_id", dict(run_id=7)),
+    ("state", dict(state="succeded")),
+    ("state", dict(state="SUCCEEDED")),
+    ("state", dict(state=None)),
+    ("state", dict(state="")),
+]
+
+
+@pytest.mark.parametrize(("field", "override"), BAD_INPUTS)
+def test_record_bad_input_is_refused_and_writes_nothing(ledger: gk.Ledger, field: str,
+                                                         override: dict[str, object]) -> None:
+    ledger.record("A", D, 1, "r0", "running", T0)
+    rows = snapshot(ledger)
+    args: dict[str, object] = dict(job="A", business_date="2026-10-23", attempt=2, run_id="r1",
+                                   state="succeeded", started_at=T0)
+    args.update(override)
+    with pytest.raises(gk.InvalidInput) as caught:
+        ledger.record(**args)  # type: ignore[arg-type]
+    assert caught.value.field == field
+    assert field in str(caught.value)
+    assert snapshot(ledger) == rows
+
+
+def test_record_accepts_date_objects_and_keeps_utc(ledger: gk.Ledger) -> None:
+    paris = dt.timezone(dt.timedelta(hours=2))
+    ledger.record("A", dt.date(2026, 10, 22), 1, "r1", "running", T0.astimezone(paris))
+    latest = ledger.latest("A", "2026-10-22")
+    assert latest is not None and latest.started_at == T0
+    assert latest.started_at.utcoffset() == dt.timedelta(0)
+
+
+def test_attempts_are_ordered_and_latest_is_greatest(ledger: gk.Ledger) -> None:
+    for n in (3, 1, 2):
+        ledger.record("A", D, n, f"r{n}", "failed", T0)
+    assert [a.attempt for a in ledger.attempts("A", D)] == [1, 2, 3]
+    latest = ledger.latest("A", D)
+    assert latest is not None and latest.attempt == 3
+    assert ledger.latest("A", "2026-10-21") is None
+    assert ledger.attempts("nobody", D) == []
+
+
+def test_delayed_observation_never_overrides_greater_attempt(ledger: gk.Ledger) -> None:
+    ledger.record("A", D, 1, "r1", "running", T0)
+    ledger.record("A", D, 2, "r2", "running", T0 + dt.timedelta(hours=1))
+    ledger.record("A", D, 1, "r1", "succeeded", T0)  # attempt 1's result arrives late
+    assert not gk.check_ready(ledger, ["A"], D)
+    assert gk.check_ready(ledger, ["A"], D).blockers == {"A": "running"}
+    ledger.record("A", D, 2, "r2", "failed", T0 + dt.timedelta(hours=1))
+    assert gk.check_ready(ledger, ["A"], D).blockers == {"A": "failed"}
+    latest = ledger.latest("A", D)
+    assert latest is not None and (latest.attempt, latest.state.value) == (2, "failed")
+
+
+def test_midnight_crossing_counts_for_its_business_date(ledger: gk.Ledger) -> None:
+    started = dt.datetime(2026, 10, 22, 23, 50, tzinfo=UTC)
+    ended = dt.datetime(2026, 10, 23, 0, 10, tzinfo=UTC)
+    ledger.record("A", "2026-10-22", 1, "r1", "running", started, now=started)
+    ledger.record("A", "2026-10-22", 1, "r1", "succeeded", started, now=ended)
+    assert gk.check_ready(ledger, ["A"], "2026-10-22").evidence == {"A": "r1"}
+    assert gk.check_ready(ledger, ["A"], "2026-10-23").blockers == {"A": "missing"}
+    latest = ledger.latest("A", "2026-10-22")
+    assert latest is not None and latest.updated_at == ended and latest.started_at == started
+
+
+def test_begin_attempt_allocates_next_ordinal_with_lease(ledger: gk.Ledger) -> None:
+    first = ledger.begin_attempt("A", D, "r1", lease_seconds=60, now=T0)
+    assert (first.attempt, first.state) == (1, gk.RunState.RUNNING)
+    assert first.lease_expires_at == T0 + dt.timedelta(seconds=60)
+    ledger.record("A", D, 1, "r1", "failed", T0)
+    second = ledger.begin_attempt("A", D, "r2", lease_seconds=60, now=T0)
+    assert second.attempt == 2
+    ledger.record("A", D, 2, "r2", "succeeded", T0)
+    latest = ledger.latest("A", D)
+    assert latest is not None and latest.lease_expires_at is None
+
+
+def test_begin_attempt_explicit_ordinal_must_exceed_recorded(ledger: gk.Ledger) -> None:
+    ledger.record("A", D, 2, "r2", "failed", T0)
+    rows = snapshot(ledger)
+    for wanted in (1, 2):
+        with pytest.raises(gk.StateConflict, match="attempt 2 is already recorded"):
+            ledger.begin_attempt("A", D, f"x{wanted}", lease_seconds=60, attempt=wanted, now=T0)
+    assert snapshot(ledger) == rows
+    assert ledger.begin_attempt("A", D, "r5", lease_seconds=60, attempt=5, now=T0).attempt == 5
+
+
+def test_begin_attempt_live_lease_refuses_and_expired_is_abandoned(ledger: gk.Ledger) -> None:
+    ledger.begin_attempt("A", D, "r1", lease_seconds=30, now=T0)
+    rows = snapshot(ledger)
+    with pytest.raises(gk.LeaseHeld, match="attempt 1 holds a live lease"):
+        ledger.begin_attempt("A", D, "r2", lease_seconds=30, now=T0 + dt.timedelta(seconds=29))
+    assert snapshot(ledger) == rows
+    assert ledger.heartbeat("r1", lease_seconds=30, now=T0 + dt.timedelta(seconds=20)) is True
+    with pytest.raises(gk.LeaseHeld):
+        ledger.begin_attempt("A", D, "r2", lease_seconds=30, now=T0 + dt.timedelta(seconds=49))
+    later = T0 + dt.timedelta(seconds=50)
+    second = ledger.begin_attempt("A", D, "r2", lease_seconds=30, now=later)
+    assert second.attempt == 2
+    first = ledger.attempts("A", D)[0]
+    assert first.state is gk.RunState.ABANDONED and "lease expired" in (first.error or "")
+    assert ledger.heartbeat("r1", lease_seconds=30, now=later) is False
+    with pytest.raises(gk.StateConflict):
+        ledger.record("A", D, 1, "r1", "succeeded", T0)  # the dead worker wakes up: refused
+
+
+def test_begin_attempt_running_without_lease_blocks(ledger: gk.Ledger) -> None:
+    ledger.record("A", D, 1, "r1", "running", T0)
+    with pytest.raises(gk.LeaseHeld, match="running without a lease"):
+        ledger.begin_attempt("A", D, "r2", lease_seconds=30, now=T0 + dt.timedelta(days=9))
+
+
+@pytest.mark.parametrize("lease", [0, -1, True, "5", None])
+def test_begin_attempt_bad_lease_is_refused(ledger: gk.Ledger, lease: object) -> None:
+    rows = snapshot(ledger)
+    with pytest.raises(gk.InvalidInput, match="lease_seconds"):
+        ledger.begin_attempt("A", D, "r1", lease_seconds=lease, now=T0)  # type: ignore[arg-type]
+    assert snapshot(ledger) == rows
+
+
+def test_history_lists_every_date(ledger: gk.Ledger) -> None:
+    ledger.record("A", "2026-10-23", 1, "r3", "succeeded", T0)
+    ledger.record("A", "2026-10-22", 2, "r2", "succeeded", T0)
+    ledger.record("A", "2026-10-22", 1, "r1", "failed", T0)
+    assert [(a.business_date, a.attempt) for a in ledger.history("A")] == [
+        ("2026-10-22", 1), ("2026-10-22", 2), ("2026-10-23", 1)]
+    assert [a.run_id for a in ledger.history("A", "2026-10-22")] == ["r1", "r2"]
+
+
+def test_latest_between_answers_a_range_in_one_query(ledger: gk.Ledger) -> None:
+    ledger.record("A", "2026-10-01", 1, "a1", "succeeded", T0)
+    ledger.record("A", "2026-10-01", 2, "a2", "failed", T0)
+    ledger.record("A", "2026-10-02", 1, "b1", "succeeded", T0)
+    ledger.record("A", "2026-11-02", 1, "c1", "succeeded", T0)
+    latest = ledger.latest_between("A", "2026-10-01", "2026-10-31")
+    states = {key: attempt.state for key, attempt in latest.items()}
+    assert states == {"2026-10-01": gk.RunState.FAILED, "2026-10-02": gk.RunState.SUCCEEDED}
+
+
+def test_schema_is_created_once_and_reopening_keeps_rows(ledger_url: str) -> None:
+    with gk.open_ledger(ledger_url) as first:
+        first.record("A", D, 1, "r1", "succeeded", T0)
+        assert first.schema_version() == SCHEMA_VERSION
+    with gk.open_ledger(ledger_url) as again:
+        assert again.schema_version() == SCHEMA_VERSION
+        assert [a.run_id for a in again.attempts("A", D)] == ["r1"]
+
+
+def test_schema_newer_than_code_is_refused(ledger_url: str) -> None:
+    with gk.open_ledger(ledger_url) as first:
+        with first.transaction():
+            first.execute("UPDATE gk_schema SET version = 99")
+    with pytest.raises(gk.LedgerError, match="schema version 99"):
+        gk.open_ledger(ledger_url)
+
+
+def test_open_ledger_wraps_driver_errors(tmp_path: object) -> None:
+    with pytest.raises(gk.LedgerError, match="cannot open ledger") as caught:
+        gk.open_ledger("sqlite:////nonexistent-dir/sub/ledger.db")
+    assert caught.value.__cause__ is not None
+
+
+@pytest.mark.parametrize("url", ["", "mysql://x", "sqlite://", "sqlite:///", None])
+def test_open_ledger_bad_url_names_the_field(url: object) -> None:
+    with pytest.raises(gk.InvalidInput, match="ledger_url"):
+        gk.open_ledger(url)  # type: ignore[arg-type]
+
+
+def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> None:
+    from gatekeeper.ledger.schema import MIGRATIONS
+
+    with gk.open_ledger(ledger_url) as fresh:  # rebuild it as a version-1 ledger
+        with fresh.transaction():
+            for table in ("gk_reservations", "gk_evidence", "gk_publications", "gk_attempts"):
+                fresh.execute(f"DROP TABLE {table}")
+            for statement in MIGRATIONS[0]:
+                fresh.execute(statement.replace("{ts}", fresh.ts_type))
+            fresh.execute("UPDATE gk_schema SET version = 1")
+            fresh.execute(
+                "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
+                "updated_at) VALUES ('A', '2026-10-22', 1, 'old-run', 'succeeded', ?, ?)",
+                (fresh.ts_in(T0), fresh.ts_in(T0)))
+    with gk.open_ledger(ledger_url) as migrated:
+        assert migrated.schema_version() == SCHEMA_VERSION > 1
+        assert [a.run_id for a in migrated.attempts("A", D)] == ["old-run"]
+        assert migrated.publish("C", D, ["A"], "fp", location="/data/c.csv")
+        pub = migrated.publication("C", D)
+        assert pub is not None and pub.location == "/data/c.csv"
+        migrated.record("H", "2026-10-22T05:00Z", 1, "hourly-run", "succeeded", T0)
+        assert migrated.latest("H", "2026-10-22T05:00Z") is not None

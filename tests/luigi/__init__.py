@@ -1,0 +1,1 @@
+"""The Luigi adapter: tasks, ranges, the inline machinery, luigid, faults."""

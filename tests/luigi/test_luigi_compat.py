@@ -1,0 +1,432 @@
+"""gatekeeper/luigi/compat.py against the installed Luigi, and no private Luigi use elsewhere.
+
+Each compat function runs here against real Luigi objects (a real worker, a real luigid), so a
+Luigi release that renames or removes an internal fails these tests with a message naming it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import luigi
+import luigi.execution_summary
+import luigi.rpc
+import luigi.scheduler
+import luigi.worker
+import pytest
+from luigi.task_register import Register
+
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi import config
+from gatekeeper.luigi.compat import (
+    REPORTER_SCHEDULER,
+    LuigiInternalMissing,
+    instance_cache_token,
+    under_remote_scheduler,
+    worker_scheduler,
+)
+from gatekeeper.luigi.fill import channel
+from tests.helpers.luigi_support import build, configure
+from tests.helpers.luigid_support import Luigid
+
+pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luigi
+
+PACKAGE = Path(__file__).resolve().parents[2] / "gatekeeper"
+LUIGI_SOURCE = Path(luigi.__file__).resolve().parent
+
+#: What each probe task saw while a worker ran it, keyed by the probe's name.
+SEEN: dict[str, Any] = {}
+
+
+class CompatProbe(luigi.Task):
+    """Records, while a worker runs it, what luigi_compat says about its scheduler."""
+
+    name = luigi.Parameter()
+
+    def run(self) -> None:
+        SEEN[self.name] = (worker_scheduler(self), under_remote_scheduler(self))
+
+    def complete(self) -> bool:
+        return self.name in SEEN
+
+
+def run_probe(name: str, **build_args: Any) -> tuple[Any, bool]:
+    SEEN.pop(name, None)
+    Register.clear_instance_cache()
+    assert luigi.build([CompatProbe(name=name)], log_level="WARNING", **build_args)
+    assert name in SEEN, f"the worker did not run {name}"
+    return SEEN.pop(name)
+
+
+def test_worker_scheduler_is_the_local_scheduler_under_local_scheduler() -> None:
+    scheduler, remote = run_probe("local", local_scheduler=True)
+    assert isinstance(scheduler, luigi.scheduler.Scheduler), (
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under --local-scheduler")
+    assert remote is False
+
+
+def test_worker_scheduler_is_luigids_client_under_luigid(luigid: Luigid) -> None:
+    scheduler, remote = run_probe("central", scheduler_host="127.0.0.1",
+                                  scheduler_port=luigid.port)
+    assert isinstance(scheduler, luigi.rpc.RemoteScheduler), (
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under luigid")
+    assert remote is True
+
+
+def test_worker_scheduler_is_none_outside_a_worker() -> None:
+    task = CompatProbe(name="idle")
+    assert worker_scheduler(task) is None
+    assert under_remote_scheduler(task) is False
+
+
+def test_worker_scheduler_internal_exists_on_a_real_reporter() -> None:
+    """The named internal itself, on Luigi's own TaskStatusReporter."""
+    scheduler = luigi.scheduler.Scheduler()
+    reporter = luigi.worker.TaskStatusReporter(scheduler, "task-id", "worker-id", None)
+    assert getattr(reporter, "_scheduler", None) is scheduler, (
+        f"{REPORTER_SCHEDULER} is gone from Luigi {luigi.__version__}: "
+        "update gatekeeper/luigi/compat.py.worker_scheduler")
+    forwarded = luigi.worker.TaskProcess.forward_reporter_attributes
+    assert forwarded.get("update_status_message") == "set_status_message", (
+        f"Luigi {luigi.__version__} no longer binds task.set_status_message to "
+        "TaskStatusReporter.update_status_message: update luigi_compat.worker_scheduler")
+
+
+def test_worker_scheduler_raises_naming_the_internal_when_it_is_gone() -> None:
+    """What a Luigi release without the internal produces: an error naming it, no fallback."""
+    reporter = luigi.worker.TaskStatusReporter(luigi.scheduler.Scheduler(), "t", "w", None)
+    del reporter._scheduler  # as a release that renamed it would leave the reporter
+    task = CompatProbe(name="renamed")
+    task.set_status_message = reporter.update_status_message
+    with pytest.raises(LuigiInternalMissing, match=re.escape(REPORTER_SCHEDULER)) as raised:
+        worker_scheduler(task)
+    assert luigi.__version__ in str(raised.value)
+
+
+def test_instance_cache_token_changes_exactly_when_luigi_clears_its_cache() -> None:
+    first = instance_cache_token()
+    assert instance_cache_token() is first, "Luigi's instance cache no longer returns the "\
+        "same instance for the same parameters: update luigi_compat.instance_cache_token"
+    Register.clear_instance_cache()
+    second = instance_cache_token()
+    assert second is not first
+    assert instance_cache_token() is second
+
+
+def test_instance_cache_token_is_new_every_call_while_the_cache_is_disabled() -> None:
+    Register.disable_instance_cache()
+    try:
+        assert instance_cache_token() is not instance_cache_token()
+    finally:
+        Register.clear_instance_cache()  # re-enables it (a new, empty cache)
+
+
+def test_instance_cache_token_probe_matches_what_luigi_computes() -> None:
+    """The probe's fast overrides return exactly what Luigi's own methods would."""
+    probe = luigi_compat.GatekeeperInstanceCacheProbe
+    assert probe.get_params() == luigi.Config.get_params.__func__(probe)  # type: ignore[attr-defined]
+    assert probe.get_param_values([], (), {}) == luigi.Config.get_param_values.__func__(
+        probe, [], (), {})  # type: ignore[attr-defined]
+
+
+def test_settings_rereads_luigi_cfg_after_the_instance_cache_is_cleared() -> None:
+    before = config.settings()
+    assert config.settings() is before
+    with contextlib.contextmanager(configure)({"timezone": "Europe/Paris"}):  # clears the cache
+        assert str(config.settings().timezone) == "Europe/Paris"
+    assert str(config.settings().timezone) == str(before.timezone)
+
+
+# --- no private Luigi use outside luigi_compat.py ---------------------------------------------
+
+
+def luigi_private_names() -> set[str]:
+    """Every ``_name`` attribute Luigi's own source sets or defines (not dunders)."""
+    found: set[str] = set()
+    for path in LUIGI_SOURCE.rglob("*.py"):
+        text = path.read_text(errors="replace")
+        found.update(re.findall(r"\.(_[A-Za-z]\w*)\s*=", text))
+        found.update(re.findall(r"def (_[A-Za-z]\w*)\(", text))
+    return {name for name in found if not name.startswith("__")}
+
+
+def private_luigi_uses(source: str, private: set[str]) -> list[str]:
+    """Private Luigi uses in ``source``: a ``_name`` reached from a luigi import, a ``_name``
+    imported from luigi, ``__self__`` of a bound method, getattr/hasattr of a Luigi private."""
+    tree = ast.parse(source)
+    roots: set[str] = set()
+    uses: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update((a.asname or a.name).split(".")[0] for a in node.names
+                         if a.name.split(".")[0] == "luigi")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "luigi":
+            roots.update(a.asname or a.name for a in node.names)
+            uses += [f"line {node.lineno}: import {a.name}" for a in node.names
+                     if a.name.startswith("_")]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            root: ast.AST = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            private_attr = node.attr.startswith("_") and not node.attr.endswith("__")
+            if node.attr == "__self__" or (
+                    private_attr and isinstance(root, ast.Name) and root.id in roots):
+                uses.append(f"line {node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in {"getattr", "hasattr", "setattr"} and len(node.args) > 1
+              and isinstance(node.args[1], ast.Constant)
+              and node.args[1].value in private | {"__self__"}):
+            uses.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
+    return uses
+
+
+def test_no_private_luigi_use_outside_luigi_compat() -> None:
+    private = luigi_private_names()
+    found = {
+        str(path.relative_to(PACKAGE.parent)): uses
+        for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).as_posix() != "luigi/compat.py"
+        if (uses := private_luigi_uses(path.read_text(), private))
+    }
+    assert not found, f"private Luigi internals outside gatekeeper/luigi/compat.py: {found}"
+
+
+@pytest.mark.parametrize("snippet", [
+    "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
+    "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
+    "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
+    "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
+    "from luigi.parameter import _no_value\n",
+    "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
+])
+def test_private_luigi_uses_finds_the_known_patterns(snippet: str) -> None:
+    assert private_luigi_uses(snippet, luigi_private_names()), snippet
+
+
+def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None:
+    snippet = ("import luigi\nfrom luigi.task_register import Register\n"
+               "Register.clear_instance_cache()\nluigi.interface.core()\n"
+               "class T:\n    def f(self):\n        return self._gk_clock\n")
+    assert private_luigi_uses(snippet, luigi_private_names()) == []
+
+
+# --- the internals inline periods rely on (gatekeeper/luigi/fill/inline.py) -----------------------------
+CAUGHT: dict[str, Any] = {}
+
+
+class InlineCompatProbe(luigi.Task):
+    """Records what luigi_compat finds while a real Luigi worker runs it."""
+
+    name = luigi.Parameter()
+
+    def complete(self) -> bool:
+        return self.name in CAUGHT
+
+    def run(self) -> None:
+        CAUGHT[self.name] = {
+            "scheduler": luigi_compat.worker_scheduler(self),
+            "worker_id": luigi_compat.worker_id(self),
+            "worker": luigi_compat.running_worker(self),
+        }
+
+
+def test_internals_exist_in_this_luigi() -> None:
+    reporter = luigi.worker.TaskStatusReporter("scheduler", "task", "worker-7", None)
+    assert (reporter._scheduler, reporter._worker_id) == ("scheduler", "worker-7")
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    assert worker._add_task_history == [] and worker._running_tasks == {}
+    assert luigi_compat.forwarded_attributes() == {
+        "update_tracking_url": "set_tracking_url",
+        "update_status_message": "set_status_message",
+        "update_progress_percentage": "set_progress_percentage",
+        "decrease_running_resources": "decrease_running_resources",
+        "scheduler_messages": "scheduler_messages",
+    }
+
+
+def test_running_task_finds_its_worker_scheduler_and_id() -> None:
+    CAUGHT.clear()
+    assert build(InlineCompatProbe(name="one")).scheduling_succeeded
+    caught = CAUGHT["one"]
+    assert isinstance(caught["scheduler"], luigi.scheduler.Scheduler)
+    assert isinstance(caught["worker"], luigi.worker.Worker)
+    assert caught["worker_id"] == caught["worker"]._id
+
+
+def test_forked_task_has_no_worker_for_the_summary(tmp_path: Path) -> None:
+    """Under --workers 2 the task runs in a forked child: the summary is the parent's."""
+    CAUGHT.clear()
+    seen = tmp_path / "seen"
+
+    class Forked(luigi.Task):
+        def complete(self) -> bool:
+            return seen.exists()
+
+        def run(self) -> None:
+            found = luigi_compat.running_worker(self)
+            seen.write_text(f"{found is None} {luigi_compat.worker_id(self) is not None}")
+
+    assert build(Forked(), workers=2).scheduling_succeeded
+    assert seen.read_text() == "True True"
+
+
+def test_outside_a_worker_nothing_is_found() -> None:
+    task = InlineCompatProbe(name="idle")
+    assert luigi_compat.worker_scheduler(task) is None
+    assert luigi_compat.worker_id(task) is None
+    assert luigi_compat.running_worker(task) is None
+
+
+@pytest.mark.parametrize("status, ran, section", [
+    ("DONE", True, "ran successfully"),
+    ("DONE", False, "complete ones were encountered"),
+    ("FAILED", True, "failed"),
+])
+def test_add_to_summary_counts_the_task(status: str, ran: bool, section: str) -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    luigi_compat.add_to_summary(worker, InlineCompatProbe(name="period"), status, ran=ran)
+    text = luigi.execution_summary.summary(worker)
+    assert f"* 1 {section}:\n    - 1 InlineCompatProbe(name=period)" in text, text
+
+
+def test_a_missing_internal_is_named() -> None:
+    reporter = luigi.worker.TaskStatusReporter("scheduler", "task", "worker-7", None)
+    del reporter._worker_id
+    task = InlineCompatProbe(name="bare")
+    task.set_status_message = reporter.update_status_message
+    with pytest.raises(LuigiInternalMissing, match="TaskStatusReporter._worker_id"):
+        luigi_compat.worker_id(task)
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    del worker._add_task_history
+    with pytest.raises(LuigiInternalMissing, match="Worker._add_task_history"):
+        luigi_compat.add_to_summary(worker, task, "DONE", ran=True)
+
+
+class ForkingProbe(luigi.Task):
+    """Opens the summary channel where the worker schedules it; its run(), in the task process
+    Luigi forks under --workers 2, counts a period there as a chunk does."""
+
+    name = luigi.Parameter()
+    marker = luigi.Parameter()
+
+    def requires(self) -> list[Any]:
+        channel.open_summary_channel()
+        return []
+
+    def complete(self) -> bool:
+        return Path(self.marker).exists()
+
+    def run(self) -> None:
+        key = luigi_compat.worker_id(self)
+        fd = channel.summary_channel(key)
+        Path(self.marker).write_text(f"{luigi_compat.running_worker(self) is None} {fd is None}")
+        if fd is not None:
+            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"),
+                                         "DONE", ran=True)
+            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-bad"),
+                                         "FAILED", ran=True)
+
+
+def test_forked_task_counts_its_periods_in_the_parents_summary(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    result = build(ForkingProbe(name="fork", marker=str(marker)), workers=2)
+    assert marker.read_text() == "True False"  # forked: no worker here, but a channel
+    text = result.summary_text
+    assert "ran successfully:\n    - 1 ForkingProbe(name=fork" in text, text
+    assert "- 1 InlineCompatProbe(name=fork-ok)" in text.split("* 1 failed")[0], text
+    assert "failed:\n    - 1 InlineCompatProbe(name=fork-bad)" in text, text
+
+
+def test_summary_channel_is_opened_only_in_the_workers_process() -> None:
+    assert luigi_compat.scheduling_worker() is None  # no worker on this stack
+    channel.open_summary_channel()  # outside a worker: nothing to open
+    assert channel.summary_channel("no-such-worker") is None
+    assert channel.summary_channel(None) is None
+
+
+def test_forked_history_keeps_entries_and_reads_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "channel"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        first = InlineCompatProbe(name="first")
+        history = channel.ForkedHistory([(first, "DONE", False)], fd, None)
+        channel.send_to_summary(fd, InlineCompatProbe(name="second"), "DONE", ran=False)
+        os.write(fd, b'{"half": ')  # a line still being written is left alone
+        assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
+        assert [(t.name, s) for t, s, _ in history] == [("first", "DONE"), ("second", "DONE")]
+    finally:
+        os.close(fd)
+
+
+def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
+        tmp_path: Path) -> None:
+    """A forked task process of a local-scheduler worker relays its reports through the
+    channel; the parent makes them on its scheduler when it next appends (as it does before
+    telling the scheduler the chunk's own result)."""
+    path = tmp_path / "channel"
+    path.write_bytes(b"")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    scheduler = luigi.scheduler.Scheduler()
+    try:
+        history = channel.ForkedHistory([], fd, scheduler)
+        probe = InlineCompatProbe(name="relayed")
+        for status in ("RUNNING", "FAILED"):  # as InlineRuns reports a failed period
+            channel.relay_to_scheduler(fd, "add_task", {
+                "task_id": probe.task_id, "worker": "w", "status": status, "runnable": False,
+                "family": probe.task_family, "params": probe.to_str_params(),
+                "retry_policy_dict": {"retry_count": 1}})
+        assert scheduler.task_list("", "") == {}  # not until the parent reads the channel
+        history.append((probe, "PENDING", True))
+        listed = scheduler.task_list("", "")
+        assert listed[probe.task_id]["status"] == "DISABLED"  # one failure of retry_count 1
+        assert [(t.name, s) for t, s, _ in history] == [("relayed", "PENDING")]
+    finally:
+        os.close(fd)
+
+
+def test_missing_worker_internals_for_the_channel_are_named() -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    del worker._id
+
+    def scheduling(self: Any) -> None:  # a frame whose self is the worker
+        channel.open_summary_channel()
+
+    with pytest.raises(LuigiInternalMissing, match="Worker._id"):
+        scheduling(worker)
+    process = luigi.worker.TaskProcess(InlineCompatProbe(name="p"), "w", None, None)
+    del process.use_multiprocessing
+    with pytest.raises(LuigiInternalMissing, match="TaskProcess.use_multiprocessing"):
+        scheduling(process)
+
+
+@pytest.mark.parametrize("internal", ["_add_task_history", "_scheduler", "_scheduled_tasks",
+                                      "_get_work_response_history"])
+def test_missing_worker_internals_for_the_summary_are_named(internal: str) -> None:
+    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
+    delattr(worker, internal)
+
+    def scheduling(self: Any) -> None:  # a frame whose self is the worker
+        channel.open_summary_channel()
+
+    with pytest.raises(LuigiInternalMissing, match=f"Worker.{internal}"):
+        scheduling(worker)
+
+
+def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
+    """The summary's "run by another worker" leaves out a gatekeeper task that is complete by
+    the time it is read; any other task stays."""
+    done, other = InlineCompatProbe(name="done"), InlineCompatProbe(name="other")
+    done.gatekeeper_summary = True  # type: ignore[attr-defined]
+    done.complete = lambda: True  # type: ignore[method-assign]
+    response = {"task_id": None, "running_tasks": [
+        {"task_id": done.task_id, "worker": "w2"}, {"task_id": other.task_id, "worker": "w2"}]}
+    history = channel.SettledWorkHistory(
+        [response], {done.task_id: done, other.task_id: other})
+    assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [
+        [other.task_id]]
