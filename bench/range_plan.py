@@ -47,9 +47,9 @@ from _common import environment_line, median_ms, print_table, sqlite_url, write_
 from luigi.task_register import Register
 
 import gatekeeper as gk
-from gatekeeper.luigi import tasks as gk_tasks
-from gatekeeper.core.planning import plan_range
 from gatekeeper.core.periods import period_from_key
+from gatekeeper.core.planning import plan_range
+from gatekeeper.luigi import tasks as gk_tasks
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 1, 2, tzinfo=UTC)  # every period of both cases is due

@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gatekeeper as gk
-from gatekeeper.report.states import window_states
 from gatekeeper.report.html import JobCoverage, render_report
+from gatekeeper.report.states import window_states
 
 UTC = dt.timezone.utc
 JOBS = ("DimCustomer", "DimProduct", "DailySalesLoad")

@@ -5,9 +5,6 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 
 from __future__ import annotations
 
-from gatekeeper.core.planning import RangePlan, plan_range
-from gatekeeper.integrations.delta.task import GatedDeltaTask
-from gatekeeper.integrations.delta.table import delta_evidence
 from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
@@ -21,10 +18,13 @@ from gatekeeper.core.errors import (
     StateConflict,
 )
 from gatekeeper.core.gate import check_ready
-from gatekeeper.luigi.gated import GatedFileTask, GatedTask
-from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.luigi.range import RangeBusinessDaily, RangeBusinessHourly
+from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
+from gatekeeper.integrations.delta.table import delta_evidence
+from gatekeeper.integrations.delta.task import GatedDeltaTask
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.luigi.gated import GatedFileTask, GatedTask
+from gatekeeper.luigi.range import RangeBusinessDaily, RangeBusinessHourly
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget
 from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
 

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.cli.output import (
-    global_options,
     EXIT_CONFLICT,
     EXIT_NOT_READY,
     EXIT_OK,
     Result,
+    global_options,
     open_cli_ledger,
     table,
 )

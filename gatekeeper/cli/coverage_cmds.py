@@ -7,14 +7,14 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gatekeeper.luigi import config
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
+from gatekeeper.luigi import config
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
-from gatekeeper.core.validation import check_timestamp
 
 #: One character per period in the grid of several jobs.
 SYMBOLS = {

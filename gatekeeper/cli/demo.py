@@ -8,8 +8,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from gatekeeper.ledger import open_ledger
 from gatekeeper.core.records import fingerprint
+from gatekeeper.ledger import open_ledger
 
 DIMENSIONS = ("DimCustomer", "DimProduct")
 CONSUMER = "DailySalesLoad"

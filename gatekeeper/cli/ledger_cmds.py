@@ -9,9 +9,9 @@ from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
+from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.reservations import reservations
-from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 
 
 def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:

@@ -7,10 +7,10 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from gatekeeper.luigi import config
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.core.validation import parse_count_text
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.luigi import config
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
 

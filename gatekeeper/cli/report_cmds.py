@@ -9,14 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gatekeeper.luigi import config
 from gatekeeper.cli.output import Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.ledger import Ledger
-from gatekeeper.report.states import window_states
-from gatekeeper.report.html import JobCoverage, render_report
 from gatekeeper.core.validation import check_name, check_timestamp
+from gatekeeper.ledger import Ledger
+from gatekeeper.luigi import config
+from gatekeeper.report.html import JobCoverage, render_report
+from gatekeeper.report.states import window_states
 
 
 def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:

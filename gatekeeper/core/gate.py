@@ -14,7 +14,6 @@ from gatekeeper.core.records import Readiness
 from gatekeeper.core.validation import check_name, check_requirements
 
 
-
 class ReadinessSource(Protocol):
     """What the gate reads (``gatekeeper.Ledger`` is one): the core names the read it needs
     instead of importing the ledger."""

@@ -33,7 +33,6 @@ from gatekeeper.core.periods import (
 )
 
 
-
 class CompletedPeriods(Protocol):
     """What planning reads from a ledger (``gatekeeper.Ledger`` is one): the core names the
     read it needs instead of importing the ledger."""

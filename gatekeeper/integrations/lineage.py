@@ -45,9 +45,9 @@ from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.ledger import Ledger
 from gatekeeper.core.periods import interval, parse_timezone, period_from_key
 from gatekeeper.core.records import Attempt, Publication, RunState, requirement_label
+from gatekeeper.ledger import Ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 

@@ -11,9 +11,9 @@ import os
 from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.validation import check_busy_timeout
 from gatekeeper.ledger.base import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
 from gatekeeper.ledger.staleness import StalenessStore
-from gatekeeper.core.validation import check_busy_timeout
 
 Ledger = StalenessStore
 

@@ -7,7 +7,6 @@ from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import LeaseHeld, StateConflict
-from gatekeeper.ledger.base import ATTEMPT_COLUMNS, SqlLedger
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Attempt, RunState, transition
 from gatekeeper.core.validation import (
@@ -19,6 +18,7 @@ from gatekeeper.core.validation import (
     check_same_kind,
     check_text,
 )
+from gatekeeper.ledger.base import ATTEMPT_COLUMNS, SqlLedger
 
 __all__ = ["AttemptStore", "utc_now"]
 

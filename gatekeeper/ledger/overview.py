@@ -13,10 +13,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.ledger.publications import _labels
 from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.records import EvidenceItem, Publication, RunState
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.publications import _labels
 
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger

@@ -10,13 +10,13 @@ from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput, LeaseLost, NotReady, PublicationConflict
-from gatekeeper.ledger.attempts import AttemptStore
-from gatekeeper.ledger.base import ATTEMPT_COLUMNS
-from gatekeeper.ledger.handle import WriteHandle
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_name, check_requirements
+from gatekeeper.ledger.attempts import AttemptStore
+from gatekeeper.ledger.base import ATTEMPT_COLUMNS
+from gatekeeper.ledger.handle import WriteHandle
 
 WriteFn = Callable[[Any], Any]
 

@@ -23,11 +23,11 @@ from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict, StateConflict
-from gatekeeper.ledger.publications import Output, PublicationStore, Request
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
 from gatekeeper.core.records import EvidenceItem, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_name
+from gatekeeper.ledger.publications import Output, PublicationStore, Request
 
 RESERVED, COMMITTED = "reserved", "committed"
 _COLUMNS = ("revision, fingerprint, required_jobs, evidence, reason, location, producer_run_id, "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Staleness
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.publications import PublicationStore
 
 _STALE_SQL = """
 SELECT p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt, a.run_id, a.attempt

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any, cast
 import luigi
 import luigi.worker
 
-from gatekeeper.integrations import lineage
-from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import config
 from gatekeeper.core.errors import GatekeeperError, LeaseHeld, LeaseLost, StateConflict
-from gatekeeper.luigi.lease import Heartbeat
-from gatekeeper.ledger import Ledger
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import printable_text
+from gatekeeper.integrations import lineage
+from gatekeeper.ledger import Ledger
+from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi import config
+from gatekeeper.luigi.lease import Heartbeat
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 

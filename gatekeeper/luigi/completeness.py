@@ -14,9 +14,9 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from gatekeeper.core.periods import period_at, period_from_key, period_ordinal
 from gatekeeper.core.planning import Completeness
 from gatekeeper.ledger import Ledger
-from gatekeeper.core.periods import period_at, period_from_key, period_ordinal
 from gatekeeper.luigi.tasks import PeriodTask
 
 UTC = dt.timezone.utc

@@ -9,15 +9,15 @@ from typing import Any
 
 import luigi
 
-from gatekeeper.luigi import config
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
 from gatekeeper.core.gate import Watermarks
-from gatekeeper.ledger import Ledger
 from gatekeeper.core.periods import DAILY, interval
 from gatekeeper.core.records import fingerprint
+from gatekeeper.core.validation import check_optional_name
+from gatekeeper.ledger import Ledger
+from gatekeeper.luigi import config
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget, file_sha256
 from gatekeeper.luigi.tasks import BusinessDateTask, PeriodTask
-from gatekeeper.core.validation import check_optional_name
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 

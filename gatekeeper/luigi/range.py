@@ -33,17 +33,17 @@ from typing import Any
 import luigi
 from luigi.tools.range import RangeEvent
 
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone, period_from_key
+from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
+from gatekeeper.core.progress import percent, range_status
+from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import complete_keys, completeness
-from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
-from gatekeeper.core.errors import InvalidInput
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, IndependentChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
-from gatekeeper.ledger import Ledger
-from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone, period_from_key
-from gatekeeper.core.progress import percent, range_status
 from gatekeeper.luigi.range_session import FillSession, check_of_params, chunk_blocks, clock_at
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 

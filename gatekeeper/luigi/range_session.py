@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.luigi.fill.chunks import CHUNK
 from gatekeeper.core.periods import period_ordinal
-from gatekeeper.luigi.tasks import PeriodTask
+from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
+from gatekeeper.luigi.fill.chunks import CHUNK
+from gatekeeper.luigi.tasks import PeriodTask
 
 UTC = dt.timezone.utc
 LANES = 16  # a forward or reverse window is cut into at least this many chunks

@@ -9,9 +9,9 @@ from typing import Any
 import luigi
 
 from gatekeeper.core.errors import OutputMismatch
-from gatekeeper.ledger import Ledger
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Publication
+from gatekeeper.ledger import Ledger
 
 
 def file_sha256(path: str) -> str:

@@ -19,13 +19,13 @@ from typing import Any, cast
 
 import luigi
 
-from gatekeeper.luigi import config
-from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.core.periods import DAILY, HOURLY, hour_key, period_key
 from gatekeeper.core.records import RunState
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.luigi import config
+from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from html import escape
 from itertools import groupby
 
-from gatekeeper.core.planning import RangePlan
-from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
 from gatekeeper.core.periods import HOURLY
+from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
+from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
 
 _ATTENTION_ROWS = 12
 #: At most this many periods, a job's cells are drawn big.

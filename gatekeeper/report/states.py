@@ -26,11 +26,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.core.planning import RangePlan, plan_from_ledger
-from gatekeeper.ledger.overview import newest_publications
 from gatekeeper.core.periods import DAILY, Label, period_at, period_ordinal
+from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.overview import newest_publications
 
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger

@@ -21,11 +21,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.integrations.collectors.databricks_api import CollectError, fetch_runs, workspace_client
 from gatekeeper.core.errors import InvalidInput, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import check_job_id, check_name, check_timestamp, printable_text
+from gatekeeper.integrations.collectors.databricks_api import (
+    CollectError,
+    fetch_runs,
+    workspace_client,
+)
 
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from gatekeeper.integrations.delta import runner as delta_runner
 from gatekeeper.core.errors import GatekeeperError, InvalidInput
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.validation import check_column_name, check_partition_values
+from gatekeeper.integrations.delta import runner as delta_runner
 
 PREFIX = "gatekeeper."
 #: The commit metadata keys gatekeeper writes (``DESCRIBE HISTORY`` shows them).

@@ -24,7 +24,8 @@ import random
 import time
 from typing import Any
 
-from gatekeeper.luigi import config
+from gatekeeper.core.errors import OutputMismatch
+from gatekeeper.core.validation import check_column_name, check_name
 from gatekeeper.integrations.delta.table import (
     DeltaEvidence,
     app_id,
@@ -39,12 +40,11 @@ from gatekeeper.integrations.delta.table import (
     to_arrow,
     write_date,
 )
-from gatekeeper.core.errors import OutputMismatch
-from gatekeeper.luigi.gated import GatedTask
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger import reservations as rsv
+from gatekeeper.luigi import config
+from gatekeeper.luigi.gated import GatedTask
 from gatekeeper.luigi.targets import PublicationTarget
-from gatekeeper.core.validation import check_column_name, check_name
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import luigi
 
-from gatekeeper.luigi.completeness import complete_keys
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.luigi.fill import channel, policy
-from gatekeeper.luigi.fill.inline import InlineRuns
 from gatekeeper.core.periods import period_from_key
 from gatekeeper.core.progress import chunk_status, failed_keys
+from gatekeeper.luigi.completeness import complete_keys
+from gatekeeper.luigi.fill import channel, policy
+from gatekeeper.luigi.fill.inline import InlineRuns
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")

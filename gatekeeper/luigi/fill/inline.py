@@ -43,13 +43,13 @@ import luigi
 import luigi.rpc
 from luigi.scheduler import DONE, FAILED, RUNNING
 
-from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import LeaseHeld
+from gatekeeper.core.records import Attempt
+from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill.policy import retry_policy
 from gatekeeper.luigi.fill.wire import SchedulerWire
-from gatekeeper.core.records import Attempt
 from gatekeeper.luigi.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")

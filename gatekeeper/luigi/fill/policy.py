@@ -25,8 +25,8 @@ import luigi
 import luigi.scheduler
 import luigi.worker
 
-from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.luigi import compat as luigi_compat
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _said: set[tuple[str, str]] = set()

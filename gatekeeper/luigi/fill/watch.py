@@ -35,11 +35,8 @@ import luigi.cmdline_parser
 import luigi.interface
 import luigi.rpc
 
-from gatekeeper.luigi import config
-from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.luigi.fill.chunks import ContiguousChunk
-from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import (
     Failure,
     Throttle,
@@ -51,6 +48,9 @@ from gatekeeper.core.progress import (
     progress_bar,
     range_status,
 )
+from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.luigi import config
+from gatekeeper.luigi.fill.chunks import ContiguousChunk
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
