@@ -189,18 +189,24 @@ def ledger_floor(days: int, folder: Path) -> float:
     first = dt.date(2016, 1, 1)
     keys = [str(first + dt.timedelta(days=n)) for n in range(days)]
     began = time.perf_counter()
-    conn.execute("SELECT period FROM gk_attempts WHERE job = ? AND state = 'succeeded'",
-                 ("GkDaily",)).fetchall()
+    conn.execute(
+        "SELECT period FROM gk_attempts WHERE job = ? AND state = 'succeeded'", ("GkDaily",)
+    ).fetchall()
     for n, key in enumerate(keys):
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at,"
-                     " updated_at, lease_expires_at) VALUES (?, ?, 1, ?, 'running', ?, ?, ?)",
-                     ("GkDaily", key, f"run-{n}", now, now, now))
+        conn.execute(
+            "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at,"
+            " updated_at, lease_expires_at) VALUES (?, ?, 1, ?, 'running', ?, ?, ?)",
+            ("GkDaily", key, f"run-{n}", now, now, now),
+        )
         conn.execute("COMMIT")
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("UPDATE gk_attempts SET state = 'succeeded', updated_at = ? WHERE job = ? "
-                     "AND period = ? AND attempt = 1", (now, "GkDaily", key))
+        conn.execute(
+            "UPDATE gk_attempts SET state = 'succeeded', updated_at = ? WHERE job = ? "
+            "AND period = ? AND attempt = 1",
+            (now, "GkDaily", key),
+        )
         conn.execute("COMMIT")
     took = time.perf_counter() - began
     conn.close()

@@ -76,8 +76,18 @@ class Backfill:
 
     def common(self) -> list[str]:
         level = [] if self.log_level is None else ["--log-level", self.log_level]
-        return ["--start", START.isoformat(), "--stop", self.stop.isoformat(), "--task-limit",
-                str(self.task_limit), "--now", str(self.now), "--local-scheduler", *level]
+        return [
+            "--start",
+            START.isoformat(),
+            "--stop",
+            self.stop.isoformat(),
+            "--task-limit",
+            str(self.task_limit),
+            "--now",
+            str(self.now),
+            "--local-scheduler",
+            *level,
+        ]
 
 
 @dataclass(frozen=True)
@@ -98,8 +108,14 @@ def scheduled_args(fill: Backfill) -> list[str]:
 
 
 def luigi_args(fill: Backfill) -> list[str]:
-    return ["RangeDaily", "--of", "LuigiDaily", "--days-back", str(max(5000, fill.days + 2)),
-            *fill.common()]
+    return [
+        "RangeDaily",
+        "--of",
+        "LuigiDaily",
+        "--days-back",
+        str(max(5000, fill.days + 2)),
+        *fill.common(),
+    ]
 
 
 def verify_ledger(folder: Path, fill: Backfill) -> None:
@@ -148,8 +164,14 @@ def run_once(tool: Tool, fill: Backfill) -> float:
         log = folder / "luigi.log"
         with log.open("w") as output:
             began = time.perf_counter()
-            done = subprocess.run(command, cwd=folder, env=subprocess_env(config, folder),
-                                  stdout=output, stderr=subprocess.STDOUT, check=False)
+            done = subprocess.run(
+                command,
+                cwd=folder,
+                env=subprocess_env(config, folder),
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
             took = time.perf_counter() - began
         if done.returncode != 0:
             tail = "\n".join(log.read_text().splitlines()[-30:])
@@ -161,13 +183,20 @@ def run_once(tool: Tool, fill: Backfill) -> float:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per tool (median)")
-    parser.add_argument("--days", type=int, default=3653,
-                        help="dates to fill from 2016-01-01 (default %(default)s)")
-    parser.add_argument("--with-scheduled", action="store_true",
-                        help="also run gatekeeper with --inline false (every date a task of "
-                             "Luigi's scheduler, as luigi's are)")
-    parser.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                        help="passed to both luigi commands (default: Luigi's, DEBUG)")
+    parser.add_argument(
+        "--days", type=int, default=3653, help="dates to fill from 2016-01-01 (default %(default)s)"
+    )
+    parser.add_argument(
+        "--with-scheduled",
+        action="store_true",
+        help="also run gatekeeper with --inline false (every date a task of "
+        "Luigi's scheduler, as luigi's are)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="passed to both luigi commands (default: Luigi's, DEBUG)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.days < 1:
         parser.error("--runs and --days must be >= 1")
@@ -187,14 +216,24 @@ def main(argv: list[str] | None = None) -> int:
     for run in range(args.runs):
         for tool in tools:  # alternate, so slow drifts of the machine hit both
             times[tool.name].append(run_once(tool, fill))
-            print(f"  run {run + 1}/{args.runs} {tool.name}: {times[tool.name][-1]:.2f} s "
-                  "(verified)", file=sys.stderr, flush=True)
+            print(
+                f"  run {run + 1}/{args.runs} {tool.name}: {times[tool.name][-1]:.2f} s (verified)",
+                file=sys.stderr,
+                flush=True,
+            )
     medians = {name: statistics.median(values) for name, values in times.items()}
     print()
     print_table(
         ("tool", "median wall s", "runs (s)", "per date ms"),
-        [(name, f"{medians[name]:.2f}", " ".join(f"{t:.2f}" for t in values),
-          f"{1000 * medians[name] / fill.days:.2f}") for name, values in times.items()],
+        [
+            (
+                name,
+                f"{medians[name]:.2f}",
+                " ".join(f"{t:.2f}" for t in values),
+                f"{1000 * medians[name] / fill.days:.2f}",
+            )
+            for name, values in times.items()
+        ],
     )
     ratio = medians["luigi"] / medians["gatekeeper"]
     verdict = "met" if ratio >= TARGET_RATIO else "MISSED"
@@ -203,9 +242,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"luigi/{SCHEDULED.name}: {medians['luigi'] / medians[SCHEDULED.name]:.2f}x")
     with tempfile.TemporaryDirectory() as folder:
         floor = ledger_floor(fill.days, Path(folder))
-    print(f"floor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
-          f"({fill.days:,} x 2 write transactions): {floor:.2f} s; gatekeeper/floor "
-          f"{medians['gatekeeper'] / floor:.1f}x")
+    print(
+        f"floor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
+        f"({fill.days:,} x 2 write transactions): {floor:.2f} s; gatekeeper/floor "
+        f"{medians['gatekeeper'] / floor:.1f}x"
+    )
     print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
     return 0
 

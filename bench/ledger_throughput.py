@@ -33,9 +33,7 @@ from dataclasses import dataclass
 
 import gatekeeper as gk
 
-DEFAULT_DSN = os.environ.get(
-    "GATEKEEPER_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test"
-)
+DEFAULT_DSN = os.environ.get("GATEKEEPER_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 GATE_JOBS = 3
 MAX_DATES = 5000
 FIRST_DAY = dt.date(2000, 1, 1)
@@ -211,10 +209,16 @@ def pg_version(dsn: str) -> str:
 # -- command line ----------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="10000,1000000",
-                        help="comma-separated ledger sizes in attempts (default %(default)s)")
-    parser.add_argument("--pg-dsn", default=DEFAULT_DSN,
-                        help="PostgreSQL DSN (default $GATEKEEPER_TEST_PG_DSN or the local one)")
+    parser.add_argument(
+        "--sizes",
+        default="10000,1000000",
+        help="comma-separated ledger sizes in attempts (default %(default)s)",
+    )
+    parser.add_argument(
+        "--pg-dsn",
+        default=DEFAULT_DSN,
+        help="PostgreSQL DSN (default $GATEKEEPER_TEST_PG_DSN or the local one)",
+    )
     parser.add_argument("--skip-pg", action="store_true", help="measure SQLite only")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed run")
@@ -232,8 +236,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def print_table(results: list[Result]) -> None:
     header = ("backend", "ledger size", "build s", "gate checks/s", "records/s")
     rows = [
-        (r.backend, f"{r.size:,}", f"{r.build_seconds:.1f}", f"{r.gate_per_second:,.0f}",
-         f"{r.records_per_second:,.0f}")
+        (
+            r.backend,
+            f"{r.size:,}",
+            f"{r.build_seconds:.1f}",
+            f"{r.gate_per_second:,.0f}",
+            f"{r.records_per_second:,.0f}",
+        )
         for r in results
     ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
@@ -247,8 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     backends: list[tuple[str, Callable[[], contextlib.AbstractContextManager[str]]]] = [
         ("sqlite", sqlite_url)
     ]
-    print(f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-          f"{os.cpu_count()} CPUs; median of {args.runs} runs x {args.seconds:g}s")
+    print(
+        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
+        f"{os.cpu_count()} CPUs; median of {args.runs} runs x {args.seconds:g}s"
+    )
     if not args.skip_pg:
         print(pg_version(args.pg_dsn))
         backends.append(("postgresql", lambda: pg_url(args.pg_dsn)))

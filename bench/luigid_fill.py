@@ -55,8 +55,14 @@ from backfill import Backfill, verify_files, verify_ledger
 
 HOST = "127.0.0.1"
 TARGETS = {"a": 3.0, "b": 4.0}
-PEER_RETCODES = ("--retcode-already-running", "0", "--retcode-not-run", "0",
-                 "--retcode-missing-data", "0")
+PEER_RETCODES = (
+    "--retcode-already-running",
+    "0",
+    "--retcode-not-run",
+    "0",
+    "--retcode-missing-data",
+    "0",
+)
 
 
 @dataclass(frozen=True)
@@ -90,15 +96,31 @@ SETUPS = (
 
 
 def tool_args(tool: str, setup: Setup, fill: Backfill, port: int | None) -> list[str]:
-    common = [*Backfill(fill.days, None).common()[:-1], *setup.scheduler_args(port),
-              *setup.worker_args()]
+    common = [
+        *Backfill(fill.days, None).common()[:-1],
+        *setup.scheduler_args(port),
+        *setup.worker_args(),
+    ]
     if fill.log_level is not None:
         common += ["--log-level", fill.log_level]
     if tool == "gatekeeper":
-        return ["RangeBusinessDaily", "--of", "GkDaily", "--strategy", setup.strategy,
-                "--no-progress", *common]
-    return ["RangeDaily", "--of", "LuigiDaily", "--days-back", str(max(5000, fill.days + 2)),
-            *common]
+        return [
+            "RangeBusinessDaily",
+            "--of",
+            "GkDaily",
+            "--strategy",
+            setup.strategy,
+            "--no-progress",
+            *common,
+        ]
+    return [
+        "RangeDaily",
+        "--of",
+        "LuigiDaily",
+        "--days-back",
+        str(max(5000, fill.days + 2)),
+        *common,
+    ]
 
 
 class Luigid:
@@ -112,9 +134,21 @@ class Luigid:
         logs.mkdir()
         script = Path(sys.executable).parent / "luigid"
         self.process = subprocess.Popen(
-            [str(script), "--address", HOST, "--port", str(self.port), "--state-path",
-             str(folder / "luigid.pickle"), "--logdir", str(logs)],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                str(script),
+                "--address",
+                HOST,
+                "--port",
+                str(self.port),
+                "--state-path",
+                str(folder / "luigid.pickle"),
+                "--logdir",
+                str(logs),
+            ],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -144,8 +178,9 @@ class Luigid:
 def verify_luigid(server: Luigid, fill: Backfill) -> None:
     """Every gatekeeper date is DONE in luigid's task list; raises SystemExit otherwise."""
     listed = server.rpc("task_list", status="DONE", search="GkDaily")
-    dates = sorted(task["params"]["business_date"] for task in listed.values()
-                   if task["name"] == "GkDaily")
+    dates = sorted(
+        task["params"]["business_date"] for task in listed.values() if task["name"] == "GkDaily"
+    )
     if dates != fill.dates():
         raise SystemExit(f"luigid lists {len(dates)} GkDaily dates DONE of {fill.days}")
 
@@ -168,18 +203,26 @@ def run_once(tool: str, setup: Setup, fill: Backfill) -> float:
     return took
 
 
-def _timed(folder: Path, config: Path, tool: str, setup: Setup, fill: Backfill,
-           server: Luigid | None) -> float:
-    command = luigi_command("--module", TASK_MODULE,
-                            *tool_args(tool, setup, fill, server and server.port))
+def _timed(
+    folder: Path, config: Path, tool: str, setup: Setup, fill: Backfill, server: Luigid | None
+) -> float:
+    command = luigi_command(
+        "--module", TASK_MODULE, *tool_args(tool, setup, fill, server and server.port)
+    )
     logs = [folder / f"worker-{n}.log" for n in range(setup.processes)]
     began = time.perf_counter()
     processes = []
     for log in logs:
         with log.open("w") as output:
-            processes.append(subprocess.Popen(command, cwd=folder,
-                                              env=subprocess_env(config, folder),
-                                              stdout=output, stderr=subprocess.STDOUT))
+            processes.append(
+                subprocess.Popen(
+                    command,
+                    cwd=folder,
+                    env=subprocess_env(config, folder),
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     codes = [process.wait() for process in processes]
     took = time.perf_counter() - began
     for code, log in zip(codes, logs, strict=True):
@@ -192,12 +235,19 @@ def _timed(folder: Path, config: Path, tool: str, setup: Setup, fill: Backfill,
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per tool and set-up (median)")
-    parser.add_argument("--days", type=int, default=1000,
-                        help="dates to fill from 2016-01-01 (default %(default)s)")
-    parser.add_argument("--setups", default=",".join(s.name for s in SETUPS),
-                        help="comma-separated set-ups to run (default: all)")
-    parser.add_argument("--log-level", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                        help="passed to every luigi command (default: Luigi's, DEBUG)")
+    parser.add_argument(
+        "--days", type=int, default=1000, help="dates to fill from 2016-01-01 (default %(default)s)"
+    )
+    parser.add_argument(
+        "--setups",
+        default=",".join(s.name for s in SETUPS),
+        help="comma-separated set-ups to run (default: all)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="passed to every luigi command (default: Luigi's, DEBUG)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1 or args.days < 1:
         parser.error("--runs and --days must be >= 1")
@@ -213,38 +263,52 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{fill.days:,} dates from 2016-01-01, {args.runs} run(s) per tool and set-up")
     for setup in setups:
         for tool in ("gatekeeper", "luigi"):
-            shown = " ".join(luigi_command("--module", TASK_MODULE,
-                                           *tool_args(tool, setup, fill, 0)))
+            shown = " ".join(
+                luigi_command("--module", TASK_MODULE, *tool_args(tool, setup, fill, 0))
+            )
             print(f"  ({setup.name}) {setup.processes} x {tool}: {shown}")
     times = {(s.name, t): [] for s in setups for t in ("gatekeeper", "luigi")}
     for run in range(args.runs):
         for setup in setups:
             for tool in ("gatekeeper", "luigi"):  # alternate: slow drifts hit both
                 times[(setup.name, tool)].append(run_once(tool, setup, fill))
-                print(f"  run {run + 1}/{args.runs} ({setup.name}) {tool}: "
-                      f"{times[(setup.name, tool)][-1]:.2f} s (verified)", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"  run {run + 1}/{args.runs} ({setup.name}) {tool}: "
+                    f"{times[(setup.name, tool)][-1]:.2f} s (verified)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     print()
     rows = []
     for setup in setups:
         gk = statistics.median(times[(setup.name, "gatekeeper")])
         lu = statistics.median(times[(setup.name, "luigi")])
         target = TARGETS.get(setup.name)
-        verdict = "" if target is None else (
-            f" (target >= {target:g}x: {'met' if lu / gk >= target else 'MISSED'})")
-        rows.append((
-            f"({setup.name}) {setup.strategy}, {setup.processes}x--workers {setup.workers}, "
-            f"{'luigid' if setup.luigid else 'local'}",
-            f"{gk:.2f}", f"{lu:.2f}", f"{lu / gk:.2f}x{verdict}",
-            " ".join(f"{t:.2f}" for t in times[(setup.name, "gatekeeper")]),
-            " ".join(f"{t:.2f}" for t in times[(setup.name, "luigi")]),
-        ))
-    print_table(("set-up", "gatekeeper s", "luigi s", "luigi/gatekeeper", "gk runs",
-                 "luigi runs"), rows)
+        verdict = (
+            ""
+            if target is None
+            else (f" (target >= {target:g}x: {'met' if lu / gk >= target else 'MISSED'})")
+        )
+        rows.append(
+            (
+                f"({setup.name}) {setup.strategy}, {setup.processes}x--workers {setup.workers}, "
+                f"{'luigid' if setup.luigid else 'local'}",
+                f"{gk:.2f}",
+                f"{lu:.2f}",
+                f"{lu / gk:.2f}x{verdict}",
+                " ".join(f"{t:.2f}" for t in times[(setup.name, "gatekeeper")]),
+                " ".join(f"{t:.2f}" for t in times[(setup.name, "luigi")]),
+            )
+        )
+    print_table(
+        ("set-up", "gatekeeper s", "luigi s", "luigi/gatekeeper", "gk runs", "luigi runs"), rows
+    )
     with tempfile.TemporaryDirectory() as folder:
         floor = ledger_floor(fill.days, Path(folder))
-    print(f"\nfloor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
-          f"({fill.days:,} x 2 write transactions): {floor:.2f} s")
+    print(
+        f"\nfloor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
+        f"({fill.days:,} x 2 write transactions): {floor:.2f} s"
+    )
     print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
     return 0
 

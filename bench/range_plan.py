@@ -116,8 +116,17 @@ def attempt_rows(case: Case, ledger: gk.Ledger) -> Iterator[tuple[Any, ...]]:
             states = ["failed", "succeeded"] if i % RETRY_EVERY == 3 else ["succeeded"]
         for number, state in enumerate(states, start=1):
             error = "bench: injected failure" if state == "failed" else None
-            yield (case.gk_task, key, number, f"{case.gk_task}-{key}-{number}", state,
-                   ended, ended, None, error)
+            yield (
+                case.gk_task,
+                key,
+                number,
+                f"{case.gk_task}-{key}-{number}",
+                state,
+                ended,
+                ended,
+                None,
+                error,
+            )
 
 
 def fill_ledger(url: str) -> int:
@@ -150,9 +159,14 @@ def write_outputs(case: Case, out: Path) -> int:
 # -- the measured calls ----------------------------------------------------------------------
 def gk_range(case: Case, tasks: ModuleType, **extra: Any) -> gk.RangeBusinessDaily:
     cls = gk.RangeBusinessDaily if case.period == "daily" else gk.RangeBusinessHourly
-    return cls(of=getattr(tasks, case.gk_task), start=case.param(0),
-               stop=case.param(case.count), now=int(NOW.timestamp()),
-               task_limit=TASK_LIMIT, **extra)
+    return cls(
+        of=getattr(tasks, case.gk_task),
+        start=case.param(0),
+        stop=case.param(case.count),
+        now=int(NOW.timestamp()),
+        task_limit=TASK_LIMIT,
+        **extra,
+    )
 
 
 def gk_plan(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
@@ -174,8 +188,13 @@ def gk_requires(case: Case, tasks: ModuleType, strategy: str) -> Callable[[], se
 
 def luigi_requires(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
     of = getattr(tasks, case.luigi_task)
-    common = {"of": of, "start": case.param(0), "stop": case.param(case.count),
-              "now": int(NOW.timestamp()), "task_limit": TASK_LIMIT}
+    common = {
+        "of": of,
+        "start": case.param(0),
+        "stop": case.param(case.count),
+        "now": int(NOW.timestamp()),
+        "task_limit": TASK_LIMIT,
+    }
 
     def run() -> set[str]:
         if case.period == "daily":
@@ -259,16 +278,20 @@ def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
     done = of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first, last)
     labels = {period_from_key(key) for key in done}  # what plan_range's fast path takes
     start = case.at(0).date() if case.period == "daily" else case.at(0).replace(tzinfo=UTC)
-    stop = (case.at(case.count).date() if case.period == "daily"
-            else case.at(case.count).replace(tzinfo=UTC))
+    stop = (
+        case.at(case.count).date()
+        if case.period == "daily"
+        else case.at(case.count).replace(tzinfo=UTC)
+    )
     parts = {
         "construct": lambda: gk_range(case, tasks),
-        "query": lambda: of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first,
-                                              last),
-        "plan_range": lambda: plan_range(done, start=start, stop=stop, now=NOW,
-                                         period=case.period, task_limit=TASK_LIMIT),
-        "plan_labels": lambda: plan_range(labels, start=start, stop=stop, now=NOW,
-                                          period=case.period, task_limit=TASK_LIMIT),
+        "query": lambda: of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first, last),
+        "plan_range": lambda: plan_range(
+            done, start=start, stop=stop, now=NOW, period=case.period, task_limit=TASK_LIMIT
+        ),
+        "plan_labels": lambda: plan_range(
+            labels, start=start, stop=stop, now=NOW, period=case.period, task_limit=TASK_LIMIT
+        ),
     }
     return {name: median_ms(run, runs, clear)[0] for name, run in parts.items()}
 
@@ -294,8 +317,10 @@ def prepare(folder: Path) -> tuple[ModuleType, str]:
     began = time.perf_counter()
     rows = fill_ledger(url)
     files = sum(write_outputs(case, folder / "out") for case in CASES)
-    print(f"fixtures: {rows:,} attempt rows, {files:,} luigi output files "
-          f"in {time.perf_counter() - began:.1f} s")
+    print(
+        f"fixtures: {rows:,} attempt rows, {files:,} luigi output files "
+        f"in {time.perf_counter() - began:.1f} s"
+    )
     cfg = luigi.configuration.get_config()
     if not cfg.has_section("gatekeeper"):
         cfg.add_section("gatekeeper")
@@ -309,37 +334,83 @@ def prepare(folder: Path) -> tuple[ModuleType, str]:
 
 def report(figures: list[Figures], runs: int) -> bool:
     """Print the tables and the targets; returns True when both targets are met."""
-    print(f"\nmedian of {runs} runs (after a warm-up run), milliseconds; Luigi's instance cache "
-          "cleared before each run; gatekeeper's ledger connection warm")
+    print(
+        f"\nmedian of {runs} runs (after a warm-up run), milliseconds; Luigi's instance cache "
+        "cleared before each run; gatekeeper's ledger connection warm"
+    )
     print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall)\n")
     print_table(
-        ("case", "gatekeeper ms", "luigi ms", "bare SELECT ms", "luigi/gatekeeper",
-         "gatekeeper/SELECT"),
-        [(f.case.name, f"{f.ms['gk']:.2f}", f"{f.ms['luigi']:.2f}", f"{f.ms['select']:.2f}",
-          f"{f.ratio('luigi', 'gk'):.1f}x", f"{f.ratio('gk', 'select'):.2f}x") for f in figures],
+        (
+            "case",
+            "gatekeeper ms",
+            "luigi ms",
+            "bare SELECT ms",
+            "luigi/gatekeeper",
+            "gatekeeper/SELECT",
+        ),
+        [
+            (
+                f.case.name,
+                f"{f.ms['gk']:.2f}",
+                f"{f.ms['luigi']:.2f}",
+                f"{f.ms['select']:.2f}",
+                f"{f.ratio('luigi', 'gk'):.1f}x",
+                f"{f.ratio('gk', 'select'):.2f}x",
+            )
+            for f in figures
+        ],
     )
     print("\ngatekeeper in parts and variants (ms):\n")
     print_table(
-        ("case", "construct", "ledger query", "plan_range(keys)", "plan_range(labels)",
-         "plan() cold", "requires() contig.", "requires() forward",
-         f"{SIMPLE_SQL.split(' FROM')[0]} WHERE job=?"),
-        [(f.case.name, *(f"{f.ms[k]:.2f}" for k in (
-            "construct", "query", "plan_range", "plan_labels", "cold", "contiguous", "forward",
-            "simple"))) for f in figures],
+        (
+            "case",
+            "construct",
+            "ledger query",
+            "plan_range(keys)",
+            "plan_range(labels)",
+            "plan() cold",
+            "requires() contig.",
+            "requires() forward",
+            f"{SIMPLE_SQL.split(' FROM')[0]} WHERE job=?",
+        ),
+        [
+            (
+                f.case.name,
+                *(
+                    f"{f.ms[k]:.2f}"
+                    for k in (
+                        "construct",
+                        "query",
+                        "plan_range",
+                        "plan_labels",
+                        "cold",
+                        "contiguous",
+                        "forward",
+                        "simple",
+                    )
+                ),
+            )
+            for f in figures
+        ],
     )
     luigi_ok = all(f.ratio("luigi", "gk") >= TARGET_LUIGI_RATIO for f in figures)
     select_ok = all(f.ratio("gk", "select") <= TARGET_SELECT_RATIO for f in figures)
-    print(f"\ntarget: planning >= {TARGET_LUIGI_RATIO:g}x faster than luigi: "
-          f"{'met' if luigi_ok else 'MISSED'}; within {TARGET_SELECT_RATIO:g}x of the bare "
-          f"SELECT: {'met' if select_ok else 'MISSED'}")
+    print(
+        f"\ntarget: planning >= {TARGET_LUIGI_RATIO:g}x faster than luigi: "
+        f"{'met' if luigi_ok else 'MISSED'}; within {TARGET_SELECT_RATIO:g}x of the bare "
+        f"SELECT: {'met' if select_ok else 'MISSED'}"
+    )
     return luigi_ok and select_ok
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs per figure (median)")
-    parser.add_argument("--profile", action="store_true",
-                        help="also print a cProfile of gatekeeper's plan() per case")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print a cProfile of gatekeeper's plan() per case",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be >= 1")
@@ -354,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gk-bench-plan-") as tmp:
         folder = Path(tmp)
         tasks, url = prepare(folder)
-        conn = sqlite3.connect(url[len("sqlite:///"):])
+        conn = sqlite3.connect(url[len("sqlite:///") :])
         try:
             figures = [measure(case, tasks, conn, args.runs) for case in CASES]
             met = report(figures, args.runs)

@@ -36,8 +36,15 @@ UTC = dt.timezone.utc
 JOBS = ("DimCustomer", "DimProduct", "DailySalesLoad")
 START, STOP = dt.date(2016, 1, 1), dt.date(2026, 1, 1)
 NOW = dt.datetime(2025, 12, 18, 7, 0, tzinfo=UTC)
-REQUEST = {"start": START.isoformat(), "stop": STOP.isoformat(), "now": NOW, "lateness": "2h",
-           "timezone": "UTC", "catchup": "all", "task_limit": None}
+REQUEST = {
+    "start": START.isoformat(),
+    "stop": STOP.isoformat(),
+    "now": NOW,
+    "lateness": "2h",
+    "timezone": "UTC",
+    "catchup": "all",
+    "task_limit": None,
+}
 
 
 def build_ledger(url: str) -> None:
@@ -55,14 +62,26 @@ def build_ledger(url: str) -> None:
                     continue
                 attempt = 1
                 if n % 10 == 0:
-                    ledger.record(job, date, 1, f"{job}-{date}-1", "failed", started,
-                                  error="transient: connection reset by peer")
+                    ledger.record(
+                        job,
+                        date,
+                        1,
+                        f"{job}-{date}-1",
+                        "failed",
+                        started,
+                        error="transient: connection reset by peer",
+                    )
                     attempt = 2
                 failed = (n + 3 * j) % 97 == 0
-                ledger.record(job, date, attempt, f"{job}-{date}-{attempt}",
-                              "failed" if failed else "succeeded", started,
-                              error=f"<row {n}> rejected: amount & currency disagree"
-                              if failed else None)
+                ledger.record(
+                    job,
+                    date,
+                    attempt,
+                    f"{job}-{date}-{attempt}",
+                    "failed" if failed else "succeeded",
+                    started,
+                    error=f"<row {n}> rejected: amount & currency disagree" if failed else None,
+                )
 
 
 def median_seconds(fn: Callable[[], object], runs: int) -> float:
@@ -86,6 +105,7 @@ def main() -> None:
         build_ledger(url)
         print(f"ledger built in {time.perf_counter() - began:.1f} s")
         with gk.open_ledger(url) as ledger:
+
             def fetch() -> list[JobCoverage]:
                 return [JobCoverage(job, *window_states(ledger, job, **REQUEST)) for job in JOBS]
 
@@ -95,17 +115,38 @@ def main() -> None:
             render = median_seconds(lambda: render_report(jobs, generated_at=NOW), args.runs)
             both = median_seconds(lambda: render_report(fetch(), generated_at=NOW), args.runs)
         out = Path(tmp) / "report.html"
-        command = [sys.executable, "-m", "gatekeeper.cli", "--ledger", url, "report", *JOBS,
-                   "--start", REQUEST["start"], "--stop", REQUEST["stop"], "--now",
-                   NOW.isoformat(), "--lateness", "2h", "--timezone", "UTC", "-o", str(out)]
-        cli = median_seconds(lambda: subprocess.run(command, check=True, capture_output=True),
-                             max(3, args.runs // 2))
+        command = [
+            sys.executable,
+            "-m",
+            "gatekeeper.cli",
+            "--ledger",
+            url,
+            "report",
+            *JOBS,
+            "--start",
+            REQUEST["start"],
+            "--stop",
+            REQUEST["stop"],
+            "--now",
+            NOW.isoformat(),
+            "--lateness",
+            "2h",
+            "--timezone",
+            "UTC",
+            "-o",
+            str(out),
+        ]
+        cli = median_seconds(
+            lambda: subprocess.run(command, check=True, capture_output=True), max(3, args.runs // 2)
+        )
         if args.keep:
             Path(args.keep).write_text(html, encoding="utf-8")
     size = len(html.encode("utf-8"))
-    print(f"{len(JOBS)} daily jobs x 10 years = {cells:,} cells, report {size / 1e6:.2f} MB "
-          f"({size / cells:.0f} bytes per cell), Python {sys.version.split()[0]}, "
-          f"{os.cpu_count()} CPUs")
+    print(
+        f"{len(JOBS)} daily jobs x 10 years = {cells:,} cells, report {size / 1e6:.2f} MB "
+        f"({size / cells:.0f} bytes per cell), Python {sys.version.split()[0]}, "
+        f"{os.cpu_count()} CPUs"
+    )
     print(f"| step | median of {args.runs} runs |\n|---|---|")
     print(f"| render_report (pure) | {render * 1000:.1f} ms |")
     print(f"| window_states x 3 + render | {both * 1000:.1f} ms |")

@@ -34,8 +34,11 @@ class OrdersLoad(gk.BusinessDateTask):
 class DailyOrdersDelta(gk.GatedDeltaTask):
     """The date's order lines in a Delta table partitioned by ``business_date``."""
 
-    table = luigi.Parameter(default="delta/orders", significant=False,
-                            description="Delta table URI (a path or an object-store URI)")
+    table = luigi.Parameter(
+        default="delta/orders",
+        significant=False,
+        description="Delta table URI (a path or an object-store URI)",
+    )
 
     def requires(self) -> OrdersLoad:
         return OrdersLoad(business_date=self.business_date)
@@ -48,8 +51,10 @@ class DailyOrdersDelta(gk.GatedDeltaTask):
 
         day = self.business_date.isoformat()
         lines = range(1, 4)
-        return pa.table({
-            "business_date": [day] * len(lines),
-            "order_id": [f"{day}-{n}" for n in lines],
-            "cents": [_cents(day, n) for n in lines],
-        })
+        return pa.table(
+            {
+                "business_date": [day] * len(lines),
+                "order_id": [f"{day}-{n}" for n in lines],
+                "cents": [_cents(day, n) for n in lines],
+            }
+        )

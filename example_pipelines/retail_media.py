@@ -56,10 +56,25 @@ CAMPAIGNS: tuple[tuple[str, str], ...] = (
     ("Loyalty Retargeting", "display"),
 )
 RAW_HEADER = ("Campaign Name", "Channel", "Hour", "Impr.", "Clicks", "Spend")
-SILVER_HEADER = ("business_date", "campaign_id", "channel", "hour", "impressions", "clicks",
-                 "spend_cents")
-GOLD_HEADER = ("business_date", "campaign_id", "channel", "hours", "impressions", "clicks",
-               "spend_cents", "ctr_bp")
+SILVER_HEADER = (
+    "business_date",
+    "campaign_id",
+    "channel",
+    "hour",
+    "impressions",
+    "clicks",
+    "spend_cents",
+)
+GOLD_HEADER = (
+    "business_date",
+    "campaign_id",
+    "channel",
+    "hours",
+    "impressions",
+    "clicks",
+    "spend_cents",
+    "ctr_bp",
+)
 
 Fact = tuple[str, str, int, int, int, int]  # name, channel, hour, impressions, clicks, cents
 
@@ -96,8 +111,11 @@ def messy_row(fact: Fact, *seed: object) -> tuple[str, ...]:
     dollars = f"{cents // 100}.{cents % 100:02d}"
     grouped = f"{cents // 100:,}.{cents % 100:02d}"
     return (
-        _pick([name, f"  {name.lower()} ", name.upper().replace(" ", "_"),
-               name.replace(" ", "-")], "name", *seed),
+        _pick(
+            [name, f"  {name.lower()} ", name.upper().replace(" ", "_"), name.replace(" ", "-")],
+            "name",
+            *seed,
+        ),
         _pick([channel.title(), f" {channel}", f"{channel.upper()} "], "channel", *seed),
         _pick([str(hour), f"{hour:02d}", f"{hour:02d}:00"], "hour", *seed),
         _pick([str(impressions), f"{impressions:,}", f" {impressions} "], "impressions", *seed),
@@ -176,10 +194,16 @@ def normalize_row(raw: Sequence[str], where: str) -> tuple[tuple[str, str, int],
     if len(raw) != len(RAW_HEADER):
         raise gk.InvalidInput(where, list(raw), f"expected {len(RAW_HEADER)} fields")
     name, chan, hr, impressions, clicks, spend = raw
-    key = (parse_campaign_id(name, f"{where}: Campaign Name"),
-           parse_channel(chan, f"{where}: Channel"), parse_hour(hr, f"{where}: Hour"))
-    values = (parse_count(impressions, f"{where}: Impr."),
-              parse_count(clicks, f"{where}: Clicks"), parse_spend_cents(spend, f"{where}: Spend"))
+    key = (
+        parse_campaign_id(name, f"{where}: Campaign Name"),
+        parse_channel(chan, f"{where}: Channel"),
+        parse_hour(hr, f"{where}: Hour"),
+    )
+    values = (
+        parse_count(impressions, f"{where}: Impr."),
+        parse_count(clicks, f"{where}: Clicks"),
+        parse_spend_cents(spend, f"{where}: Spend"),
+    )
     if values[1] > values[0]:
         raise gk.InvalidInput(f"{where}: Clicks", clicks, "more clicks than impressions")
     return key, values
@@ -212,15 +236,20 @@ def daily_aggregates(silver: Iterable[Sequence[Any]]) -> list[list[Any]]:
         sums = groups.setdefault((str(date), str(cid), str(chan)), [0, 0, 0, 0])
         for index, value in enumerate((1, impressions, clicks, cents)):
             sums[index] += int(value)
-    return [[*key, hours, impressions, clicks, cents, clicks * 10_000 // impressions]
-            for key, (hours, impressions, clicks, cents) in sorted(groups.items())]
+    return [
+        [*key, hours, impressions, clicks, cents, clicks * 10_000 // impressions]
+        for key, (hours, impressions, clicks, cents) in sorted(groups.items())
+    ]
 
 
 # --------------------------------------------------------------------------- files and events
 
 
-def write_csv(target: luigi.LocalTarget, header: Sequence[str], rows: Iterable[Sequence[Any]],
-              ) -> None:
+def write_csv(
+    target: luigi.LocalTarget,
+    header: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+) -> None:
     """Write a CSV atomically (Luigi renames the finished file into place)."""
     with target.open("w") as handle:
         writer = csv.writer(handle, lineterminator="\n")
@@ -239,8 +268,14 @@ def read_csv(target: luigi.LocalTarget, header: Sequence[str]) -> list[list[str]
 
 def append_event(path: str, run_id: str, stage: int, event: str) -> None:
     """Append one stage event (``ts`` from the real clock, UTC) to the JSONL log; writes."""
-    line = json.dumps({"ts": dt.datetime.now(dt.timezone.utc).isoformat(), "run_id": run_id,
-                       "stage": stage, "event": event})
+    line = json.dumps(
+        {
+            "ts": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "run_id": run_id,
+            "stage": stage,
+            "event": event,
+        }
+    )
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(line + "\n")
@@ -270,7 +305,9 @@ class _RetailMediaTask(gk.BusinessDateTask):
     """A task of this pipeline: files under ``output_dir``."""
 
     output_dir = luigi.Parameter(
-        default="data/outputs", significant=False, positional=False,
+        default="data/outputs",
+        significant=False,
+        positional=False,
         description="Directory of the Bronze/Silver/Gold files and the stage event log",
     )
 
@@ -297,9 +334,11 @@ class _LoggedStage(_RetailMediaTask):
 
     stage_number = 0
     pipeline_run = luigi.Parameter(
-        default="", significant=False, positional=False,
+        default="",
+        significant=False,
+        positional=False,
         description="Run ID in the stage event log (default retail-media-<business date>); a "
-                    "restart needs a new one",
+        "restart needs a new one",
     )
 
     @property
@@ -315,7 +354,8 @@ class _LoggedStage(_RetailMediaTask):
         status = logged_status(log, run_id, self.stage_number)
         if status != NOT_STARTED:
             raise gk.InvalidInput(
-                "pipeline_run", run_id,
+                "pipeline_run",
+                run_id,
                 f"{log} already records stage {self.stage_number} ({self.job_id}) of this run "
                 f"as {status}, and a run logs each stage once; a restart is a new pipeline "
                 f"run, e.g. --pipeline-run {run_id}-restart",
@@ -356,33 +396,46 @@ class GoldCampaignDaily(_LoggedStage):
 
     stage_number = 2
     fail_gold = luigi.BoolParameter(
-        default=False, significant=False, positional=False,
+        default=False,
+        significant=False,
+        positional=False,
         description="Fail after reading Silver, before writing anything (recovery walkthrough)",
     )
 
     def requires(self) -> SilverCampaigns:
-        return SilverCampaigns(business_date=self.business_date, output_dir=self.output_dir,
-                               pipeline_run=self.pipeline_run)
+        return SilverCampaigns(
+            business_date=self.business_date,
+            output_dir=self.output_dir,
+            pipeline_run=self.pipeline_run,
+        )
 
     def output(self) -> dict[str, luigi.LocalTarget]:
-        return {"daily": self.dated("gold", "campaign_daily"),
-                "totals": self.dated("gold", "campaign_daily", suffix=".totals.json")}
+        return {
+            "daily": self.dated("gold", "campaign_daily"),
+            "totals": self.dated("gold", "campaign_daily", suffix=".totals.json"),
+        }
 
     def produce(self) -> None:
         source = self.input()
         rows = daily_aggregates(read_csv(source, SILVER_HEADER))
         if self.fail_gold:
-            raise RuntimeError(f"{self.job_id} {self.business_date}: injected failure "
-                               "(--fail-gold), nothing written")
+            raise RuntimeError(
+                f"{self.job_id} {self.business_date}: injected failure "
+                "(--fail-gold), nothing written"
+            )
         write_csv(self.output()["daily"], GOLD_HEADER, rows)
         with self.output()["totals"].open("w") as handle:
-            json.dump(day_totals(self.business_date, rows, source.path), handle, indent=2,
-                      sort_keys=True)
+            json.dump(
+                day_totals(self.business_date, rows, source.path), handle, indent=2, sort_keys=True
+            )
             handle.write("\n")
 
 
-def day_totals(business_date: dt.date, gold: Sequence[Sequence[Any]], silver_path: str,
-               ) -> dict[str, Any]:
+def day_totals(
+    business_date: dt.date,
+    gold: Sequence[Sequence[Any]],
+    silver_path: str,
+) -> dict[str, Any]:
     """The day's totals over Gold rows, with the Silver file they came from and its sha256."""
     with open(silver_path, "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()

@@ -40,12 +40,15 @@ class _DimensionLoad(gk.BusinessDateTask):
 
     def _replace_rows(self) -> None:
         ledger, date = self.ledger(), self.business_date.isoformat()
-        ledger.execute(f"CREATE TABLE IF NOT EXISTS {self.table} "
-                       "(business_date TEXT NOT NULL, id INTEGER NOT NULL, value INTEGER NOT "
-                       "NULL, PRIMARY KEY (business_date, id))")
+        ledger.execute(
+            f"CREATE TABLE IF NOT EXISTS {self.table} "
+            "(business_date TEXT NOT NULL, id INTEGER NOT NULL, value INTEGER NOT "
+            "NULL, PRIMARY KEY (business_date, id))"
+        )
         ledger.execute(f"DELETE FROM {self.table} WHERE business_date = ?", (date,))
-        ledger.executemany(f"INSERT INTO {self.table} VALUES (?, ?, ?)",
-                           [(date, *row) for row in self.rows()])
+        ledger.executemany(
+            f"INSERT INTO {self.table} VALUES (?, ?, ?)", [(date, *row) for row in self.rows()]
+        )
 
 
 class DimCustomer(_DimensionLoad):
@@ -63,40 +66,52 @@ class DimProduct(_DimensionLoad):
     table = "dim_product"
 
     def rows(self) -> list[tuple[Any, ...]]:
-        return [(p, 250 + _number("price", self.business_date, p) % 1000)
-                for p in range(PRODUCTS)]
+        return [(p, 250 + _number("price", self.business_date, p) % 1000) for p in range(PRODUCTS)]
 
 
 class DailySalesLoad(gk.GatedTask):
     """The day's sales total in integer cents, published once both dimensions are ready."""
 
     def requires(self) -> list[gk.BusinessDateTask]:
-        return [DimCustomer(business_date=self.business_date),
-                DimProduct(business_date=self.business_date)]
+        return [
+            DimCustomer(business_date=self.business_date),
+            DimProduct(business_date=self.business_date),
+        ]
 
     def build(self) -> dict[str, int]:
         date = self.business_date.isoformat()
         ledger = self.ledger()
-        tiers = dict(ledger.read("SELECT id, value FROM dim_customer WHERE business_date = ?",
-                                 (date,)))
-        prices = dict(ledger.read("SELECT id, value FROM dim_product WHERE business_date = ?",
-                                  (date,)))
-        cents = sum(prices[p] * (1 + tiers[c]) for c in sorted(tiers) for p in sorted(prices)
-                    if _number("sale", date, c, p) % 2 == 0)
+        tiers = dict(
+            ledger.read("SELECT id, value FROM dim_customer WHERE business_date = ?", (date,))
+        )
+        prices = dict(
+            ledger.read("SELECT id, value FROM dim_product WHERE business_date = ?", (date,))
+        )
+        cents = sum(
+            prices[p] * (1 + tiers[c])
+            for c in sorted(tiers)
+            for p in sorted(prices)
+            if _number("sale", date, c, p) % 2 == 0
+        )
         return {"cents": cents}
 
     def write(self, tx: Any, payload: dict[str, int]) -> None:
         """Runs inside the publication transaction: ``tx`` can add statements, not end it."""
-        tx.execute("CREATE TABLE IF NOT EXISTS sales_totals "
-                   "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+        tx.execute(
+            "CREATE TABLE IF NOT EXISTS sales_totals "
+            "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)"
+        )
         date = self.business_date.isoformat()  # a republish replaces the day's total
         tx.execute("DELETE FROM sales_totals WHERE business_date = ?", (date,))
-        tx.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
-                   (date, payload["cents"]))
+        tx.execute(
+            "INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
+            (date, payload["cents"]),
+        )
 
 
 def sales_total(ledger: gk.Ledger, business_date: dt.date) -> int | None:
     """The published total for a date, or None."""
-    rows = ledger.read("SELECT cents FROM sales_totals WHERE business_date = ?",
-                       (business_date.isoformat(),))
+    rows = ledger.read(
+        "SELECT cents FROM sales_totals WHERE business_date = ?", (business_date.isoformat(),)
+    )
     return int(rows[0][0]) if rows else None

@@ -48,8 +48,9 @@ def ledger_cfg(ledger_url: str) -> Iterator[gk.Ledger]:
     """Luigi configured for the test ledger (UTC, no lateness, 30 s leases); yields it."""
     from tests.helpers.luigi_support import configure
 
-    for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s",
-                        "timezone": "UTC"}):
+    for _ in configure(
+        {"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s", "timezone": "UTC"}
+    ):
         with gk.open_ledger(ledger_url) as opened:
             yield opened
 

@@ -38,7 +38,8 @@ def layer_of(dotted: str) -> str | None:
     best = None
     for layer in ALLOWED:
         if (dotted == layer or dotted.startswith(layer + ".")) and (
-                best is None or len(layer) > len(best)):
+            best is None or len(layer) > len(best)
+        ):
             best = layer
     return best
 
@@ -74,8 +75,11 @@ def gatekeeper_layers(path: Path) -> set[str]:
 def modules() -> list[Path]:
     """Every module in a layer (not gatekeeper/__init__.py, the public API over all of them,
     nor the empty gatekeeper/integrations/__init__.py)."""
-    return sorted(p for p in PACKAGE.rglob("*.py")
-                  if p.parent != PACKAGE and p.parent != PACKAGE / "integrations")
+    return sorted(
+        p
+        for p in PACKAGE.rglob("*.py")
+        if p.parent != PACKAGE and p.parent != PACKAGE / "integrations"
+    )
 
 
 def module_layer(path: Path) -> str:
@@ -92,15 +96,21 @@ def test_layering_a_module_imports_only_its_layer_and_below(path: Path) -> None:
     assert not wrong, f"{path.relative_to(PACKAGE.parent)} ({layer}) imports {sorted(wrong)}"
 
 
-@pytest.mark.parametrize("path", [p for p in modules() if module_layer(p) in WITHOUT_LUIGI],
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path",
+    [p for p in modules() if module_layer(p) in WITHOUT_LUIGI],
+    ids=lambda p: str(p.relative_to(PACKAGE)),
+)
 def test_layering_the_core_the_ledger_and_the_report_never_import_luigi(path: Path) -> None:
     assert not [n for n in imports(path) if n == "luigi" or n.startswith("luigi.")]
 
 
 def test_layering_every_folder_is_a_layer() -> None:
-    folders = {".".join(p.relative_to(PACKAGE).parts) for p in PACKAGE.rglob("*")
-               if p.is_dir() and p.name != "__pycache__"} - {"integrations"}
+    folders = {
+        ".".join(p.relative_to(PACKAGE).parts)
+        for p in PACKAGE.rglob("*")
+        if p.is_dir() and p.name != "__pycache__"
+    } - {"integrations"}
     assert {layer_of(f) for f in folders} <= set(ALLOWED)
     assert all(layer_of(f) for f in folders), folders
 
@@ -116,8 +126,12 @@ def test_layering_check_sees_an_import() -> None:
 def module_graph() -> dict[str, set[str]]:
     """module -> the gatekeeper modules it imports when it runs (lazy imports included;
     annotations-only imports under ``TYPE_CHECKING`` are not imports at run time)."""
-    names = {".".join(("gatekeeper",) + p.relative_to(PACKAGE).with_suffix("").parts)
-             .removesuffix(".__init__"): p for p in PACKAGE.rglob("*.py")}
+    names = {
+        ".".join(("gatekeeper",) + p.relative_to(PACKAGE).with_suffix("").parts).removesuffix(
+            ".__init__"
+        ): p
+        for p in PACKAGE.rglob("*.py")
+    }
     graph: dict[str, set[str]] = {}
     for name, path in names.items():
         graph[name] = set()
@@ -139,7 +153,7 @@ def test_layering_no_import_cycles() -> None:
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(trail[trail.index(nxt):] + [nxt])
+                cycles.append(trail[trail.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt, trail + [nxt])
         state[node] = 2
@@ -157,14 +171,20 @@ FILL_USERS = {"luigi/range.py", "luigi/range_session.py"}
 def test_layering_only_the_range_reaches_into_the_fill_machinery() -> None:
     """Everything that runs or reports periods outside Luigi's own worker lives in
     gatekeeper/luigi/fill/; the rest of gatekeeper does not reach into it (docs/inline.md)."""
-    users = {str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
-             if any(n.startswith("gatekeeper.luigi.fill") for n in imports(path))
-             and path.parent.name != "fill"}
+    users = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if any(n.startswith("gatekeeper.luigi.fill") for n in imports(path))
+        and path.parent.name != "fill"
+    }
     assert users == FILL_USERS
 
 
 def test_layering_the_fill_machinery_never_drives_the_range() -> None:
     for path in (PACKAGE / "luigi" / "fill").glob("*.py"):
-        wrong = [n for n in imports(path) if n.startswith(("gatekeeper.luigi.range",
-                                                           "gatekeeper.luigi.gated"))]
+        wrong = [
+            n
+            for n in imports(path)
+            if n.startswith(("gatekeeper.luigi.range", "gatekeeper.luigi.gated"))
+        ]
         assert not wrong, f"{path.name} imports {wrong}"

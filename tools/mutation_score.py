@@ -45,8 +45,9 @@ def main(root: Path = Path("mutants"), argv: list[str] | None = None) -> int:
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         counts = Counter(status(code) for code in codes.values())
         total.update(counts)
-        left += [key for key, code in codes.items()
-                 if code is not None and status(code) not in DETECTED]
+        left += [
+            key for key, code in codes.items() if code is not None and status(code) not in DETECTED
+        ]
         print(_row(str(meta.relative_to(root))[: -len(".meta")], counts))
     if sum(total.values()) == total["not checked"]:
         print("no mutant was checked: did the run fail?", file=sys.stderr)
@@ -73,8 +74,10 @@ def _row(name: str, counts: Counter[str]) -> str:
     detected = sum(counts[s] for s in DETECTED)
     other = checked - detected - counts["survived"]
     score = 100 * detected / generated if generated else 0.0
-    return (f"{name:<34} {generated:>8} {checked:>8} {detected:>8} {counts['survived']:>8} "
-            f"{other:>8} {score:>7.1f}%")
+    return (
+        f"{name:<34} {generated:>8} {checked:>8} {detected:>8} {counts['survived']:>8} "
+        f"{other:>8} {score:>7.1f}%"
+    )
 
 
 def _split(key: str) -> tuple[str, int]:
@@ -104,8 +107,9 @@ def changed_lines(key: str) -> str:
     module = key.rpartition("__mutmut_")[0].rpartition(".")[0]
     path = Path(*module.split(".")).with_suffix(".py")
     diff = get_diff_for_mutant(key, path=path)
-    return "\n".join("      " + line.strip() for line in diff.splitlines()
-                     if re.match(r"^[-+](?![-+])", line))
+    return "\n".join(
+        "      " + line.strip() for line in diff.splitlines() if re.match(r"^[-+](?![-+])", line)
+    )
 
 
 if __name__ == "__main__":

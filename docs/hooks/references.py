@@ -28,8 +28,9 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         sys.path.insert(0, str(ROOT))
     for marker, kind in MARKERS.items():
         if marker in markdown:
-            markdown = markdown.replace(marker, cli_reference() if kind == "cli"
-                                        else config_reference())
+            markdown = markdown.replace(
+                marker, cli_reference() if kind == "cli" else config_reference()
+            )
     return markdown
 
 
@@ -63,8 +64,11 @@ def _parser_section(parser: argparse.ArgumentParser, name: str, level: int) -> l
         out += [_escape(parser.description), ""]
     usage = parser.format_usage().strip().removeprefix("usage: ").replace("\n       ", "\n")
     out += ["```text", usage, "```", ""]
-    rows = [_argument_row(action) for action in parser._actions
-            if not isinstance(action, (argparse._SubParsersAction, argparse._HelpAction))]
+    rows = [
+        _argument_row(action)
+        for action in parser._actions
+        if not isinstance(action, (argparse._SubParsersAction, argparse._HelpAction))
+    ]
     if rows:
         out += ["| argument | default | |", "|---|---|---|", *rows, ""]
     for sub_name, sub in _subcommands(parser):
@@ -82,13 +86,25 @@ def _argument_row(action: argparse.Action) -> str:
     if action.nargs in ("+", "*"):
         flags += " ..."
     repeat = " (repeatable)" if isinstance(action, argparse._AppendAction) else ""
-    default = "" if action.default in (None, False, argparse.SUPPRESS) or action.nargs == 0 \
+    default = (
+        ""
+        if action.default in (None, False, argparse.SUPPRESS) or action.nargs == 0
         else f"`{action.default}`"
-    choices = f" One of {', '.join(f'`{c}`' for c in action.choices)}." \
-        if action.choices and not isinstance(action.choices, dict) else ""
-    help_text = "" if action.help in (None, argparse.SUPPRESS) else _escape(
-        action.help % {"default": action.default, "prog": "gatekeeper"}
-        if "%(" in action.help else action.help)
+    )
+    choices = (
+        f" One of {', '.join(f'`{c}`' for c in action.choices)}."
+        if action.choices and not isinstance(action.choices, dict)
+        else ""
+    )
+    help_text = (
+        ""
+        if action.help in (None, argparse.SUPPRESS)
+        else _escape(
+            action.help % {"default": action.default, "prog": "gatekeeper"}
+            if "%(" in action.help
+            else action.help
+        )
+    )
     return f"| `{flags}`{repeat} | {default} | {help_text}{choices} |"
 
 

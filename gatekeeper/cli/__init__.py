@@ -47,15 +47,17 @@ def package_version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gatekeeper", description="Inspect and operate a gatekeeper ledger.",
+        prog="gatekeeper",
+        description="Inspect and operate a gatekeeper ledger.",
         parents=[global_options(defaults=True)],
     )
     parser.add_argument("--version", action="version", version=f"gatekeeper {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     shared = global_options(defaults=False)
 
-    def add(name: str, fn: Command, help_text: str, ledger: bool = True,
-            writes: bool = False) -> Any:
+    def add(
+        name: str, fn: Command, help_text: str, ledger: bool = True, writes: bool = False
+    ) -> Any:
         """A subcommand; ``writes=False`` (read-only) refuses a SQLite ledger that does not
         exist instead of creating it."""
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[shared])

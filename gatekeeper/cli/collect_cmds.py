@@ -33,12 +33,16 @@ def cmd_collect_databricks(_: Any, args: argparse.Namespace) -> Result:
 
     client = databricks.workspace_client(profile=args.profile)
     with open_cli_ledger(args.ledger, create=True) as ledger:
-        report = databricks.collect(ledger, client, job_id=job_id, job=job,
-                                    date_param=date_param, since=since)
-    code = (EXIT_NOT_READY if report.unknown_states
-            else EXIT_CONFLICT if report.conflicts else EXIT_OK)
-    text = (f"Databricks job {job_id} -> {job}: recorded {report.recorded}, unchanged "
-            f"{report.unchanged}, skipped {len(report.skipped)}")
+        report = databricks.collect(
+            ledger, client, job_id=job_id, job=job, date_param=date_param, since=since
+        )
+    code = (
+        EXIT_NOT_READY if report.unknown_states else EXIT_CONFLICT if report.conflicts else EXIT_OK
+    )
+    text = (
+        f"Databricks job {job_id} -> {job}: recorded {report.recorded}, unchanged "
+        f"{report.unchanged}, skipped {len(report.skipped)}"
+    )
     if report.skipped:
         rows = [(s.run_id, s.kind.value, s.reason) for s in report.skipped]
         text += "\n" + table(rows, ("run_id", "skipped", "reason"))
@@ -51,16 +55,28 @@ def register(add: Callable[..., Any]) -> None:
     p = add("collect", cmd_collect_databricks, help_text, ledger=False, writes=True)
     sources = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     d = sources.add_parser(
-        "databricks", parents=[global_options(defaults=False)],
+        "databricks",
+        parents=[global_options(defaults=False)],
         help="runs of a Databricks job (DATABRICKS_HOST / DATABRICKS_TOKEN or a profile)",
         description="Record the runs of a Databricks job as attempts of JOB, dated by the "
-                    "run's business-date job parameter. Exit 1 when a run's state is not in "
-                    "the state map.")
+        "run's business-date job parameter. Exit 1 when a run's state is not in "
+        "the state map.",
+    )
     d.add_argument("--job-id", required=True, metavar="N", help="the Databricks job ID")
     d.add_argument("--job", required=True, metavar="NAME", help="the gatekeeper job name")
-    d.add_argument("--date-param", default="business_date", metavar="NAME",
-                   help="the job parameter holding the business date (default: business_date)")
-    d.add_argument("--since", metavar="ISO",
-                   help="only runs started at or after this time (ISO 8601 with offset)")
-    d.add_argument("--profile", metavar="NAME",
-                   help="a ~/.databrickscfg profile (default: the SDK's own choice)")
+    d.add_argument(
+        "--date-param",
+        default="business_date",
+        metavar="NAME",
+        help="the job parameter holding the business date (default: business_date)",
+    )
+    d.add_argument(
+        "--since",
+        metavar="ISO",
+        help="only runs started at or after this time (ISO 8601 with offset)",
+    )
+    d.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="a ~/.databrickscfg profile (default: the SDK's own choice)",
+    )

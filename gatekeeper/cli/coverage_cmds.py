@@ -18,8 +18,12 @@ from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts
 
 #: One character per period in the grid of several jobs.
 SYMBOLS = {
-    PeriodState.SUCCEEDED: "#", PeriodState.FAILED: "F", PeriodState.RUNNING: "R",
-    PeriodState.ABANDONED: "A", PeriodState.MISSING: ".", PeriodState.SKIPPED: "s",
+    PeriodState.SUCCEEDED: "#",
+    PeriodState.FAILED: "F",
+    PeriodState.RUNNING: "R",
+    PeriodState.ABANDONED: "A",
+    PeriodState.MISSING: ".",
+    PeriodState.SKIPPED: "s",
     PeriodState.NOT_DUE: "-",
 }
 STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
@@ -33,14 +37,21 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     state; exit 1 while any job has gaps."""
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     request = dict(
-        start=args.start, stop=args.stop, now=now, lateness=args.lateness or config.lateness(),
-        period=args.period, timezone=args.timezone or str(config.settings().timezone),
-        strategy=args.strategy, catchup=args.catchup,
+        start=args.start,
+        stop=args.stop,
+        now=now,
+        lateness=args.lateness or config.lateness(),
+        period=args.period,
+        timezone=args.timezone or str(config.settings().timezone),
+        strategy=args.strategy,
+        catchup=args.catchup,
         task_limit=to_int(args.task_limit, "task_limit"),
     )
     found = [(job, *window_states(ledger, job, **request)) for job in dict.fromkeys(args.jobs)]
-    data = [{"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
-            for job, plan, states in found]
+    data = [
+        {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
+        for job, plan, states in found
+    ]
     text = render_one(found[0]) if len(found) == 1 else render_grid(found)
     code = EXIT_NOT_READY if any(plan.gaps for _, plan, _ in found) else EXIT_OK
     return Result(data[0] if len(found) == 1 else data, text, code)
@@ -66,17 +77,25 @@ def render_grid(found: Sequence[JobStates]) -> str:
         return "\n".join(lines)
     strip = len(states) <= STRIP_LIMIT
     span = states[0].period + (f" .. {states[-1].period}" if len(states) > 1 else "")
-    lines += ["", f"{span} ({found[0][1].period}, {len(states)} periods):",
-              "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items()), ""]
+    lines += [
+        "",
+        f"{span} ({found[0][1].period}, {len(states)} periods):",
+        "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items()),
+        "",
+    ]
     numbers = [counts(job_states) for _, _, job_states in found]
     width = {state: max(len(str(n[state])) for n in numbers) for state in SYMBOLS}
-    header = ("job", *(("strip",) if strip else ()),
-              *(symbol.rjust(width[state]) for state, symbol in SYMBOLS.items()))
+    header = (
+        "job",
+        *(("strip",) if strip else ()),
+        *(symbol.rjust(width[state]) for state, symbol in SYMBOLS.items()),
+    )
     rows = []
     for (job, _, job_states), number in zip(found, numbers, strict=True):
         strip_cell = ("".join(SYMBOLS[s.state] for s in job_states),) if strip else ()
-        rows.append((job, *strip_cell, *(str(number[state] or "").rjust(width[state])
-                                         for state in SYMBOLS)))
+        rows.append(
+            (job, *strip_cell, *(str(number[state] or "").rjust(width[state]) for state in SYMBOLS))
+        )
     lines += [table(rows, header), ""]
     runs = []
     for job, _, job_states in found:
@@ -95,7 +114,7 @@ def run_rows(states: Sequence[PeriodStatus]) -> list[tuple[str, str, int, str]]:
     """One row per run of consecutive periods in one state: periods, state, count, detail."""
     rows, at = [], 0
     for first, last, state, count in collapse(tuple(states)):
-        run = states[at:at + count]
+        run = states[at : at + count]
         at += count
         span = first if count == 1 else f"{first} .. {last}"
         rows.append((span, state.value, count, shorten(run_detail(state, run))))
@@ -136,14 +155,13 @@ def revisions(run: Sequence[PeriodStatus]) -> str:
     unpublished = sum(1 for s in run if s.revision is None)
     if not found:
         return ""
-    text = (f"revision {found[0]}" if len(found) == 1
-            else f"revisions {found[0]}-{found[-1]}")
+    text = f"revision {found[0]}" if len(found) == 1 else f"revisions {found[0]}-{found[-1]}"
     return text + (f", {unpublished} not published" if unpublished else "")
 
 
 def shorten(text: str) -> str:
     """``text`` cut to DETAIL_WIDTH characters, ``...`` marking a cut."""
-    return text if len(text) <= DETAIL_WIDTH else text[:DETAIL_WIDTH - 3] + "..."
+    return text if len(text) <= DETAIL_WIDTH else text[: DETAIL_WIDTH - 3] + "..."
 
 
 def cmd_jobs(ledger: Ledger, args: argparse.Namespace) -> Result:
@@ -152,11 +170,21 @@ def cmd_jobs(ledger: Ledger, args: argparse.Namespace) -> Result:
     found = jobs_overview(ledger, now)
     if not found:
         return Result([], f"no jobs in the ledger {ledger.describe()}")
-    rows = [(j.job, j.kind, j.first_period, j.last_period,
-             j.last_updated.isoformat(timespec="minutes"), job_counts(j)) for j in found]
-    return Result([j.to_json() for j in found],
-                  table(rows, ("job", "kind", "first", "last", "last activity",
-                               "periods by latest attempt")))
+    rows = [
+        (
+            j.job,
+            j.kind,
+            j.first_period,
+            j.last_period,
+            j.last_updated.isoformat(timespec="minutes"),
+            job_counts(j),
+        )
+        for j in found
+    ]
+    return Result(
+        [j.to_json() for j in found],
+        table(rows, ("job", "kind", "first", "last", "last activity", "periods by latest attempt")),
+    )
 
 
 def job_counts(job: JobOverview) -> str:
@@ -169,10 +197,13 @@ def job_counts(job: JobOverview) -> str:
 
 def register(add: Callable[..., Any]) -> None:
     """Add ``status`` and ``jobs`` to the parser."""
-    p = add("status", cmd_status,
-            "Every period of each JOB's window in one state (succeeded, failed, running, "
-            "abandoned, missing, not_due, skipped), with the range plan: filled, "
-            "contiguous-through, next due (exit 1 while gaps remain).")
+    p = add(
+        "status",
+        cmd_status,
+        "Every period of each JOB's window in one state (succeeded, failed, running, "
+        "abandoned, missing, not_due, skipped), with the range plan: filled, "
+        "contiguous-through, next due (exit 1 while gaps remain).",
+    )
     p.add_argument("jobs", nargs="+", metavar="JOB")
     p.add_argument("--start", required=True, help="first period (inclusive)")
     p.add_argument("--stop", help="end period (exclusive; default: open)")
@@ -183,8 +214,12 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("--period", default="daily", choices=("daily", "hourly"))
     p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
-    p = add("jobs", cmd_jobs,
-            "Every job in the ledger: period kind, first and last period, periods by the "
-            "state of their latest attempt, last activity.")
-    p.add_argument("--now", help="judge leases at this ISO 8601 instant (default: the "
-                                 "database's clock)")
+    p = add(
+        "jobs",
+        cmd_jobs,
+        "Every job in the ledger: period kind, first and last period, periods by the "
+        "state of their latest attempt, last activity.",
+    )
+    p.add_argument(
+        "--now", help="judge leases at this ISO 8601 instant (default: the database's clock)"
+    )

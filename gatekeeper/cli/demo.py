@@ -41,8 +41,10 @@ def run_demo() -> list[str]:
             payload = {"cents": 17500}
 
             def write(conn: Any) -> None:
-                conn.execute("CREATE TABLE IF NOT EXISTS sales_totals "
-                             "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS sales_totals "
+                    "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)"
+                )
                 conn.execute("INSERT INTO sales_totals VALUES (?, ?)", (TODAY, payload["cents"]))
 
             first = ledger.publish(CONSUMER, TODAY, DIMENSIONS, fingerprint(payload), write)
@@ -58,8 +60,7 @@ def run_demo() -> list[str]:
         f"3. {CONSUMER} publishes {TODAY}: 17500 cents into table sales_totals, with the",
         "   dimensions' run IDs as its evidence.",
         f"   First publication: {first}",
-        "   -> expected True: the output row and its evidence were written in one "
-        "transaction.",
+        "   -> expected True: the output row and its evidence were written in one transaction.",
         "4. The same publication is retried (same output, same evidence).",
         f"   Same publication retried: {again}",
         "   -> expected False: a retry is a no-op, nothing is written twice.",

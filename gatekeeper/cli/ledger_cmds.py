@@ -15,23 +15,33 @@ from gatekeeper.ledger.reservations import reservations
 
 
 def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
-    started = (
-        check_timestamp(args.started_at, "started_at") if args.started_at else utc_now()
-    )
+    started = check_timestamp(args.started_at, "started_at") if args.started_at else utc_now()
     changed = ledger.record(
-        args.job, args.date, parse_attempt_text(args.attempt), args.run_id, args.state, started,
+        args.job,
+        args.date,
+        parse_attempt_text(args.attempt),
+        args.run_id,
+        args.state,
+        started,
         error=args.error,
     )
     latest = ledger.latest(args.job, args.date)
     data = {"changed": changed, "latest": latest.to_json() if latest else None}
-    return Result(data, f"{'recorded' if changed else 'already recorded (no change)'}: "
-                        f"{args.job} {args.date} attempt {args.attempt} {args.state}")
+    return Result(
+        data,
+        f"{'recorded' if changed else 'already recorded (no change)'}: "
+        f"{args.job} {args.date} attempt {args.attempt} {args.state}",
+    )
 
 
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
     readiness = ledger.readiness(args.jobs, args.date)
-    rows = [(job, "ready", readiness.evidence[job]) if job in readiness.evidence
-            else (job, readiness.blockers[job], "") for job in readiness.required]
+    rows = [
+        (job, "ready", readiness.evidence[job])
+        if job in readiness.evidence
+        else (job, readiness.blockers[job], "")
+        for job in readiness.required
+    ]
     text = f"{readiness.business_date}: {'READY' if readiness else 'NOT READY'}\n"
     text += table(rows, ("job", "status", "run_id"))
     return Result(readiness.to_json(), text, EXIT_OK if readiness else EXIT_NOT_READY)
@@ -43,15 +53,27 @@ def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
     found = ledger.history(args.job, args.date)
     if not found:
         if args.date is None or not ledger.history(args.job):
-            return Result([], f"no such job {args.job} in the ledger ({ledger.describe()})",
-                          EXIT_NOT_READY)
+            return Result(
+                [], f"no such job {args.job} in the ledger ({ledger.describe()})", EXIT_NOT_READY
+            )
         return Result([], f"{args.job} has no attempts for {args.date}")
     now = ledger.db_now()
-    rows = [(a.business_date, a.attempt, a.state.value, a.run_id, a.started_at.isoformat(),
-             lease_text(a, now), a.error) for a in found]
-    return Result([a.to_json() for a in found],
-                  table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease",
-                               "error")))
+    rows = [
+        (
+            a.business_date,
+            a.attempt,
+            a.state.value,
+            a.run_id,
+            a.started_at.isoformat(),
+            lease_text(a, now),
+            a.error,
+        )
+        for a in found
+    ]
+    return Result(
+        [a.to_json() for a in found],
+        table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease", "error")),
+    )
 
 
 def lease_text(attempt: Any, now: dt.datetime) -> str:
@@ -64,37 +86,82 @@ def lease_text(attempt: Any, now: dt.datetime) -> str:
 def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
-        return Result({"consumer": args.consumer, "business_date": args.date,
-                       "revisions": []},
-                      f"{args.consumer} {args.date}: not published", EXIT_NOT_READY)
+        return Result(
+            {"consumer": args.consumer, "business_date": args.date, "revisions": []},
+            f"{args.consumer} {args.date}: not published",
+            EXIT_NOT_READY,
+        )
     lines = []
     tables = {r.revision: r.table_version for r in reservations(ledger, args.consumer, args.date)}
     for pub in revisions:
-        producer = ("" if pub.run_id is None
-                    else f" by attempt {pub.attempt} (run {pub.run_id})")
-        delta = ("" if tables.get(pub.revision) is None
-                 else f" to {pub.location} at Delta table version {tables[pub.revision]}")
-        lines.append(f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
-                     f"{pub.published_at.isoformat()}{producer}{delta} fingerprint "
-                     f"{pub.fingerprint}" + (f" reason: {pub.reason}" if pub.reason else ""))
+        producer = "" if pub.run_id is None else f" by attempt {pub.attempt} (run {pub.run_id})"
+        delta = (
+            ""
+            if tables.get(pub.revision) is None
+            else f" to {pub.location} at Delta table version {tables[pub.revision]}"
+        )
+        lines.append(
+            f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
+            f"{pub.published_at.isoformat()}{producer}{delta} fingerprint "
+            f"{pub.fingerprint}" + (f" reason: {pub.reason}" if pub.reason else "")
+        )
         evidence = table(
-            [(i.job, i.business_date, i.attempt, i.run_id,
-              i.watermark.isoformat() if i.watermark else "") for i in pub.items],
-            ("job", "date", "attempt", "run_id", "watermark"))
+            [
+                (
+                    i.job,
+                    i.business_date,
+                    i.attempt,
+                    i.run_id,
+                    i.watermark.isoformat() if i.watermark else "",
+                )
+                for i in pub.items
+            ],
+            ("job", "date", "attempt", "run_id", "watermark"),
+        )
         lines.extend("  " + line for line in evidence.splitlines())
-    return Result({"consumer": args.consumer, "business_date": args.date,
-                   "revisions": [{**p.to_json(), "table_version": tables.get(p.revision)}
-                                 for p in revisions]}, "\n".join(lines))
+    return Result(
+        {
+            "consumer": args.consumer,
+            "business_date": args.date,
+            "revisions": [
+                {**p.to_json(), "table_version": tables.get(p.revision)} for p in revisions
+            ],
+        },
+        "\n".join(lines),
+    )
 
 
 def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Stale publications of CONSUMER: exit 1 when there are any."""
     found = ledger.stale(args.consumer, args.since)
-    rows = [(s.business_date, s.revision, s.job, s.old_attempt, s.old_run_id, s.new_attempt,
-             s.new_run_id) for s in found]
-    text = (table(rows, ("date", "revision", "upstream", "old attempt", "old run_id",
-                         "new attempt", "new run_id"))
-            if rows else f"{args.consumer}: no stale publications")
+    rows = [
+        (
+            s.business_date,
+            s.revision,
+            s.job,
+            s.old_attempt,
+            s.old_run_id,
+            s.new_attempt,
+            s.new_run_id,
+        )
+        for s in found
+    ]
+    text = (
+        table(
+            rows,
+            (
+                "date",
+                "revision",
+                "upstream",
+                "old attempt",
+                "old run_id",
+                "new attempt",
+                "new run_id",
+            ),
+        )
+        if rows
+        else f"{args.consumer}: no stale publications"
+    )
     return Result([s.to_json() for s in found], text, EXIT_NOT_READY if found else EXIT_OK)
 
 
@@ -103,7 +170,6 @@ def cmd_demo(_: Ledger | None, args: argparse.Namespace) -> Result:
 
     lines = run_demo()
     return Result({"lines": lines}, "\n".join(lines))
-
 
 
 def register(add: Callable[..., Any]) -> None:
@@ -122,9 +188,16 @@ def register(add: Callable[..., Any]) -> None:
     p = add("evidence", cmd_evidence, "Every revision of a publication with its evidence.")
     p.add_argument("consumer")
     p.add_argument("date")
-    p = add("stale", cmd_stale, "Publications whose upstream evidence a newer succeeded "
-            "attempt replaced (exit 1 if any).")
+    p = add(
+        "stale",
+        cmd_stale,
+        "Publications whose upstream evidence a newer succeeded attempt replaced (exit 1 if any).",
+    )
     p.add_argument("consumer")
     p.add_argument("--since", help="only dates on or after this one")
-    add("demo", cmd_demo, "Run the backfill-is-not-today scenario on a temporary ledger.",
-        ledger=False)
+    add(
+        "demo",
+        cmd_demo,
+        "Run the backfill-is-not-today scenario on a temporary ledger.",
+        ledger=False,
+    )

@@ -52,8 +52,10 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
 
 
-LEDGER_HELP = ("ledger URL (default: $GATEKEEPER_LEDGER_URL, then [gatekeeper] ledger_url in "
-               "luigi.cfg, then sqlite:///gatekeeper.db)")
+LEDGER_HELP = (
+    "ledger URL (default: $GATEKEEPER_LEDGER_URL, then [gatekeeper] ledger_url in "
+    "luigi.cfg, then sqlite:///gatekeeper.db)"
+)
 
 
 def global_options(defaults: bool) -> argparse.ArgumentParser:
@@ -63,8 +65,13 @@ def global_options(defaults: bool) -> argparse.ArgumentParser:
     not reset by the subcommand's parser; given after, it wins.
     """
     options = argparse.ArgumentParser(add_help=False)
-    options.add_argument("--ledger", metavar="URL", help=LEDGER_HELP,
-                         default=None if defaults else argparse.SUPPRESS)
-    options.add_argument("--json", action="store_true", help="print JSON instead of a table",
-                         default=False if defaults else argparse.SUPPRESS)
+    options.add_argument(
+        "--ledger", metavar="URL", help=LEDGER_HELP, default=None if defaults else argparse.SUPPRESS
+    )
+    options.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON instead of a table",
+        default=False if defaults else argparse.SUPPRESS,
+    )
     return options

@@ -29,23 +29,27 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
             plan = plan_recovery(summary, args.run_id, verified)
             return Result(plan, f"run {args.run_id}: {describe_plan(plan)}")
         stages = check_stages(args.stages.split(","))  # bad input is refused before the
-        date = period_key(args.business_date)          # ledger is opened
+        date = period_key(args.business_date)  # ledger is opened
         with open_cli_ledger(args.ledger, create=False) as ledger:
             plan = plan_recovery_from_ledger(ledger, stages, date, verified)
     except RecoveryNotSafe as exc:
         print(f"gatekeeper: RecoveryNotSafe: {exc}", file=sys.stderr)
-        return Result({"action": "refused", "reason": str(exc)}, f"refused: {exc}",
-                      EXIT_NOT_READY)
+        return Result({"action": "refused", "reason": str(exc)}, f"refused: {exc}", EXIT_NOT_READY)
     rows = [(v["stage"], v["job"], v["status"], v["attempt"], v["run_id"]) for v in plan["stages"]]
-    return Result(plan, f"{plan['business_date']}: {describe_plan(plan)}\n"
-                        + table(rows, ("stage", "job", "status", "attempt", "run_id")))
+    return Result(
+        plan,
+        f"{plan['business_date']}: {describe_plan(plan)}\n"
+        + table(rows, ("stage", "job", "status", "attempt", "run_id")),
+    )
 
 
 def check_mode(args: argparse.Namespace) -> None:
     """Raise InvalidInput for an option missing from, or foreign to, the chosen mode."""
-    mode, own, foreign = (("--events", ("run_id", "expected_stages"), ("business_date",))
-                          if args.events is not None
-                          else ("--stages", ("business_date",), ("run_id", "expected_stages")))
+    mode, own, foreign = (
+        ("--events", ("run_id", "expected_stages"), ("business_date",))
+        if args.events is not None
+        else ("--stages", ("business_date",), ("run_id", "expected_stages"))
+    )
     for name in own:
         if getattr(args, name) is None:
             raise InvalidInput(name, None, f"required with {mode}")
@@ -75,7 +79,8 @@ def describe_plan(plan: dict[str, Any]) -> str:
         return text + "skip nothing"
     skipped = ", ".join(
         f"stage {n}" + (f" ({jobs[i]}, verified by operator)" if jobs else "")
-        for i, n in enumerate(plan["skipped_stages"]))
+        for i, n in enumerate(plan["skipped_stages"])
+    )
     return text + f"skip {skipped}" + ("" if jobs else " (verified by operator)")
 
 
@@ -88,20 +93,33 @@ VERIFIED_STAGE_HELP = (
 
 def register(add: Callable[..., Any]) -> None:
     """Register ``plan-recovery``: from a JSONL event log (no ledger) or from the ledger."""
-    p = add("plan-recovery", cmd_plan_recovery,
-            "Propose where to restart a stopped multi-stage run, or refuse (exit 1); read-only.",
-            ledger=False)
+    p = add(
+        "plan-recovery",
+        cmd_plan_recovery,
+        "Propose where to restart a stopped multi-stage run, or refuse (exit 1); read-only.",
+        ledger=False,
+    )
     p.epilog = VERIFIED_STAGE_HELP
     mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--events", metavar="LOG",
-                      help="JSONL stage event log; opens no ledger (needs --run-id, "
-                           "--expected-stages)")
-    mode.add_argument("--stages", metavar="JOB,JOB,...",
-                      help="ordered job IDs of one pipeline; reads each one's latest attempt "
-                           "for --business-date from the ledger")
+    mode.add_argument(
+        "--events",
+        metavar="LOG",
+        help="JSONL stage event log; opens no ledger (needs --run-id, --expected-stages)",
+    )
+    mode.add_argument(
+        "--stages",
+        metavar="JOB,JOB,...",
+        help="ordered job IDs of one pipeline; reads each one's latest attempt "
+        "for --business-date from the ledger",
+    )
     p.add_argument("--run-id", help="the run to plan (with --events)")
     p.add_argument("--expected-stages", metavar="N", help="stages per run (with --events)")
     p.add_argument("--business-date", metavar="DATE", help="YYYY-MM-DD (with --stages)")
-    p.add_argument("--verified-stage", metavar="K", action="append", default=[],
-                   help="repeatable: stage K succeeded and you verified its output, so it is "
-                        "skipped. An operator assertion, not an integrity check (see below).")
+    p.add_argument(
+        "--verified-stage",
+        metavar="K",
+        action="append",
+        default=[],
+        help="repeatable: stage K succeeded and you verified its output, so it is "
+        "skipped. An operator assertion, not an integrity check (see below).",
+    )

@@ -26,19 +26,26 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     jobs = _job_names(args.jobs)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     request = {
-        "start": args.start, "stop": args.stop, "now": now, "period": args.period,
+        "start": args.start,
+        "stop": args.stop,
+        "now": now,
+        "period": args.period,
         "lateness": args.lateness or config.lateness(),
         "timezone": args.timezone or str(config.settings().timezone),
-        "catchup": args.catchup, "task_limit": None,
+        "catchup": args.catchup,
+        "task_limit": None,
     }
     covered = [JobCoverage(job, *window_states(ledger, job, **request)) for job in jobs]
     _write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
-    rows = [(c.job, *c.counts().values(), s["contiguous_through"] or "nothing")
-            for c, s in zip(covered, summaries, strict=True)]
+    rows = [
+        (c.job, *c.counts().values(), s["contiguous_through"] or "nothing")
+        for c, s in zip(covered, summaries, strict=True)
+    ]
     header = ("job", *(k.replace("_", " ") for k in covered[0].counts()), "contiguous through")
-    return Result({"output": str(target), "jobs": summaries},
-                  f"wrote {target}\n" + table(rows, header))
+    return Result(
+        {"output": str(target), "jobs": summaries}, f"wrote {target}\n" + table(rows, header)
+    )
 
 
 def _output_path(value: str) -> Path:
@@ -79,9 +86,12 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def register(add: Callable[..., Any]) -> None:
     """Add ``report`` to the parser."""
-    p = add("report", cmd_report,
-            "Write a self-contained HTML coverage report of JOB... (one cell per period, "
-            "coloured by state; exit 0 once written).")
+    p = add(
+        "report",
+        cmd_report,
+        "Write a self-contained HTML coverage report of JOB... (one cell per period, "
+        "coloured by state; exit 0 once written).",
+    )
     p.add_argument("jobs", nargs="+", metavar="job")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     p.add_argument("--start", required=True, help="first period (inclusive)")

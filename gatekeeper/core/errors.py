@@ -25,8 +25,9 @@ class GatekeeperError(Exception):
         return _rebuild, (type(self), self.args, self.__dict__)
 
 
-def _rebuild(cls: type[GatekeeperError], args: tuple[Any, ...],
-             state: dict[str, Any]) -> GatekeeperError:
+def _rebuild(
+    cls: type[GatekeeperError], args: tuple[Any, ...], state: dict[str, Any]
+) -> GatekeeperError:
     error = cls.__new__(cls)
     error.args = args
     error.__dict__.update(state)
@@ -78,8 +79,14 @@ class StateConflict(GatekeeperError):
     ``job``, ``period`` and ``attempt`` name the attempt concerned (None where not known).
     """
 
-    def __init__(self, message: str, *, job: str | None = None, period: str | None = None,
-                 attempt: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        job: str | None = None,
+        period: str | None = None,
+        attempt: int | None = None,
+    ):
         super().__init__(message)
         self.job, self.period, self.attempt = job, period, attempt
 
@@ -90,8 +97,14 @@ class PublicationConflict(GatekeeperError):
     ``consumer``, ``period`` and ``revision`` name the publication it conflicts with.
     """
 
-    def __init__(self, message: str, *, consumer: str | None = None, period: str | None = None,
-                 revision: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        consumer: str | None = None,
+        period: str | None = None,
+        revision: int | None = None,
+    ):
         super().__init__(message)
         self.consumer, self.period, self.revision = consumer, period, revision
 
@@ -121,8 +134,9 @@ class LeaseLost(StateConflict):
     when none did: its lease expired, or it was already finished). Nothing was written.
     """
 
-    def __init__(self, message: str, *, run_id: str, taken_over_by: Attempt | None = None,
-                 **where: Any):
+    def __init__(
+        self, message: str, *, run_id: str, taken_over_by: Attempt | None = None, **where: Any
+    ):
         super().__init__(message, **where)
         self.run_id = run_id
         self.taken_over_by = taken_over_by

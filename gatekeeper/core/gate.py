@@ -20,8 +20,15 @@ class ReadinessSource(Protocol):
 
     def readiness(self, jobs: Iterable[Any], business_date: Any) -> Readiness: ...
 
-__all__ = ["Requirement", "Watermarks", "check_name", "check_ready", "check_requirements",
-           "evaluate_readiness"]
+
+__all__ = [
+    "Requirement",
+    "Watermarks",
+    "check_name",
+    "check_ready",
+    "check_requirements",
+    "evaluate_readiness",
+]
 
 
 def check_ready(ledger: ReadinessSource, jobs: Iterable[Any], business_date: Any) -> Readiness:

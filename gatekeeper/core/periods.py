@@ -35,8 +35,9 @@ _HOUR_KEY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:00Z$")
 _LUIGI_HOUR = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}$")
 _DURATION = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 _UTC = dt.timezone.utc
-HOUR_EXAMPLES = ("2026-10-25T05 (UTC, as Luigi writes it), 2026-10-25T05:00Z or "
-                 "2026-10-25T06:00+01:00")
+HOUR_EXAMPLES = (
+    "2026-10-25T05 (UTC, as Luigi writes it), 2026-10-25T05:00Z or 2026-10-25T06:00+01:00"
+)
 _ONE_DAY = dt.timedelta(days=1)
 _ONE_HOUR = dt.timedelta(hours=1)
 
@@ -321,8 +322,11 @@ def _hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
     days: dict[str, int] = {}
     found: set[int] = set()
     for value in values:
-        if (type(value) is str and len(value) == 17  # pragma: no mutate
-                and value[10] == "T" and value[13:] == ":00Z"  # pragma: no mutate
+        if (
+            type(value) is str
+            and len(value) == 17  # pragma: no mutate
+            and value[10] == "T"
+            and value[13:] == ":00Z"  # pragma: no mutate
         ):
             day = days.get(value[:10])  # pragma: no mutate
             if day is None:  # pragma: no mutate
@@ -342,8 +346,10 @@ def _day_ordinal(value: Any, field: str) -> int:
     """``period_ordinal`` for daily values, fast for dates and ``YYYY-MM-DD`` ledger keys."""
     if type(value) is dt.date:  # pragma: no mutate
         return value.toordinal()
-    if (type(value) is str and len(value) == 10  # pragma: no mutate
-            and value[4] == value[7] == "-"  # pragma: no mutate
+    if (
+        type(value) is str
+        and len(value) == 10  # pragma: no mutate
+        and value[4] == value[7] == "-"  # pragma: no mutate
     ):
         try:
             return dt.date.fromisoformat(value).toordinal()
@@ -354,13 +360,19 @@ def _day_ordinal(value: Any, field: str) -> int:
 
 def _hour_ordinal(value: Any, field: str) -> int:
     """``period_ordinal`` for hourly values, fast for UTC hour starts and ``...THH:00Z`` keys."""
-    if (type(value) is dt.datetime and value.tzinfo is _UTC  # pragma: no mutate
-            and not (value.minute or value.second or value.microsecond)  # pragma: no mutate
+    if (
+        type(value) is dt.datetime
+        and value.tzinfo is _UTC  # pragma: no mutate
+        and not (value.minute or value.second or value.microsecond)  # pragma: no mutate
     ):
         return value.toordinal() * 24 + value.hour
-    if (type(value) is str and len(value) == 17 and value[10] == "T"  # pragma: no mutate
-            and value[13:] == ":00Z"  # pragma: no mutate
-            and value[11:13].isascii() and value[11:13].isdigit()  # pragma: no mutate
+    if (
+        type(value) is str
+        and len(value) == 17
+        and value[10] == "T"  # pragma: no mutate
+        and value[13:] == ":00Z"  # pragma: no mutate
+        and value[11:13].isascii()
+        and value[11:13].isdigit()  # pragma: no mutate
     ):
         try:
             hour = int(value[11:13])

@@ -37,8 +37,10 @@ class CompletedPeriods(Protocol):
     """What planning reads from a ledger (``gatekeeper.Ledger`` is one): the core names the
     read it needs instead of importing the ledger."""
 
-    def completed_periods(self, job: str, first: str, last: str,
-                          consumer: str | None = None) -> Iterable[str]: ...
+    def completed_periods(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> Iterable[str]: ...
+
 
 STRATEGIES = ("contiguous", "forward", "reverse")
 _LAST_N = re.compile(r"^last:([0-9]+)$")
@@ -157,8 +159,9 @@ def plan_range(
     ``now`` (naive), lateness (negative), start/stop (wrong type for the period; stop before
     start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or complete item.
     """
-    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
-                                                        period)
+    kind, zone, when, late, first, last = _parse_window(
+        start, stop, now, lateness, timezone, period
+    )
     if last is not None and last < first:
         raise InvalidInput("stop", stop, f"before start {start}")
     order = _parse_strategy(strategy)
@@ -195,9 +198,18 @@ Completeness = Callable[[str, str], Iterable[Any]]
 
 
 def plan_from_ledger(
-    ledger: CompletedPeriods, job: str, *, start: Any, stop: Any = None, now: Any,
-    lateness: Any = dt.timedelta(0), timezone: Any = "UTC", period: str = DAILY,
-    consumer: str | None = None, complete: Completeness | None = None, **request: Any,
+    ledger: CompletedPeriods,
+    job: str,
+    *,
+    start: Any,
+    stop: Any = None,
+    now: Any,
+    lateness: Any = dt.timedelta(0),
+    timezone: Any = "UTC",
+    period: str = DAILY,
+    consumer: str | None = None,
+    complete: Completeness | None = None,
+    **request: Any,
 ) -> RangePlan:
     """The one fetch-then-plan step: which due periods of ``job`` in ``[start, stop)`` at
     ``now`` are complete, then ``plan_range`` with ``request`` (``strategy``, ``catchup``,
@@ -212,21 +224,38 @@ def plan_from_ledger(
     span = due_span(start, stop, now=now, lateness=lateness, timezone=timezone, period=kind)
     fetch = complete or functools.partial(_ledger_completeness, ledger, job, consumer)
     done = () if span is None else fetch(*span)
-    return plan_range(done, start=start, stop=stop, now=now, lateness=lateness,
-                      timezone=timezone, period=kind, **request)
+    return plan_range(
+        done,
+        start=start,
+        stop=stop,
+        now=now,
+        lateness=lateness,
+        timezone=timezone,
+        period=kind,
+        **request,
+    )
 
 
-def _ledger_completeness(ledger: CompletedPeriods, job: str, consumer: str | None, first: str,
-                         last: str) -> Iterable[str]:
+def _ledger_completeness(
+    ledger: CompletedPeriods, job: str, consumer: str | None, first: str, last: str
+) -> Iterable[str]:
     return ledger.completed_periods(job, first, last, consumer)
 
 
-def due_span(start: Any, stop: Any = None, *, now: Any, lateness: Any = dt.timedelta(0),
-             timezone: Any = "UTC", period: str = DAILY) -> tuple[str, str] | None:
+def due_span(
+    start: Any,
+    stop: Any = None,
+    *,
+    now: Any,
+    lateness: Any = dt.timedelta(0),
+    timezone: Any = "UTC",
+    period: str = DAILY,
+) -> tuple[str, str] | None:
     """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
     (inclusive), or None when none is due. Pure; raises InvalidInput as ``plan_range``."""
-    kind, zone, when, late, first, last = _parse_window(start, stop, now, lateness, timezone,
-                                                        period)
+    kind, zone, when, late, first, last = _parse_window(
+        start, stop, now, lateness, timezone, period
+    )
     lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
     if hi <= lo:
         return None
@@ -234,7 +263,12 @@ def due_span(start: Any, stop: Any = None, *, now: Any, lateness: Any = dt.timed
 
 
 def _parse_window(
-    start: Any, stop: Any, now: Any, lateness: Any, timezone: Any, period: str,
+    start: Any,
+    stop: Any,
+    now: Any,
+    lateness: Any,
+    timezone: Any,
+    period: str,
 ) -> tuple[str, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
     """The validated window request shared by ``plan_range`` and ``due_span``: (period kind,
     zone, now, lateness, first label, stop label or None); raises InvalidInput."""

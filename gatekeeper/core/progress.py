@@ -52,13 +52,16 @@ class Failure:
 
 def failed_keys(latest: Mapping[str, Attempt], since: dt.datetime) -> set[str]:
     """Keys whose latest attempt failed or was abandoned and started at or after ``since``."""
-    return {key for key, attempt in latest.items()
-            if attempt.state in (RunState.FAILED, RunState.ABANDONED)
-            and attempt.started_at >= since}
+    return {
+        key
+        for key, attempt in latest.items()
+        if attempt.state in (RunState.FAILED, RunState.ABANDONED) and attempt.started_at >= since
+    }
 
 
-def first_failure(order: Sequence[str], latest: Mapping[str, Attempt],
-                  since: dt.datetime) -> Failure | None:
+def first_failure(
+    order: Sequence[str], latest: Mapping[str, Attempt], since: dt.datetime
+) -> Failure | None:
     """The first key of ``order`` (fill order) that failed since ``since``, or None."""
     failed = failed_keys(latest, since)
     for key in order:
@@ -67,8 +70,15 @@ def first_failure(order: Sequence[str], latest: Mapping[str, Attempt],
     return None
 
 
-def closing_line(family: str, job: str, plan: RangePlan, *, filled_now: int,
-                 failure: Failure | None = None, filled_by: str | None = None) -> str:
+def closing_line(
+    family: str,
+    job: str,
+    plan: RangePlan,
+    *,
+    filled_now: int,
+    failure: Failure | None = None,
+    filled_by: str | None = None,
+) -> str:
     """The line a range run ends with; ``plan`` is the window as the run leaves it,
     ``filled_now`` how many due periods became complete during the run and ``filled_by`` the
     other worker still filling it (under luigid), if any."""
@@ -105,8 +115,9 @@ def range_status(plan: RangePlan) -> tuple[str, int]:
     )
 
 
-def chunk_status(keys: Sequence[str], done: Collection[str],
-                 failed: Collection[str]) -> tuple[str, int]:
+def chunk_status(
+    keys: Sequence[str], done: Collection[str], failed: Collection[str]
+) -> tuple[str, int]:
     """A chunk's status message and percentage: ``filled D/N[, F failed (first P)][, next
     K]``; ``next`` is the first key neither done nor failed, in the chunk's order."""
     count = sum(1 for key in keys if key in done)
@@ -120,8 +131,9 @@ def chunk_status(keys: Sequence[str], done: Collection[str],
     return ", ".join(parts), percent(count, len(keys))
 
 
-def fill_over(strategy: str, scheduled: Sequence[str], done: Collection[str],
-              failed: Collection[str]) -> bool:
+def fill_over(
+    strategy: str, scheduled: Sequence[str], done: Collection[str], failed: Collection[str]
+) -> bool:
     """True when a fill of ``scheduled`` keys has nothing left to do in this invocation:
     every key is done, or (contiguous) one failed, or (forward/reverse) every key is done or
     failed."""
@@ -142,8 +154,7 @@ def duration(seconds: float) -> str:
     return f"{secs}s"
 
 
-def progress_bar(done: int, total: int, elapsed: float, *, failed: int = 0,
-                 width: int = 20) -> str:
+def progress_bar(done: int, total: int, elapsed: float, *, failed: int = 0, width: int = 20) -> str:
     """One line: ``[#####...............] 12/40 periods 3.1/s ETA 9s`` (+ ``, F failed``).
 
     The rate is periods settled (done or failed) per second since the start; the ETA is what

@@ -152,7 +152,8 @@ class Publication:
             },
             "watermarks": {
                 requirement_label(i.job, i.business_date, self.business_date): _iso(i.watermark)
-                for i in self.items if i.watermark is not None
+                for i in self.items
+                if i.watermark is not None
             },
             "published_at": self.published_at.isoformat(),
             "reason": self.reason,
@@ -183,10 +184,15 @@ class Staleness:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "consumer": self.consumer, "business_date": self.business_date,
-            "revision": self.revision, "job": self.job, "job_date": self.job_date,
-            "old_run_id": self.old_run_id, "old_attempt": self.old_attempt,
-            "new_run_id": self.new_run_id, "new_attempt": self.new_attempt,
+            "consumer": self.consumer,
+            "business_date": self.business_date,
+            "revision": self.revision,
+            "job": self.job,
+            "job_date": self.job_date,
+            "old_run_id": self.old_run_id,
+            "old_attempt": self.old_attempt,
+            "new_run_id": self.new_run_id,
+            "new_attempt": self.new_attempt,
         }
 
 

@@ -118,8 +118,9 @@ def check_timestamp(value: Any, field: str) -> dt.datetime:
             raise InvalidInput(field, value, "outside the years 1 to 9999 in UTC") from None
     at = parse_aware_datetime(value, field)
     if not MIN_TIMESTAMP <= at < MAX_TIMESTAMP:
-        raise InvalidInput(field, value, f"outside {MIN_TIMESTAMP.date()} .. "
-                                         f"{MAX_TIMESTAMP.date()} UTC")
+        raise InvalidInput(
+            field, value, f"outside {MIN_TIMESTAMP.date()} .. {MAX_TIMESTAMP.date()} UTC"
+        )
     return at
 
 
@@ -136,8 +137,9 @@ def check_lease(value: Any, field: str = "lease_seconds") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(field, value, "expected a number of seconds")
     if not math.isfinite(value) or value <= 0 or value > MAX_LEASE_SECONDS:
-        raise InvalidInput(field, value,
-                           f"expected seconds > 0 and at most {MAX_LEASE_SECONDS:.0f} (a week)")
+        raise InvalidInput(
+            field, value, f"expected seconds > 0 and at most {MAX_LEASE_SECONDS:.0f} (a week)"
+        )
     return float(value)
 
 
@@ -172,7 +174,8 @@ def check_same_kind(job: str, key: str, stored: str | None) -> None:
     of its keys, or None). A job keeps one period kind for its whole life."""
     if stored is not None and period_kind_of(stored) != period_kind_of(key):
         raise InvalidInput(
-            "business_date", key,
+            "business_date",
+            key,
             f"job {job} has {period_kind_of(stored)} periods (e.g. {stored}); a job keeps one "
             "period kind",
         )
@@ -190,8 +193,16 @@ def check_busy_timeout(text: Any, field: str = "ledger_url.busy_timeout") -> flo
     return seconds
 
 
-_FLAGS = {"true": True, "1": True, "yes": True, "on": True,
-          "false": False, "0": False, "no": False, "off": False}
+_FLAGS = {
+    "true": True,
+    "1": True,
+    "yes": True,
+    "on": True,
+    "false": False,
+    "0": False,
+    "no": False,
+    "off": False,
+}
 _LINEAGE_NAMESPACE = re.compile(r"[^\x00-\x20\x7f]{1,1024}")
 
 
@@ -210,8 +221,9 @@ def check_lineage_namespace(value: Any, field: str) -> str:
     control characters (it is matched verbatim by lineage consumers); raises InvalidInput."""
     name = check_name(value, field)
     if not _LINEAGE_NAMESPACE.fullmatch(name):
-        raise InvalidInput(field, value, "expected 1 to 1024 characters without blanks or "
-                                         "control characters")
+        raise InvalidInput(
+            field, value, "expected 1 to 1024 characters without blanks or control characters"
+        )
     return name
 
 
@@ -232,8 +244,9 @@ def check_column_name(value: Any, field: str) -> str:
     """A column name usable unquoted in a predicate: letters, digits and ``_``, not starting
     with a digit, at most 128 characters. Raises InvalidInput."""
     if not isinstance(value, str) or not _IDENTIFIER.fullmatch(value):
-        raise InvalidInput(field, value, "expected a column name: letters, digits and _, "
-                                         "not starting with a digit")
+        raise InvalidInput(
+            field, value, "expected a column name: letters, digits and _, not starting with a digit"
+        )
     return value
 
 
@@ -242,12 +255,22 @@ def check_partition_values(values: Iterable[Any], column: str, expected: str) ->
     are the column's distinct values, a ``date`` or its ISO string each; a null, another
     date, a datetime or another type is named with the column in the InvalidInput."""
     for value in values:
-        text = value if isinstance(value, str) else (
-            value.isoformat() if isinstance(value, dt.date)
-            and not isinstance(value, dt.datetime) else None)
+        text = (
+            value
+            if isinstance(value, str)
+            else (
+                value.isoformat()
+                if isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+                else None
+            )
+        )
         if text != expected:
-            raise InvalidInput(column, value, f"a row for another business date: every row's "
-                                              f"{column} must be {expected}; nothing was written")
+            raise InvalidInput(
+                column,
+                value,
+                f"a row for another business date: every row's "
+                f"{column} must be {expected}; nothing was written",
+            )
 
 
 def check_storage_options(text: Any, field: str) -> dict[str, str] | None:
@@ -260,6 +283,7 @@ def check_storage_options(text: Any, field: str) -> dict[str, str] | None:
     except ValueError as exc:
         raise InvalidInput(field, text, f"not JSON: {exc}") from None
     if not isinstance(options, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in options.items()
+    ):
         raise InvalidInput(field, text, "expected a JSON object of string values")
     return dict(options)

@@ -52,13 +52,18 @@ from gatekeeper.ledger import Ledger
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
 PRODUCER = "urn:gatekeeper:0.1.0"
-FACET_SCHEMA_URL = ("urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json"
-                    "#/$defs/GatekeeperRunFacet")
+FACET_SCHEMA_URL = (
+    "urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json#/$defs/GatekeeperRunFacet"
+)
 #: uuid5 namespace of run IDs that are not UUIDs (collected runs, hand-recorded observations).
 RUN_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:gatekeeper:run-id")
 MAX_PENDING = 10_000  # events queued beyond this are dropped (with the one warning)
-_EVENT_TYPES = {RunState.RUNNING: "START", RunState.SUCCEEDED: "COMPLETE",
-                RunState.FAILED: "FAIL", RunState.ABANDONED: "ABORT"}
+_EVENT_TYPES = {
+    RunState.RUNNING: "START",
+    RunState.SUCCEEDED: "COMPLETE",
+    RunState.FAILED: "FAIL",
+    RunState.ABANDONED: "ABORT",
+}
 
 
 def run_uuid(run_id: str) -> str:
@@ -93,26 +98,31 @@ def configured(settings: LineageSettings | None) -> bool:
     except ImportError as exc:
         raise GatekeeperError(
             "[gatekeeper] openlineage = true needs openlineage-python: "
-            f"pip install 'gatekeeper[openlineage]' ({exc})") from None
+            f"pip install 'gatekeeper[openlineage]' ({exc})"
+        ) from None
     return True
 
 
-def started(settings: LineageSettings | None, task: Any, ledger: Ledger,
-            attempt: Attempt) -> None:
+def started(settings: LineageSettings | None, task: Any, ledger: Ledger, attempt: Attempt) -> None:
     """Send START for ``attempt`` of ``task`` (a PeriodTask), and ABORT for each attempt its
     start recorded abandoned; never raises (reads the ledger once, writes nothing)."""
     _guarded(settings, lambda s: _started(s, task, ledger, attempt))
 
 
-def ended(settings: LineageSettings | None, task: Any, ledger: Ledger, attempt: Attempt,
-          state: RunState, error: str | None) -> None:
+def ended(
+    settings: LineageSettings | None,
+    task: Any,
+    ledger: Ledger,
+    attempt: Attempt,
+    state: RunState,
+    error: str | None,
+) -> None:
     """Send COMPLETE or FAIL for ``attempt`` once ``state`` is recorded (with the publication
     and its evidence for a task that publishes); never raises, waits at most the timeout."""
     _guarded(settings, lambda s: _ended(s, task, ledger, attempt, state, error))
 
 
-def _guarded(settings: LineageSettings | None,
-             action: Callable[[LineageSettings], None]) -> None:
+def _guarded(settings: LineageSettings | None, action: Callable[[LineageSettings], None]) -> None:
     try:
         if settings is not None:
             action(settings)
@@ -125,26 +135,42 @@ def _started(s: LineageSettings, task: Any, ledger: Ledger, attempt: Attempt) ->
     mine = next((a for a in history if a.run_id == attempt.run_id), attempt)
     for old in history:  # abandoned by this start: in its transaction, at its instant
         if old.state is RunState.ABANDONED and old.updated_at == mine.started_at:
-            _send(s, _event(s, task, old, RunState.ABANDONED, old.updated_at,
-                            taken_over_by=attempt))
+            _send(
+                s, _event(s, task, old, RunState.ABANDONED, old.updated_at, taken_over_by=attempt)
+            )
     _send(s, _event(s, task, attempt, RunState.RUNNING, attempt.started_at))
 
 
-def _ended(s: LineageSettings, task: Any, ledger: Ledger, attempt: Attempt, state: RunState,
-           error: str | None) -> None:
+def _ended(
+    s: LineageSettings,
+    task: Any,
+    ledger: Ledger,
+    attempt: Attempt,
+    state: RunState,
+    error: str | None,
+) -> None:
     publication = None
     if state is RunState.SUCCEEDED and getattr(task, "publishes", False):
         publication = ledger.publication(task.job_id, task.period_key)
-    sequence = _send(s, _event(s, task, attempt, state, utc_now(), error=error,
-                               publication=publication))
+    sequence = _send(
+        s, _event(s, task, attempt, state, utc_now(), error=error, publication=publication)
+    )
     if multiprocessing.parent_process() is not None:  # a forked worker: no exit handlers
         _delivery(s.timeout).wait(sequence)
 
 
 # -- events ----------------------------------------------------------------------------------
-def _event(s: LineageSettings, task: Any, attempt: Attempt, state: RunState, at: dt.datetime, *,
-           error: str | None = None, taken_over_by: Attempt | None = None,
-           publication: Publication | None = None) -> Any:
+def _event(
+    s: LineageSettings,
+    task: Any,
+    attempt: Attempt,
+    state: RunState,
+    at: dt.datetime,
+    *,
+    error: str | None = None,
+    taken_over_by: Attempt | None = None,
+    publication: Publication | None = None,
+) -> Any:
     """The RunEvent of ``attempt`` reaching ``state`` (openlineage-python objects)."""
     from openlineage.client.event_v2 import Job, Run, RunEvent
     from openlineage.client.event_v2 import RunState as EventType
@@ -156,22 +182,37 @@ def _event(s: LineageSettings, task: Any, attempt: Attempt, state: RunState, at:
     start, end = span.start.astimezone(local), span.end.astimezone(local)
     facets: dict[str, Any] = {
         "nominalTime": nominal_time_run.NominalTimeRunFacet(
-            nominalStartTime=start.isoformat(), nominalEndTime=end.isoformat(),
-            producer=PRODUCER),
+            nominalStartTime=start.isoformat(), nominalEndTime=end.isoformat(), producer=PRODUCER
+        ),
         "gatekeeper": _facet_class()(
-            period={"kind": task.period_kind, "key": attempt.business_date, "timezone": zone,
-                    "start": start.isoformat(), "end": end.isoformat()},
-            attempt={"number": attempt.attempt, "ledgerRunId": attempt.run_id,
-                     "state": state.value, "startedAt": attempt.started_at.isoformat()},
-            error=error if error is not None else (
-                attempt.error if state is RunState.ABANDONED else None),
-            takenOverBy=None if taken_over_by is None else {
-                "attempt": taken_over_by.attempt, "ledgerRunId": taken_over_by.run_id,
-                "run": {"runId": run_uuid(taken_over_by.run_id)}},
+            period={
+                "kind": task.period_kind,
+                "key": attempt.business_date,
+                "timezone": zone,
+                "start": start.isoformat(),
+                "end": end.isoformat(),
+            },
+            attempt={
+                "number": attempt.attempt,
+                "ledgerRunId": attempt.run_id,
+                "state": state.value,
+                "startedAt": attempt.started_at.isoformat(),
+            },
+            error=error
+            if error is not None
+            else (attempt.error if state is RunState.ABANDONED else None),
+            takenOverBy=None
+            if taken_over_by is None
+            else {
+                "attempt": taken_over_by.attempt,
+                "ledgerRunId": taken_over_by.run_id,
+                "run": {"runId": run_uuid(taken_over_by.run_id)},
+            },
             publication=None if publication is None else _publication(publication),
             evidence=None if publication is None else publication.evidence,
             upstream=None if publication is None else _upstream(publication, namespace),
-            producer=PRODUCER),
+            producer=PRODUCER,
+        ),
     }
     if publication is not None:
         dependencies = _dependencies(publication, namespace)
@@ -179,30 +220,49 @@ def _event(s: LineageSettings, task: Any, attempt: Attempt, state: RunState, at:
             facets["jobDependencies"] = dependencies
     if state is RunState.FAILED and error is not None:
         facets["errorMessage"] = error_message_run.ErrorMessageRunFacet(
-            message=error, programmingLanguage="python", producer=PRODUCER)
-    job_facets: dict[str, Any] = {"jobType": job_type_job.JobTypeJobFacet(
-        processingType="BATCH", integration="GATEKEEPER", jobType="TASK", producer=PRODUCER)}
-    return RunEvent(eventType=EventType[_EVENT_TYPES[state]], eventTime=at.isoformat(),
-                    run=Run(runId=run_uuid(attempt.run_id), facets=facets),
-                    job=Job(namespace=namespace, name=attempt.job, facets=job_facets),
-                    producer=PRODUCER, inputs=[], outputs=[])
+            message=error, programmingLanguage="python", producer=PRODUCER
+        )
+    job_facets: dict[str, Any] = {
+        "jobType": job_type_job.JobTypeJobFacet(
+            processingType="BATCH", integration="GATEKEEPER", jobType="TASK", producer=PRODUCER
+        )
+    }
+    return RunEvent(
+        eventType=EventType[_EVENT_TYPES[state]],
+        eventTime=at.isoformat(),
+        run=Run(runId=run_uuid(attempt.run_id), facets=facets),
+        job=Job(namespace=namespace, name=attempt.job, facets=job_facets),
+        producer=PRODUCER,
+        inputs=[],
+        outputs=[],
+    )
 
 
 def _publication(publication: Publication) -> dict[str, Any]:
-    return {"revision": publication.revision, "fingerprint": publication.fingerprint,
-            "publishedAt": publication.published_at.isoformat(), "reason": publication.reason,
-            "location": publication.location,
-            "producer": {"attempt": publication.attempt, "ledgerRunId": publication.run_id}}
+    return {
+        "revision": publication.revision,
+        "fingerprint": publication.fingerprint,
+        "publishedAt": publication.published_at.isoformat(),
+        "reason": publication.reason,
+        "location": publication.location,
+        "producer": {"attempt": publication.attempt, "ledgerRunId": publication.run_id},
+    }
 
 
 def _upstream(publication: Publication, namespace: str) -> list[dict[str, Any]]:
     """The evidence as parent-style references (``job``: namespace and name, ``run``: runId)."""
-    return [{"requirement": requirement_label(i.job, i.business_date, publication.business_date),
-             "job": {"namespace": namespace, "name": i.job},
-             "run": {"runId": run_uuid(i.run_id)},
-             "businessDate": i.business_date, "attempt": i.attempt, "ledgerRunId": i.run_id,
-             "watermark": None if i.watermark is None else i.watermark.isoformat()}
-            for i in publication.items]
+    return [
+        {
+            "requirement": requirement_label(i.job, i.business_date, publication.business_date),
+            "job": {"namespace": namespace, "name": i.job},
+            "run": {"runId": run_uuid(i.run_id)},
+            "businessDate": i.business_date,
+            "attempt": i.attempt,
+            "ledgerRunId": i.run_id,
+            "watermark": None if i.watermark is None else i.watermark.isoformat(),
+        }
+        for i in publication.items
+    ]
 
 
 def _dependencies(publication: Publication, namespace: str) -> Any:
@@ -211,13 +271,19 @@ def _dependencies(publication: Publication, namespace: str) -> Any:
         from openlineage.client.generated import job_dependencies_run as deps
     except ImportError:
         return None
-    upstream = [deps.JobDependency(
-        job=deps.JobIdentifier(namespace=namespace, name=i.job),
-        run=deps.RunIdentifier(runId=run_uuid(i.run_id)),
-        dependency_type="IMPLICIT_DEPENDENCY", sequence_trigger_rule="FINISH_TO_START",
-        status_trigger_rule="EXECUTE_ON_SUCCESS") for i in publication.items]
-    return deps.JobDependenciesRunFacet(upstream=upstream, trigger_rule="ALL_SUCCESS",
-                                        producer=PRODUCER)
+    upstream = [
+        deps.JobDependency(
+            job=deps.JobIdentifier(namespace=namespace, name=i.job),
+            run=deps.RunIdentifier(runId=run_uuid(i.run_id)),
+            dependency_type="IMPLICIT_DEPENDENCY",
+            sequence_trigger_rule="FINISH_TO_START",
+            status_trigger_rule="EXECUTE_ON_SUCCESS",
+        )
+        for i in publication.items
+    ]
+    return deps.JobDependenciesRunFacet(
+        upstream=upstream, trigger_rule="ALL_SUCCESS", producer=PRODUCER
+    )
 
 
 @lru_cache(maxsize=1)
@@ -252,9 +318,11 @@ _deliveries_lock = threading.Lock()
 def _warn_once(problem: str) -> None:
     if os.getpid() not in _warned:
         _warned.add(os.getpid())
-        logger.warning("gatekeeper: OpenLineage: %s; tasks go on without waiting for the "
-                       "lineage backend (further problems in this process are not logged)",
-                       problem)
+        logger.warning(
+            "gatekeeper: OpenLineage: %s; tasks go on without waiting for the "
+            "lineage backend (further problems in this process are not logged)",
+            problem,
+        )
 
 
 def _send(s: LineageSettings, event: Any) -> int:
@@ -298,15 +366,19 @@ class _Delivery:
             if self.degraded:
                 return
             if not self.done.wait_for(lambda: self.handled >= sequence, self.timeout):
-                self._degrade(f"the lineage backend did not take the events within "
-                              f"{self.timeout:g}s (openlineage_timeout)")
+                self._degrade(
+                    f"the lineage backend did not take the events within "
+                    f"{self.timeout:g}s (openlineage_timeout)"
+                )
 
     def close(self) -> None:
         """At exit: wait, at most the timeout, for the queued events."""
         with self.done:
             if not self.done.wait_for(lambda: self.handled >= self.queued, self.timeout):
-                self._degrade(f"{self.queued - self.handled} event(s) not delivered within "
-                              f"{self.timeout:g}s at exit")
+                self._degrade(
+                    f"{self.queued - self.handled} event(s) not delivered within "
+                    f"{self.timeout:g}s at exit"
+                )
 
     def _degrade(self, problem: str) -> None:
         self.degraded = True

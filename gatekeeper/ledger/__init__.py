@@ -36,19 +36,26 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     if scheme == "sqlite":
         from gatekeeper.ledger.sqlite import SqliteLedger
 
-        rest = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
+        rest = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
         path, _, query = rest.partition("?")
         if not path:
-            raise InvalidInput("ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db")
+            raise InvalidInput(
+                "ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db"
+            )
         options = dict(parse_qsl(query, keep_blank_values=True))
         unknown = sorted(set(options) - {"busy_timeout", "reconnect_window"})
         if unknown:
-            raise InvalidInput(f"ledger_url.{unknown[0]}", options[unknown[0]],
-                               "unknown option of a sqlite:/// ledger; it takes busy_timeout "
-                               "and reconnect_window")
+            raise InvalidInput(
+                f"ledger_url.{unknown[0]}",
+                options[unknown[0]],
+                "unknown option of a sqlite:/// ledger; it takes busy_timeout and reconnect_window",
+            )
         if not create and not os.path.exists(path):
-            raise InvalidInput("ledger_url", url, f"no ledger file {os.path.abspath(path)}; "
-                               "nothing was created (check the path)")
+            raise InvalidInput(
+                "ledger_url",
+                url,
+                f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
+            )
         return SqliteLedger(url, path, *_waits(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresLedger
@@ -62,5 +69,8 @@ def _waits(options: dict[str, str]) -> tuple[float, float]:
     """(busy_timeout, reconnect_window) from the URL's options; InvalidInput naming either."""
     return tuple(  # type: ignore[return-value]
         check_busy_timeout(options[name], f"ledger_url.{name}") if name in options else default
-        for name, default in (("busy_timeout", DEFAULT_BUSY_TIMEOUT),
-                              ("reconnect_window", DEFAULT_RECONNECT_WINDOW)))
+        for name, default in (
+            ("busy_timeout", DEFAULT_BUSY_TIMEOUT),
+            ("reconnect_window", DEFAULT_RECONNECT_WINDOW),
+        )
+    )

@@ -52,14 +52,23 @@ class AttemptStore(SqlLedger):
         started = check_datetime(started_at, "started_at")
         fixed = None if now is None else utc_now(now)
         error = None if error is None else check_text(error, "error")
-        return bool(self.run_in_transaction(
-            lambda: self._record(job, period, number, run_id, new, started, fixed, error),
-            f"attempt {job} {period}",
-        ))
+        return bool(
+            self.run_in_transaction(
+                lambda: self._record(job, period, number, run_id, new, started, fixed, error),
+                f"attempt {job} {period}",
+            )
+        )
 
     def _record(
-        self, job: str, period: str, number: int, run_id: str, new: RunState,
-        started: dt.datetime, fixed: dt.datetime | None, error: str | None,
+        self,
+        job: str,
+        period: str,
+        number: int,
+        run_id: str,
+        new: RunState,
+        started: dt.datetime,
+        fixed: dt.datetime | None,
+        error: str | None,
     ) -> bool:
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
@@ -69,8 +78,9 @@ class AttemptStore(SqlLedger):
         if current is None:
             self._check_kind(job, period)
         if current is not None and current.run_id != run_id:
-            raise StateConflict(f"{where}: recorded with run ID {current.run_id}, not {run_id}",
-                                **fields)
+            raise StateConflict(
+                f"{where}: recorded with run ID {current.run_id}, not {run_id}", **fields
+            )
         try:
             if not transition(current.state if current else None, new, where):
                 return False
@@ -80,8 +90,17 @@ class AttemptStore(SqlLedger):
         if current is None:
             self.execute(
                 f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (job, period, number, run_id, new.value, self.ts_in(started), self.ts_in(at),
-                 None, error),
+                (
+                    job,
+                    period,
+                    number,
+                    run_id,
+                    new.value,
+                    self.ts_in(started),
+                    self.ts_in(at),
+                    None,
+                    error,
+                ),
             )
         else:
             self.execute(
@@ -107,7 +126,9 @@ class AttemptStore(SqlLedger):
             raise StateConflict(
                 f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
                 f"refusing it for {key[0]} {key[1]} attempt {key[2]}",
-                job=key[0], period=key[1], attempt=key[2],
+                job=key[0],
+                period=key[1],
+                attempt=key[2],
             )
 
     def begin_attempt(
@@ -147,8 +168,14 @@ class AttemptStore(SqlLedger):
         return result
 
     def _begin(
-        self, job: str, period: str, wanted: int, run_id: str, lease: float,
-        fixed: dt.datetime | None, skip: bool,
+        self,
+        job: str,
+        period: str,
+        wanted: int,
+        run_id: str,
+        lease: float,
+        fixed: dt.datetime | None,
+        skip: bool,
     ) -> Attempt:
         self._lock_key("attempt", job, period)  # pragma: no mutate
         at = fixed if fixed is not None else self.db_now()
@@ -167,16 +194,31 @@ class AttemptStore(SqlLedger):
             raise StateConflict(
                 f"{job} {period}: attempt {wanted} refused, attempt {top} is already recorded; "
                 f"use an attempt greater than {top} or 0 for the next one",
-                job=job, period=period, attempt=wanted,
+                job=job,
+                period=period,
+                attempt=wanted,
             )
         if number > MAX_ATTEMPT:
-            raise StateConflict(f"{job} {period}: attempt {top} is the last ordinal there is",
-                                job=job, period=period, attempt=top)
+            raise StateConflict(
+                f"{job} {period}: attempt {top} is the last ordinal there is",
+                job=job,
+                period=period,
+                attempt=top,
+            )
         expires = at + dt.timedelta(seconds=lease)
         self.execute(
             f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (job, period, number, run_id, RunState.RUNNING.value, self.ts_in(at),
-             self.ts_in(at), self.ts_in(expires), None),
+            (
+                job,
+                period,
+                number,
+                run_id,
+                RunState.RUNNING.value,
+                self.ts_in(at),
+                self.ts_in(at),
+                self.ts_in(expires),
+                None,
+            ),
         )
         return Attempt(job, period, number, run_id, RunState.RUNNING, at, at, expires)
 
@@ -186,21 +228,29 @@ class AttemptStore(SqlLedger):
             raise LeaseHeld(
                 f"{old.job} {old.business_date} attempt {old.attempt} is running without a "
                 f"lease (run ID {old.run_id}); record its outcome before starting another",
-                holder=old, **where,
+                holder=old,
+                **where,
             )
         if old.lease_live(at):
             raise LeaseHeld(
                 f"{old.job} {old.business_date} attempt {old.attempt} holds a live lease until "
                 f"{old.lease_expires_at.isoformat()} (run ID {old.run_id}; the database's "
                 f"clock reads {at.isoformat()})",
-                holder=old, **where,
+                holder=old,
+                **where,
             )
         self.execute(
             "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ? "
             "WHERE job = ? AND period = ? AND attempt = ? AND state = ?",
-            (RunState.ABANDONED.value, self.ts_in(at),
-             f"lease expired at {old.lease_expires_at.isoformat()}",
-             old.job, old.business_date, old.attempt, RunState.RUNNING.value),
+            (
+                RunState.ABANDONED.value,
+                self.ts_in(at),
+                f"lease expired at {old.lease_expires_at.isoformat()}",
+                old.job,
+                old.business_date,
+                old.attempt,
+                RunState.RUNNING.value,
+            ),
         )
 
     def heartbeat(
@@ -217,8 +267,12 @@ class AttemptStore(SqlLedger):
             cursor = self.execute(
                 "UPDATE gk_attempts SET lease_expires_at = ?, updated_at = ? "
                 "WHERE run_id = ? AND state = ?",
-                (self.ts_in(at + dt.timedelta(seconds=lease)), self.ts_in(at), run_id,
-                 RunState.RUNNING.value),
+                (
+                    self.ts_in(at + dt.timedelta(seconds=lease)),
+                    self.ts_in(at),
+                    run_id,
+                    RunState.RUNNING.value,
+                ),
             )
             return bool(cursor.rowcount == 1)
 

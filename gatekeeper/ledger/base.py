@@ -48,8 +48,12 @@ class SqlLedger:
     ts_type = "TEXT"
     retries = 5
 
-    def __init__(self, url: str, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-                 reconnect_window: float = DEFAULT_RECONNECT_WINDOW):
+    def __init__(
+        self,
+        url: str,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
+    ):
         self.url = url
         self.busy_timeout = busy_timeout
         self.reconnect_window = reconnect_window
@@ -119,8 +123,11 @@ class SqlLedger:
         try:
             self._conn = self._connect()
         except self._driver_errors() as exc:
-            raise LedgerError(f"cannot open ledger {self.describe()}: {exc}",
-                              retryable=False, unreachable=self._reachable_later()) from exc
+            raise LedgerError(
+                f"cannot open ledger {self.describe()}: {exc}",
+                retryable=False,
+                unreachable=self._reachable_later(),
+            ) from exc
 
     def _usable(self) -> None:
         """Replace a connection that was dropped (it is reopened on next use)."""
@@ -214,7 +221,8 @@ class SqlLedger:
             if self._is_broken():
                 raise LedgerError(
                     f"ledger {self.describe()}: the connection failed while committing; the "
-                    f"outcome is unknown (check before retrying): {exc}", retryable=False,
+                    f"outcome is unknown (check before retrying): {exc}",
+                    retryable=False,
                 ) from exc
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
@@ -226,12 +234,17 @@ class SqlLedger:
             what = f" waiting for {self._waiting_for}" if self._waiting_for else ""
             return LedgerError(
                 f"ledger {self.describe()}: timed out after {self.busy_timeout:g}s{what} "
-                f"(busy_timeout); another writer holds the lock: {exc}", retryable=False)
+                f"(busy_timeout); another writer holds the lock: {exc}",
+                retryable=False,
+            )
         broken = self._is_broken()
         retry = self._is_retryable(exc) or (broken and not committing)
         lost = " (connection lost; it is reopened on next use)" if broken else ""
-        return LedgerError(f"ledger {self.describe()}: {exc}{lost}", retryable=retry,
-                           unreachable=broken and not committing)
+        return LedgerError(
+            f"ledger {self.describe()}: {exc}{lost}",
+            retryable=retry,
+            unreachable=broken and not committing,
+        )
 
     def _begin_reading_version(self) -> int:
         """Open the transaction and read the schema version in it (a dialect may do both in
@@ -246,7 +259,8 @@ class SqlLedger:
         if version > SCHEMA_VERSION:
             raise LedgerError(
                 f"ledger {self.describe()} has schema version {version}; this gatekeeper "
-                f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper", retryable=False,
+                f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper",
+                retryable=False,
             )
 
     def riding_out(self, operation: Callable[[], T]) -> T:
@@ -267,7 +281,9 @@ class SqlLedger:
                 if now >= deadline:
                     raise LedgerError(
                         f"{exc}; still unreachable after {self.reconnect_window:g}s "
-                        "(reconnect_window)", retryable=exc.retryable) from exc
+                        "(reconnect_window)",
+                        retryable=exc.retryable,
+                    ) from exc
                 time.sleep(min(pause, deadline - now))
                 pause = min(pause * 2, BACKOFF[1])
 
@@ -275,6 +291,7 @@ class SqlLedger:
         """Run ``work()`` in a transaction, again when the database reports a race, and while
         it cannot be reached (``riding_out``): a transaction whose connection dropped before
         the commit was sent cannot have committed."""
+
         def in_transaction() -> Any:
             for attempt in range(self.retries):
                 try:
@@ -284,6 +301,7 @@ class SqlLedger:
                     if attempt + 1 == self.retries or not exc.retryable or exc.unreachable:
                         raise
             raise AssertionError("unreachable")
+
         with self._lock:
             return self.riding_out(in_transaction)
 
@@ -302,6 +320,7 @@ class SqlLedger:
                 return list(rows)
             except self._driver_errors() as exc:
                 raise self._wrap(exc, committing=False) from exc
+
         with self._lock:
             return self.riding_out(once)
 

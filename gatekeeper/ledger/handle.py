@@ -107,23 +107,31 @@ class WriteHandle:
             raise
         if changed is not None:
             self.misuse = self.misuse or f"a {changed} statement through execute"
-            raise InvalidInput("sql", sql, f"{changed} would change the ledger connection's "
-                               "session beyond this transaction (use SET LOCAL on PostgreSQL)")
+            raise InvalidInput(
+                "sql",
+                sql,
+                f"{changed} would change the ledger connection's "
+                "session beyond this transaction (use SET LOCAL on PostgreSQL)",
+            )
 
     def _failed(self, exc: Exception) -> None:
         """A statement failed: the publication rolls back as a whole, even if ``write``
         catches the error (PostgreSQL would abort the transaction; SQLite would go on with
         part of the output)."""
-        self.misuse = self.misuse or f"a statement that failed ({type(exc).__name__}) through " \
-                                     "execute"
+        self.misuse = (
+            self.misuse or f"a statement that failed ({type(exc).__name__}) through execute"
+        )
 
     def _check_open(self, method: str) -> None:
         if not self._open:
-            raise GatekeeperError(f"{self._what}: {method}() after write() returned; the "
-                                  "handle belongs to a finished publication transaction")
+            raise GatekeeperError(
+                f"{self._what}: {method}() after write() returned; the "
+                "handle belongs to a finished publication transaction"
+            )
         if self.misuse is not None:
-            raise GatekeeperError(f"{self._what}: {method}() after {self.misuse}; the "
-                                  "publication will be rolled back")
+            raise GatekeeperError(
+                f"{self._what}: {method}() after {self.misuse}; the publication will be rolled back"
+            )
 
     def _refuse(self, method: str) -> None:
         self.misuse = self.misuse or f"a {method}() call"

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger
 
 #: The newest revision of each (consumer, period): one correlated subquery, on both backends.
-_NEWEST = ("{t}.consumer = ? AND {t}.period >= ? AND {t}.period <= ? AND length({t}.period) = ? "
-           "AND {t}.revision = (SELECT MAX(q.revision) FROM gk_publications q "
-           "WHERE q.consumer = {t}.consumer AND q.period = {t}.period)")
+_NEWEST = (
+    "{t}.consumer = ? AND {t}.period >= ? AND {t}.period <= ? AND length({t}.period) = ? "
+    "AND {t}.revision = (SELECT MAX(q.revision) FROM gk_publications q "
+    "WHERE q.consumer = {t}.consumer AND q.period = {t}.period)"
+)
 
 _PUBLICATIONS_SQL = (
     "SELECT p.period, p.revision, p.fingerprint, p.required_jobs, p.published_at, p.reason, "
@@ -78,16 +80,25 @@ def newest_publications(
         period, published = row[0], ledger.ts_out(row[4])
         assert published is not None
         found[period] = Publication(
-            consumer, period, int(row[1]), row[2], _labels(json.loads(row[3]), period),
-            tuple(items.get(period, ())), published, row[5], row[6], row[7],
+            consumer,
+            period,
+            int(row[1]),
+            row[2],
+            _labels(json.loads(row[3]), period),
+            tuple(items.get(period, ())),
+            published,
+            row[5],
+            row[6],
+            row[7],
             None if row[8] is None else int(row[8]),
         )
     return found
 
 
 #: The order in which ``jobs`` reports the states of latest attempts.
-JOB_STATES = tuple(s.value for s in (RunState.SUCCEEDED, RunState.FAILED, RunState.RUNNING,
-                                     RunState.ABANDONED))
+JOB_STATES = tuple(
+    s.value for s in (RunState.SUCCEEDED, RunState.FAILED, RunState.RUNNING, RunState.ABANDONED)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +152,14 @@ def jobs_overview(ledger: Ledger, now: dt.datetime | None = None) -> list[JobOve
         seen[2] = max(seen[2], when)
         seen[3] += int(published)
     return [
-        JobOverview(job, HOURLY if "T" in first else DAILY, first, last,
-                    tuple(counts[job].items()) if job in counts
-                    else tuple((s, 0) for s in JOB_STATES), updated, published)
+        JobOverview(
+            job,
+            HOURLY if "T" in first else DAILY,
+            first,
+            last,
+            tuple(counts[job].items()) if job in counts else tuple((s, 0) for s in JOB_STATES),
+            updated,
+            published,
+        )
         for job, (first, last, updated, published) in sorted(spans.items())
     ]

@@ -85,8 +85,9 @@ class PostgresLedger(StalenessStore):
         held without another round trip."""
         self._waiting_for = " ".join(parts)
         key = "\x1f".join((self.schema or "", *parts))
-        row = self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), "
-                           "clock_timestamp()", (key,)).fetchone()
+        row = self.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), clock_timestamp()", (key,)
+        ).fetchone()
         self._tx_clock = row[1].astimezone(dt.timezone.utc)
 
     def _begin_reading_version(self) -> int:

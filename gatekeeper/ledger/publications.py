@@ -105,11 +105,19 @@ class PublicationStore(AttemptStore):
         the output rows and the evidence together. ``location``: where an output outside the
         database lives (a file).
         """
-        request = self._request(consumer, business_date, required_jobs, fingerprint, write,
-                                location, watermarks, None, producer)
+        request = self._request(
+            consumer,
+            business_date,
+            required_jobs,
+            fingerprint,
+            write,
+            location,
+            watermarks,
+            None,
+            producer,
+        )
         fixed = None if now is None else utc_now(now)
-        return bool(self.run_in_transaction(lambda: self._publish(request, fixed),
-                                            request.where))
+        return bool(self.run_in_transaction(lambda: self._publish(request, fixed), request.where))
 
     def republish(
         self,
@@ -132,26 +140,48 @@ class PublicationStore(AttemptStore):
         otherwise. Fenced by ``producer`` as ``publish`` is (LeaseLost). Raises InvalidInput
         for an empty ``reason`` and NotReady when the gate is closed.
         """
-        request = self._request(consumer, business_date, required_jobs, fingerprint, write,
-                                location, watermarks, check_name(reason, "reason"), producer)
+        request = self._request(
+            consumer,
+            business_date,
+            required_jobs,
+            fingerprint,
+            write,
+            location,
+            watermarks,
+            check_name(reason, "reason"),
+            producer,
+        )
         fixed = None if now is None else utc_now(now)
-        return bool(self.run_in_transaction(lambda: self._publish(request, fixed),
-                                            request.where))
+        return bool(self.run_in_transaction(lambda: self._publish(request, fixed), request.where))
 
     def _request(
-        self, consumer: str, business_date: Any, required_jobs: Iterable[Any], fingerprint: str,
-        write: WriteFn | None, location: str | None, watermarks: Watermarks | None,
-        reason: str | None, producer: str | None,
+        self,
+        consumer: str,
+        business_date: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        write: WriteFn | None,
+        location: str | None,
+        watermarks: Watermarks | None,
+        reason: str | None,
+        producer: str | None,
     ) -> Request:
         period = period_key(business_date)
         consumer = check_name(consumer, "consumer")
         if write is not None and not callable(write):
             raise InvalidInput("write", write, "expected a callable taking the write handle")
         return Request(
-            consumer, period, check_requirements(required_jobs, period),
-            Output(check_name(fingerprint, "fingerprint"),
-                   check_optional_name(location, "location"), write),
-            watermarks, reason, check_optional_name(producer, "producer"),
+            consumer,
+            period,
+            check_requirements(required_jobs, period),
+            Output(
+                check_name(fingerprint, "fingerprint"),
+                check_optional_name(location, "location"),
+                write,
+            ),
+            watermarks,
+            reason,
+            check_optional_name(producer, "producer"),
         )
 
     def _publish(self, request: Request, fixed: dt.datetime | None) -> bool:
@@ -162,8 +192,7 @@ class PublicationStore(AttemptStore):
         if newest is not None and request.reason is None:
             return self._judge_retry(newest, request.required, request.output)
         latest = self._latest_many(request.required)
-        readiness = evaluate_readiness(request.period, request.required, latest,
-                                       request.watermarks)
+        readiness = evaluate_readiness(request.period, request.required, latest, request.watermarks)
         if not readiness:
             raise NotReady(readiness)
         if newest is not None and self._same_revision(newest, request, latest):
@@ -195,8 +224,11 @@ class PublicationStore(AttemptStore):
         now = fixed if fixed is not None else self.db_now()
         if mine is not None and mine is latest and mine.lease_live(now):
             return mine
-        named = (f"attempt {mine.attempt} (run {mine.run_id})" if mine is not None
-                 else f"run {request.producer}")
+        named = (
+            f"attempt {mine.attempt} (run {mine.run_id})"
+            if mine is not None
+            else f"run {request.producer}"
+        )
         if mine is None:
             why = "is not an attempt of this consumer and date"
         elif latest is not None and latest is not mine:
@@ -205,13 +237,17 @@ class PublicationStore(AttemptStore):
             why = f"is already {mine.state.value}"
         else:
             expired = mine.lease_expires_at.isoformat() if mine.lease_expires_at else "never set"
-            why = f"lost its lease (expired {expired}; the database's clock reads " \
-                  f"{now.isoformat()})"
+            why = (
+                f"lost its lease (expired {expired}; the database's clock reads {now.isoformat()})"
+            )
         taken = latest if latest is not None and latest is not mine else None
         raise LeaseLost(
             f"{request.consumer} {request.period}: {named} {why}; refusing to publish",
-            run_id=str(request.producer), taken_over_by=taken, job=request.consumer,
-            period=request.period, attempt=None if mine is None else mine.attempt,
+            run_id=str(request.producer),
+            taken_over_by=taken,
+            job=request.consumer,
+            period=request.period,
+            attempt=None if mine is None else mine.attempt,
         )
 
     def _same_revision(
@@ -232,11 +268,13 @@ class PublicationStore(AttemptStore):
         """False for a retry of the newest revision; PublicationConflict for anything else.
         Required jobs are compared as (job, period) pairs, never as joined labels."""
         differences = [
-            (what, old, new) for what, old, new in (
+            (what, old, new)
+            for what, old, new in (
                 ("fingerprint", current.fingerprint, output.fingerprint),
                 ("required jobs", _pairs(current.requirements), _pairs(required)),
                 ("location", current.location, output.location),
-            ) if old != new
+            )
+            if old != new
         ]
         if not differences:
             return False
@@ -245,32 +283,54 @@ class PublicationStore(AttemptStore):
             f"{current.consumer} {current.business_date}: revision {current.revision} was "
             f"published with {what} {old}, refusing {new}; a correction is an explicit "
             "republish",
-            consumer=current.consumer, period=current.business_date, revision=current.revision,
+            consumer=current.consumer,
+            period=current.business_date,
+            revision=current.revision,
         )
 
     def _insert_publication(
-        self, request: Request, revision: int, latest: dict[Requirement, Attempt],
-        at: dt.datetime, producer: Attempt | None,
+        self,
+        request: Request,
+        revision: int,
+        latest: dict[Requirement, Attempt],
+        at: dt.datetime,
+        producer: Attempt | None,
     ) -> None:
         period = request.period
         self.execute(
             "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
             "required_jobs, published_at, reason, location, producer_run_id, producer_attempt) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (request.consumer, period, revision, request.output.fingerprint,
-             json.dumps([list(pair) for pair in request.required]), self.ts_in(at),
-             request.reason, request.output.location,
-             None if producer is None else producer.run_id,
-             None if producer is None else producer.attempt),
+            (
+                request.consumer,
+                period,
+                revision,
+                request.output.fingerprint,
+                json.dumps([list(pair) for pair in request.required]),
+                self.ts_in(at),
+                request.reason,
+                request.output.location,
+                None if producer is None else producer.run_id,
+                None if producer is None else producer.attempt,
+            ),
         )
         observed = request.watermarks.observed if request.watermarks else {}
         self.executemany(
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
             "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(request.consumer, period, revision, job, job_period, latest[(job, job_period)].run_id,
-              latest[(job, job_period)].attempt,
-              self.ts_in(observed.get(requirement_label(job, job_period, period))))
-             for job, job_period in request.required],
+            [
+                (
+                    request.consumer,
+                    period,
+                    revision,
+                    job,
+                    job_period,
+                    latest[(job, job_period)].run_id,
+                    latest[(job, job_period)].attempt,
+                    self.ts_in(observed.get(requirement_label(job, job_period, period))),
+                )
+                for job, job_period in request.required
+            ],
         )
 
     def completed_periods(
@@ -282,7 +342,9 @@ class PublicationStore(AttemptStore):
         are left out, so a planner never meets them."""
         published = (
             " AND EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? "
-            "AND p.period = a.period)" if consumer else ""
+            "AND p.period = a.period)"
+            if consumer
+            else ""
         )
         rows = self.read(
             "SELECT a.period FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
@@ -326,9 +388,17 @@ class PublicationStore(AttemptStore):
         published = self.ts_out(row[3])
         assert published is not None
         return Publication(
-            consumer, period, revision, row[1], _labels(json.loads(row[2]), period),
+            consumer,
+            period,
+            revision,
+            row[1],
+            _labels(json.loads(row[2]), period),
             tuple(EvidenceItem(i[0], i[1], i[2], int(i[3]), self.ts_out(i[4])) for i in items),
-            published, row[4], row[5], row[6], None if row[7] is None else int(row[7]),
+            published,
+            row[4],
+            row[5],
+            row[6],
+            None if row[7] is None else int(row[7]),
         )
 
 
@@ -348,4 +418,3 @@ def _labels(stored: list[Any], period: str) -> tuple[str, ...]:
         requirement_label(item[0], item[1], period) if isinstance(item, list) else str(item)
         for item in stored
     )
-

@@ -79,9 +79,12 @@ def plan_recovery_from_ledger(
     _refuse_active(views, period)
     summary = {
         "expected_stages": len(views),
-        "runs": [{"run_id": period, "stages": [
-            {"stage": v["stage"], "status": v["status"]} for v in views
-        ]}],
+        "runs": [
+            {
+                "run_id": period,
+                "stages": [{"stage": v["stage"], "status": v["status"]} for v in views],
+            }
+        ],
     }
     try:
         plan = plan_recovery(summary, period, verified_stage_outputs)
@@ -129,9 +132,7 @@ def stage_status(attempt: Attempt | None, now: dt.datetime) -> str:
     return _STATUS_OF_STATE[attempt.state]
 
 
-def stage_view(
-    number: int, job: str, attempt: Attempt | None, now: dt.datetime
-) -> dict[str, Any]:
+def stage_view(number: int, job: str, attempt: Attempt | None, now: dt.datetime) -> dict[str, Any]:
     """Return one stage of the result: its number, job, status and latest attempt (pure)."""
     lease = attempt.lease_expires_at if attempt else None
     return {
@@ -154,8 +155,9 @@ def describe_stage(view: dict[str, Any]) -> str:
     if view["attempt"] is None:
         return f"{head}: not started"
     text = f"{head}: attempt {view['attempt']} {view['state']} (run ID {view['run_id']})"
-    return text + (f", lease expired at {view['lease_expires_at']}" if view["status"] == STALLED
-                   else "")
+    return text + (
+        f", lease expired at {view['lease_expires_at']}" if view["status"] == STALLED else ""
+    )
 
 
 def describe_stages(views: Iterable[dict[str, Any]]) -> str:

@@ -20,14 +20,15 @@ class SqliteLedger(StalenessStore):
 
     dialect = "sqlite"
 
-    def __init__(self, url: str, path: str, busy_timeout: float,
-                 reconnect_window: float = 30.0):
+    def __init__(self, url: str, path: str, busy_timeout: float, reconnect_window: float = 30.0):
         self.path = path
         super().__init__(url, busy_timeout, reconnect_window)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None,
+            self.path,
+            timeout=self.busy_timeout,
+            isolation_level=None,
             check_same_thread=False,
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")

@@ -35,16 +35,24 @@ _DOLLAR = re.compile(r"\$(?:[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*
 _COMMENT_MARK = re.compile(r"/\*|\*/")
 _KEYWORDS = re.compile(r"\s*([A-Za-z_]\w*)(?:\s+([A-Za-z_]\w*))?")
 
-_QUOTES = {"'": (_SINGLE, "string literal"), '"': (_DOUBLE, "quoted identifier"),
-           "`": (_BACKTICK, "quoted identifier"), "[": (_BRACKET, "bracketed identifier")}
+_QUOTES = {
+    "'": (_SINGLE, "string literal"),
+    '"': (_DOUBLE, "quoted identifier"),
+    "`": (_BACKTICK, "quoted identifier"),
+    "[": (_BRACKET, "bracketed identifier"),
+}
 _TRANSACTION_CONTROL = frozenset(
     {"BEGIN", "COMMIT", "ROLLBACK", "END", "ABORT", "START", "SAVEPOINT", "RELEASE"}
 )
 # First keyword -> the second keywords that make it transaction control.
-_CONTROL_WHEN_FOLLOWED = {"PREPARE": frozenset({"TRANSACTION"}),
-                          "SET": frozenset({"TRANSACTION", "SESSION"})}
-_OUTSIDE_TRANSACTION = {"sqlite": frozenset({"VACUUM", "ATTACH", "DETACH"}),
-                        "postgresql": frozenset()}
+_CONTROL_WHEN_FOLLOWED = {
+    "PREPARE": frozenset({"TRANSACTION"}),
+    "SET": frozenset({"TRANSACTION", "SESSION"}),
+}
+_OUTSIDE_TRANSACTION = {
+    "sqlite": frozenset({"VACUUM", "ATTACH", "DETACH"}),
+    "postgresql": frozenset(),
+}
 _WHOLE = "gatekeeper commits or rolls back the publication as a whole"
 
 
@@ -189,8 +197,7 @@ def _check_statement(sql: str, code: str, dialect: str) -> None:
         )
 
 
-_SESSION = {"postgresql": frozenset({"SET", "RESET", "DISCARD"}),
-            "sqlite": frozenset({"PRAGMA"})}
+_SESSION = {"postgresql": frozenset({"SET", "RESET", "DISCARD"}), "sqlite": frozenset({"PRAGMA"})}
 
 
 def session_change(sql: str, dialect: str) -> str | None:

@@ -84,6 +84,7 @@ class RecordedRun:
     attempt: Any
 
     if TYPE_CHECKING:  # provided by PeriodTask and luigi.Task
+
         def ledger(self) -> Ledger: ...
 
         def output(self) -> Any: ...
@@ -100,18 +101,29 @@ class RecordedRun:
         ledger = self.ledger()
         self.before_attempt(ledger)
         lease = config.lease_seconds()
-        lineage.configured(config.lineage())  # a bad openlineage* option is refused before anything is written
+        lineage.configured(
+            config.lineage()
+        )  # a bad openlineage* option is refused before anything is written
         started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
         if started.state is RunState.SUCCEEDED:
             if self._declared_outputs_exist():  # another worker did it: no duplicate work
-                logger.info("gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing "
-                            "to run", self.job_id, self.period_key, started.attempt,
-                            started.run_id)
+                logger.info(
+                    "gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing to run",
+                    self.job_id,
+                    self.period_key,
+                    started.attempt,
+                    started.run_id,
+                )
                 return None
             started = self._begin(ledger, lease, skip=False)  # its outputs are gone: rerun
         self.run_id, self.attempt_ordinal = started.run_id, started.attempt
-        logger.info("gatekeeper: %s %s attempt %d started (run %s)", self.job_id,
-                    self.period_key, started.attempt, started.run_id)
+        logger.info(
+            "gatekeeper: %s %s attempt %d started (run %s)",
+            self.job_id,
+            self.period_key,
+            started.attempt,
+            started.run_id,
+        )
         lineage.started(config.lineage(), self, ledger, started)
         with Heartbeat(ledger.url, started.run_id, lease) as beat:
             try:
@@ -130,12 +142,20 @@ class RecordedRun:
         wait for it, then take its success as ours instead of failing as a race loser."""
         while True:
             try:
-                return ledger.begin_attempt(self.job_id, self.period_key, new_run_id(),
-                                            lease_seconds=lease, attempt=self.attempt,
-                                            skip_succeeded=skip)
+                return ledger.begin_attempt(
+                    self.job_id,
+                    self.period_key,
+                    new_run_id(),
+                    lease_seconds=lease,
+                    attempt=self.attempt,
+                    skip_succeeded=skip,
+                )
             except LeaseHeld as held:
-                if not (skip and held.holder.lease_expires_at is not None
-                        and luigi_compat.under_remote_scheduler(cast(luigi.Task, self))):
+                if not (
+                    skip
+                    and held.holder.lease_expires_at is not None
+                    and luigi_compat.under_remote_scheduler(cast(luigi.Task, self))
+                ):
                     raise
                 if not self._waited_for(ledger, held.holder):
                     raise
@@ -143,8 +163,13 @@ class RecordedRun:
     def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
         """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
         expired: begin again), False when it failed (the failure is not retried here)."""
-        logger.info("gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
-                    self.job_id, self.period_key, holder.attempt, holder.run_id)
+        logger.info(
+            "gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
+            self.job_id,
+            self.period_key,
+            holder.attempt,
+            holder.run_id,
+        )
         while True:
             time.sleep(0.2)
             latest = ledger.latest(self.job_id, self.period_key)
@@ -164,18 +189,39 @@ class RecordedRun:
         ledger = self.ledger()
         latest = ledger.latest(self.job_id, self.period_key)
         timeout = self.worker_timeout or luigi.worker.worker().timeout  # type: ignore[attr-defined]
-        if latest is None or latest.state is not RunState.RUNNING or (
-                latest.started_at < ledger.db_now() - dt.timedelta(seconds=float(timeout) + 60)):
+        if (
+            latest is None
+            or latest.state is not RunState.RUNNING
+            or (latest.started_at < ledger.db_now() - dt.timedelta(seconds=float(timeout) + 60))
+        ):
             return
         try:
-            ledger.record(self.job_id, self.period_key, latest.attempt, latest.run_id,
-                          RunState.FAILED, latest.started_at, error=printable_text(message))
+            ledger.record(
+                self.job_id,
+                self.period_key,
+                latest.attempt,
+                latest.run_id,
+                RunState.FAILED,
+                latest.started_at,
+                error=printable_text(message),
+            )
         except GatekeeperError as exc:
-            logger.error("gatekeeper: %s %s attempt %d: could not record its timeout: %s",
-                         self.job_id, self.period_key, latest.attempt, exc)
+            logger.error(
+                "gatekeeper: %s %s attempt %d: could not record its timeout: %s",
+                self.job_id,
+                self.period_key,
+                latest.attempt,
+                exc,
+            )
             return
-        logger.info("gatekeeper: %s %s attempt %d (run %s) recorded failed: %s", self.job_id,
-                    self.period_key, latest.attempt, latest.run_id, message)
+        logger.info(
+            "gatekeeper: %s %s attempt %d (run %s) recorded failed: %s",
+            self.job_id,
+            self.period_key,
+            latest.attempt,
+            latest.run_id,
+            message,
+        )
 
     def _declared_outputs_exist(self) -> bool:
         return all(target.exists() for target in luigi.task.flatten(self.output()))
@@ -184,17 +230,29 @@ class RecordedRun:
         """Record the attempt ``failed``, keeping the run's own error in front if that fails
         (a lost lease: the attempt is already ``abandoned``)."""
         try:
-            self._finish(ledger, started, RunState.FAILED,
-                         printable_text(f"{type(exc).__name__}: {exc}"))
+            self._finish(
+                ledger, started, RunState.FAILED, printable_text(f"{type(exc).__name__}: {exc}")
+            )
         except GatekeeperError as unrecorded:
-            logger.error("gatekeeper: %s %s attempt %d: could not record the failure: %s",
-                         self.job_id, self.period_key, started.attempt, unrecorded)
+            logger.error(
+                "gatekeeper: %s %s attempt %d: could not record the failure: %s",
+                self.job_id,
+                self.period_key,
+                started.attempt,
+                unrecorded,
+            )
 
-    def _finish(self, ledger: Ledger, started: Attempt, state: RunState,
-                error: str | None) -> None:
+    def _finish(self, ledger: Ledger, started: Attempt, state: RunState, error: str | None) -> None:
         try:
-            ledger.record(self.job_id, self.period_key, started.attempt, started.run_id, state,
-                          started.started_at, error=error)
+            ledger.record(
+                self.job_id,
+                self.period_key,
+                started.attempt,
+                started.run_id,
+                state,
+                started.started_at,
+                error=error,
+            )
             lineage.ended(config.lineage(), self, ledger, started, state, error)
         except StateConflict as exc:
             if state is RunState.SUCCEEDED:
@@ -207,13 +265,17 @@ class RecordedRun:
         latest = attempts[-1] if attempts else None
         taken = latest if latest is not None and latest.run_id != started.run_id else None
         mine = next((a for a in attempts if a.run_id == started.run_id), started)
-        by = (f"; attempt {taken.attempt} (run {taken.run_id}) took over" if taken
-              else f"; it is {mine.state.value}")
+        by = (
+            f"; attempt {taken.attempt} (run {taken.run_id}) took over"
+            if taken
+            else f"; it is {mine.state.value}"
+        )
         return LeaseLost(
             f"{self.job_id} {self.period_key} attempt {started.attempt} (run {started.run_id}) "
             f"lost its lease while running{by}; its outcome is not recorded as succeeded",
-            run_id=started.run_id, taken_over_by=taken, job=self.job_id,
-            period=self.period_key, attempt=started.attempt,
+            run_id=started.run_id,
+            taken_over_by=taken,
+            job=self.job_id,
+            period=self.period_key,
+            attempt=started.attempt,
         )
-
-

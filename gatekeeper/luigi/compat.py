@@ -241,14 +241,30 @@ def worker_bookkeeping(worker: Any) -> WorkerBookkeeping:
     on a queue that carries only the task's own status, so a period run inside the child is
     otherwise never counted (``gatekeeper/luigi/fill/channel.py``)."""
     try:
-        return WorkerBookkeeping(str(worker._id), worker._add_task_history,
-                                 worker._get_work_response_history, worker._scheduler,
-                                 worker._scheduled_tasks)
+        return WorkerBookkeeping(
+            str(worker._id),
+            worker._add_task_history,
+            worker._get_work_response_history,
+            worker._scheduler,
+            worker._scheduled_tasks,
+        )
     except AttributeError as missing:
-        raise LuigiInternalMissing(next(
-            (name for name in (WORKER_HISTORY, WORKER_ID, WORKER_SCHEDULER, WORKER_SCHEDULED,
-                               WORKER_RESPONSES) if str(missing).endswith(
-                f"'{name.rsplit('.', 1)[1]}'")), WORKER_HISTORY)) from None
+        raise LuigiInternalMissing(
+            next(
+                (
+                    name
+                    for name in (
+                        WORKER_HISTORY,
+                        WORKER_ID,
+                        WORKER_SCHEDULER,
+                        WORKER_SCHEDULED,
+                        WORKER_RESPONSES,
+                    )
+                    if str(missing).endswith(f"'{name.rsplit('.', 1)[1]}'")
+                ),
+                WORKER_HISTORY,
+            )
+        ) from None
 
 
 def replace_bookkeeping(worker: Any, history: Any, responses: Any) -> None:

@@ -22,8 +22,9 @@ from gatekeeper.luigi.tasks import PeriodTask
 UTC = dt.timezone.utc
 
 
-def completeness(of: type[PeriodTask], of_params: Mapping[str, Any], ledger: Ledger,
-                 job: str) -> Completeness:
+def completeness(
+    of: type[PeriodTask], of_params: Mapping[str, Any], ledger: Ledger, job: str
+) -> Completeness:
     """The complete periods between two ledger keys (inclusive), as ``of``'s ``bulk_complete``
     says: one ledger query when the ledger alone answers it (PeriodTask's own, no outputs
     beyond the ledger), else ``bulk_complete`` over every period between them."""
@@ -32,22 +33,32 @@ def completeness(of: type[PeriodTask], of_params: Mapping[str, Any], ledger: Led
     return functools.partial(bulk_complete_between, of, of_params)
 
 
-def bulk_complete_between(of: type[PeriodTask], of_params: Mapping[str, Any], first: str,
-                          last: str) -> set[str]:
+def bulk_complete_between(
+    of: type[PeriodTask], of_params: Mapping[str, Any], first: str, last: str
+) -> set[str]:
     """Keys in [first, last] that ``of.bulk_complete`` returns, called as Luigi's ranges call
     it: on ``functools.partial(of, **of_params)`` with a list of period parameter values.
     Reads what ``bulk_complete`` reads."""
     kind = of.period_kind
-    labels = [period_at(n, kind) for n in range(period_ordinal(period_from_key(first), kind),
-                                                 period_ordinal(period_from_key(last), kind) + 1)]
+    labels = [
+        period_at(n, kind)
+        for n in range(
+            period_ordinal(period_from_key(first), kind),
+            period_ordinal(period_from_key(last), kind) + 1,
+        )
+    ]
     values = [param_value(label) for label in labels]
     bulk = of.bulk_complete.__func__  # type: ignore[attr-defined]
     found = bulk(functools.partial(of, **dict(of_params)), values)
     return {of.key_of(of.label_of({**dict(of_params), **of.params_of(item)})) for item in found}
 
 
-def complete_keys(of: type[PeriodTask], of_params: Mapping[str, Any], ledger: Ledger,
-                  keys: list[str] | tuple[str, ...]) -> set[str]:
+def complete_keys(
+    of: type[PeriodTask],
+    of_params: Mapping[str, Any],
+    ledger: Ledger,
+    keys: list[str] | tuple[str, ...],
+) -> set[str]:
     """Those of ``keys`` that are complete, as a range judges them (``completeness``)."""
     if not keys:
         return set()

@@ -42,13 +42,13 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     delta_storage_options = luigi.Parameter(
         default="",
         description="Object-store options of GatedDeltaTask tables, as a JSON object of strings "
-                    "(passed to deltalake as storage_options)",
+        "(passed to deltalake as storage_options)",
     )
     openlineage = luigi.Parameter(
         default="false",
         description="Emit OpenLineage run events for every attempt (true/false; "
-                    "$GATEKEEPER_OPENLINEAGE overrides; the transport is OpenLineage's own "
-                    "configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml)",
+        "$GATEKEEPER_OPENLINEAGE overrides; the transport is OpenLineage's own "
+        "configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml)",
     )
     openlineage_namespace = luigi.Parameter(
         default="gatekeeper", description="OpenLineage namespace of the jobs' run events"
@@ -56,7 +56,7 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     openlineage_timeout = luigi.FloatParameter(
         default=5.0,
         description="Seconds a task waits, at most, for its OpenLineage events to be delivered "
-                    "(and the process at exit); a slow or down backend never fails a task",
+        "(and the process at exit); a slow or down backend never fails a task",
     )
 
 
@@ -157,8 +157,9 @@ def openlineage_namespace() -> str:
     """``[gatekeeper] openlineage_namespace`` (default ``gatekeeper``); raises InvalidInput."""
     from gatekeeper.core.validation import check_lineage_namespace
 
-    return check_lineage_namespace(settings().openlineage_namespace,
-                                   "gatekeeper.openlineage_namespace")
+    return check_lineage_namespace(
+        settings().openlineage_namespace, "gatekeeper.openlineage_namespace"
+    )
 
 
 def openlineage_timeout() -> float:
@@ -173,13 +174,13 @@ def lineage() -> LineageSettings | None:
     a bad ``openlineage``, ``openlineage_namespace`` or ``openlineage_timeout``."""
     if not openlineage():
         return None
-    return LineageSettings(openlineage_namespace(), str(settings().timezone),
-                           openlineage_timeout())
+    return LineageSettings(openlineage_namespace(), str(settings().timezone), openlineage_timeout())
 
 
 def delta_storage_options() -> dict[str, str] | None:
     """``[gatekeeper] delta_storage_options`` parsed (None when empty); InvalidInput if bad."""
     from gatekeeper.core.validation import check_storage_options
 
-    return check_storage_options(settings().delta_storage_options,
-                                 "gatekeeper.delta_storage_options")
+    return check_storage_options(
+        settings().delta_storage_options, "gatekeeper.delta_storage_options"
+    )

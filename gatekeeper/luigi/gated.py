@@ -44,7 +44,8 @@ class GatedTask(BusinessDateTask):
     """
 
     republish_reason: Any = ReasonParameter(
-        default=None, significant=False,
+        default=None,
+        significant=False,
         description="Publish a correction (a new revision) for this date, with this reason",
     )
 
@@ -80,9 +81,13 @@ class GatedTask(BusinessDateTask):
                 )
             jobs.append(task.job_id)
         if not jobs:
-            raise InvalidInput("required_jobs", jobs, f"{self.job_id} requires no gatekeeper "
-                               "job; return BusinessDateTasks from requires() or override "
-                               "required_jobs()")
+            raise InvalidInput(
+                "required_jobs",
+                jobs,
+                f"{self.job_id} requires no gatekeeper "
+                "job; return BusinessDateTasks from requires() or override "
+                "required_jobs()",
+            )
         return jobs
 
     def watermarks(self) -> Watermarks | None:
@@ -91,7 +96,8 @@ class GatedTask(BusinessDateTask):
         observed = {
             task.job_id: task.watermark()
             for task in luigi.task.flatten(self.requires())
-            if isinstance(task, PeriodTask) and task.declares_watermark()
+            if isinstance(task, PeriodTask)
+            and task.declares_watermark()
             and task.period_key == self.period_key
         }
         if not observed:
@@ -129,10 +135,16 @@ class GatedTask(BusinessDateTask):
     def publish_payload(self, payload: Any) -> None:
         """Publish (or, with ``--republish-reason``, republish) ``payload``, fenced by this
         attempt's run ID; ``write(tx, payload)`` runs inside the transaction."""
-        args = (self.job_id, self.period_key, self.required_jobs(), self.fingerprint_of(payload),
-                lambda conn: self.write(conn, payload))
+        args = (
+            self.job_id,
+            self.period_key,
+            self.required_jobs(),
+            self.fingerprint_of(payload),
+            lambda conn: self.write(conn, payload),
+        )
         options: dict[str, Any] = {
-            "location": self.location_of(payload), "watermarks": self.watermarks(),
+            "location": self.location_of(payload),
+            "watermarks": self.watermarks(),
             "producer": self.run_id,
         }
         if self.republish_reason is not None:
@@ -183,7 +195,9 @@ class GatedFileTask(GatedTask):
                 f"{self.job_id} {self.period_key}: {final} was published with "
                 f"{published.fingerprint}, the new file has {checksum}; the published file "
                 "is left untouched (a correction is an explicit republish)",
-                consumer=self.job_id, period=self.period_key, revision=published.revision,
+                consumer=self.job_id,
+                period=self.period_key,
+                revision=published.revision,
             )
         return {"path": final, "sha256": checksum, "temporary": temporary}
 

@@ -64,7 +64,8 @@ class Heartbeat:
             return False
         try:
             alive = heartbeat_ledger(self.url).heartbeat(
-                self.run_id, lease_seconds=self.lease_seconds)
+                self.run_id, lease_seconds=self.lease_seconds
+            )
         except GatekeeperError as exc:
             logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
             return True

@@ -61,16 +61,19 @@ class RangeBusinessBase(luigi.Task):
         default={}, description="Other parameters of the 'of' task (JSON object)"
     )
     inline: Any = luigi.BoolParameter(
-        default=True, significant=False, parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        default=True,
+        significant=False,
+        parsing=luigi.BoolParameter.EXPLICIT_PARSING,
         description="contiguous: run a period whose requirements are complete inside the "
-                    "range's chunk task (the same Luigi task to its code, reported to the "
-                    "scheduler) instead of scheduling it; under luigid too (leases dedupe it)",
+        "range's chunk task (the same Luigi task to its code, reported to the "
+        "scheduler) instead of scheduling it; under luigid too (leases dedupe it)",
     )
     task_limit = luigi.IntParameter(
         default=50, description="Most periods this invocation fills (Luigi's name and default)"
     )
     now = luigi.OptionalIntParameter(
-        default=None, significant=False,
+        default=None,
+        significant=False,
         description="The clock, in epoch seconds (default: the current time)",
     )
     reverse = luigi.BoolParameter(default=False, description="Alias of --strategy reverse")
@@ -78,9 +81,10 @@ class RangeBusinessBase(luigi.Task):
         default="", description="How long after a period ends it is due (default [gatekeeper])"
     )
     strategy = luigi.ChoiceParameter(
-        choices=STRATEGIES, default="contiguous",
+        choices=STRATEGIES,
+        default="contiguous",
         description="contiguous (oldest first, one at a time, stop at a failure), forward "
-                    "(oldest first, independent) or reverse (newest first, independent)",
+        "(oldest first, independent) or reverse (newest first, independent)",
     )
     catchup = luigi.Parameter(
         default="all", description="all, none (only the latest due period) or last:N"
@@ -91,10 +95,11 @@ class RangeBusinessBase(luigi.Task):
     refresh_stale = luigi.BoolParameter(
         default=False,
         description="Also republish published periods whose upstream evidence a newer "
-                    "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
+        "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
     )
     no_progress = luigi.BoolParameter(
-        default=False, significant=False,
+        default=False,
+        significant=False,
         description="No one-line progress bar on a terminal (--local-scheduler only)",
     )
 
@@ -125,18 +130,26 @@ class RangeBusinessBase(luigi.Task):
         started = time.time()  # before Luigi forks a worker to run the range
         plan = self._plan(self.ledger(), now, lateness, zone, strategy)
         keys = tuple(plan.key(label) for label in plan.scheduled)
-        return FillSession(now=now, lateness=lateness, timezone=zone, strategy=strategy,
-                           started=started, plan=plan, keys=keys,
-                           chunks=chunk_blocks(plan),
-                           refreshes=tuple(self.stale_refreshes()))
+        return FillSession(
+            now=now,
+            lateness=lateness,
+            timezone=zone,
+            strategy=strategy,
+            started=started,
+            plan=plan,
+            keys=keys,
+            chunks=chunk_blocks(plan),
+            refreshes=tuple(self.stale_refreshes()),
+        )
 
     def of_class(self) -> type[PeriodTask]:
         of = self.of
         if not (isinstance(of, type) and issubclass(of, PeriodTask)):
             raise InvalidInput("of", of, "expected a gatekeeper PeriodTask class")
         if of.period_kind != self.period_kind:
-            raise InvalidInput("of", of.get_task_family(),
-                               f"is {of.period_kind}; use the {of.period_kind} range")
+            raise InvalidInput(
+                "of", of.get_task_family(), f"is {of.period_kind}; use the {of.period_kind} range"
+            )
         refuse_batching(of)
         return of
 
@@ -156,16 +169,30 @@ class RangeBusinessBase(luigi.Task):
         if "_gk_session" not in self.__dict__:
             return self.session().plan
         session = self.session()
-        return self._plan(ledger or self.ledger(), session.now, session.lateness,
-                          session.timezone, session.strategy)
+        return self._plan(
+            ledger or self.ledger(),
+            session.now,
+            session.lateness,
+            session.timezone,
+            session.strategy,
+        )
 
-    def _plan(self, ledger: Ledger, now: dt.datetime, lateness: Any, zone: Any,
-              strategy: str) -> RangePlan:
+    def _plan(
+        self, ledger: Ledger, now: dt.datetime, lateness: Any, zone: Any, strategy: str
+    ) -> RangePlan:
         of, job = self.of_class(), self.job()
         return plan_from_ledger(
-            ledger, job, start=self.start_label(), stop=self.stop_label(), now=now,
-            lateness=lateness, period=self.period_kind, timezone=zone, strategy=strategy,
-            catchup=self.catchup, task_limit=self.task_limit,
+            ledger,
+            job,
+            start=self.start_label(),
+            stop=self.stop_label(),
+            now=now,
+            lateness=lateness,
+            period=self.period_kind,
+            timezone=zone,
+            strategy=strategy,
+            catchup=self.catchup,
+            task_limit=self.task_limit,
             complete=completeness(of, self.of_params, ledger, job),
         )
 
@@ -205,8 +232,9 @@ class RangeBusinessBase(luigi.Task):
         session = self.session()
         if "_gk_watch" not in self.__dict__:
             self._emit_metrics(session.plan)
-            logger.info("gatekeeper: %s %s: %s", self.task_family, self.job(),
-                        session.plan.describe())
+            logger.info(
+                "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()
+            )
             range_watch.watch(self)
         return session
 
@@ -224,9 +252,13 @@ class RangeBusinessBase(luigi.Task):
             if last is None or found.business_date < last:
                 reasons.setdefault(found.business_date, set()).add(found.reason)
         return [
-            of(**{**dict(self.of_params),
-                  of.period_param: self.label_to_param(period_from_key(key)),
-                  "republish_reason": "; ".join(sorted(why))})
+            of(
+                **{
+                    **dict(self.of_params),
+                    of.period_param: self.label_to_param(period_from_key(key)),
+                    "republish_reason": "; ".join(sorted(why)),
+                }
+            )
             for key, why in sorted(reasons.items())
         ]
 
@@ -243,9 +275,16 @@ class RangeBusinessBase(luigi.Task):
         session = self.session()
         count = len(session.chunks)
         return [
-            IndependentChunk(of=self.of, of_params=self.of_params, block=block, last=keys[-1],
-                             keys=keys, inline=self.inline, since=session.started,
-                             order=rank / count)
+            IndependentChunk(
+                of=self.of,
+                of_params=self.of_params,
+                block=block,
+                last=keys[-1],
+                keys=keys,
+                inline=self.inline,
+                since=session.started,
+                order=rank / count,
+            )
             for rank, (block, keys) in enumerate(session.chunks)
         ]
 
@@ -256,9 +295,15 @@ class RangeBusinessBase(luigi.Task):
         return [self._contiguous_chunk(block, keys) for block, keys in self.session().chunks]
 
     def _contiguous_chunk(self, block: str, keys: tuple[str, ...]) -> ContiguousChunk:
-        return ContiguousChunk(of=self.of, of_params=self.of_params, block=block,
-                               last=keys[-1], keys=keys, inline=self.inline,
-                               since=self.session().started)
+        return ContiguousChunk(
+            of=self.of,
+            of_params=self.of_params,
+            block=block,
+            last=keys[-1],
+            keys=keys,
+            inline=self.inline,
+            since=self.session().started,
+        )
 
     def _fill_in_order(self) -> Iterator[luigi.Task]:
         """Yield the scheduled periods as consecutive chunks, one chunk at a time.
@@ -291,15 +336,21 @@ class RangeBusinessBase(luigi.Task):
         self.show(
             f"filled {filled}/{plan.total}, contiguous through {shown}, next "
             f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by "
-            f"policy", percent(filled, plan.total))
+            f"policy",
+            percent(filled, plan.total),
+        )
 
     def report(self, plan: RangePlan) -> None:
         """Show progress in the scheduler: filled/total, contiguous-through, next, skipped."""
         self.show(*range_status(plan))
         if plan.gaps:
-            logger.warning("gatekeeper: %s: %d gaps remain after this invocation (task_limit "
-                           "%s); run it again or raise --task-limit", self.job(),
-                           len(plan.gaps), plan.task_limit)
+            logger.warning(
+                "gatekeeper: %s: %d gaps remain after this invocation (task_limit "
+                "%s); run it again or raise --task-limit",
+                self.job(),
+                len(plan.gaps),
+                plan.task_limit,
+            )
 
     def show(self, message: str, percentage: int) -> None:
         """Set the range's status in the scheduler, unless its watch does it (under luigid,
@@ -343,7 +394,8 @@ class RangeBusinessDaily(RangeBusinessBase):
 
     start = luigi.DateParameter(description="First business date (inclusive)")
     stop = luigi.DateParameter(
-        default=None, description="End business date (exclusive)"  # type: ignore[arg-type]
+        default=None,
+        description="End business date (exclusive)",  # type: ignore[arg-type]
     )
 
 
@@ -352,7 +404,8 @@ class RangeBusinessHourly(RangeBusinessBase):
 
     start = luigi.DateHourParameter(description="First hour (inclusive), e.g. 2026-10-01T00")
     stop = luigi.DateHourParameter(
-        default=None, description="End hour (exclusive)"  # type: ignore[arg-type]
+        default=None,
+        description="End hour (exclusive)",  # type: ignore[arg-type]
     )
     period_kind = HOURLY
 

@@ -94,14 +94,21 @@ def check_of_params(of: type[PeriodTask], of_params: Mapping[str, Any], period: 
             raise InvalidInput(f"of_params.{name}", value, "set by the range for each period")
         if name not in params:
             known = ", ".join(n for n in params if n != of.period_param)
-            raise InvalidInput(f"of_params.{name}", value,
-                               f"{family} has no parameter {name!r} (it has: {known or 'none'})")
+            raise InvalidInput(
+                f"of_params.{name}",
+                value,
+                f"{family} has no parameter {name!r} (it has: {known or 'none'})",
+            )
         _check_value(params[name], f"of_params.{name}", value, family)
     for name, param in params.items():
-        if name not in of_params and name != of.period_param and not param.has_task_value(
-                family, name):
-            raise InvalidInput(f"of_params.{name}", None,
-                               f"{family} requires it (no default, none configured)")
+        if (
+            name not in of_params
+            and name != of.period_param
+            and not param.has_task_value(family, name)
+        ):
+            raise InvalidInput(
+                f"of_params.{name}", None, f"{family} requires it (no default, none configured)"
+            )
     of(**{**dict(of_params), of.period_param: period})
 
 

@@ -64,8 +64,7 @@ class FilePublicationTarget(PublicationTarget):
     file is missing, elsewhere or has other bytes raises OutputMismatch — never "complete".
     """
 
-    def __init__(self, path: str, consumer: str, business_date: Any,
-                 ledger: Ledger | None = None):
+    def __init__(self, path: str, consumer: str, business_date: Any, ledger: Ledger | None = None):
         super().__init__(consumer, business_date, ledger)
         self.path = os.path.abspath(path)
 

@@ -69,10 +69,12 @@ class PeriodTask(RecordedRun, luigi.Task):
     """
 
     attempt = AttemptParameter(
-        default=0, significant=False, positional=False,
+        default=0,
+        significant=False,
+        positional=False,
         description="Attempt ordinal; 0 = the next one, allocated in the ledger at start "
-                    "(a period whose latest attempt succeeded is then not run again); N > 0 "
-                    "is an explicit repair",
+        "(a period whose latest attempt succeeded is then not run again); N > 0 "
+        "is an explicit repair",
     )
 
     period_param = ""
@@ -249,6 +251,7 @@ class PeriodTask(RecordedRun, luigi.Task):
     def declares_watermark(cls) -> bool:
         return cls.watermark is not PeriodTask.watermark
 
+
 @PeriodTask.event_handler(luigi.Event.TIMEOUT)
 def _timed_out(task: PeriodTask, message: str) -> None:
     """Luigi terminated a period at its worker timeout: its attempt is recorded failed."""
@@ -288,4 +291,3 @@ def _unwrap_partial(cls: Any) -> tuple[type[PeriodTask], dict[str, Any]]:
     if isinstance(cls, functools.partial):
         return cast(type[PeriodTask], cls.func), dict(cls.keywords)
     return cls, {}
-

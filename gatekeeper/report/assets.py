@@ -21,8 +21,7 @@ PALETTE: dict[PeriodState, tuple[str, str]] = {
 }
 
 #: States an on-call engineer acts on, listed under each job (newest first).
-ATTENTION = (PeriodState.FAILED, PeriodState.ABANDONED, PeriodState.RUNNING,
-             PeriodState.MISSING)
+ATTENTION = (PeriodState.FAILED, PeriodState.ABANDONED, PeriodState.RUNNING, PeriodState.MISSING)
 
 #: Cell sizes (small; big for a short window) and gap in CSS pixels: fixed, so the layout
 #: is predictable.
@@ -34,11 +33,14 @@ def state_rules() -> str:
     fills = "".join(f'[data-state="{s.value}"]{{background:{c}}}' for s, (c, _) in PALETTE.items())
     focus = "".join(
         f'body[data-focus="{s.value}"] .cells [data-state]:not([data-state="{s.value}"])'
-        "{opacity:.18}" for s in PALETTE)
+        "{opacity:.18}"
+        for s in PALETTE
+    )
     return fills + focus
 
 
-CSS = """
+CSS = (
+    """
 *{box-sizing:border-box}
 body{margin:0;padding:16px 20px 80px;font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,
 sans-serif;color:#1f2328;background:#fff}
@@ -78,7 +80,10 @@ color:#8c959f;line-height:var(--c)}
 #detail{position:fixed;left:0;right:0;bottom:0;margin:0;padding:8px 20px;background:#f6f8fa;
 border-top:1px solid #d0d7de;white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;
 min-height:34px;color:#1f2328}
-""".replace("CELL", str(CELL)).replace("BIG", str(BIG)).replace("GAP", str(GAP))
+""".replace("CELL", str(CELL))
+    .replace("BIG", str(BIG))
+    .replace("GAP", str(GAP))
+)
 
 #: Runs after the cells exist: the click-to-pin details panel, the legend focus, and a
 #: self-check that the cells per state match the counts embedded in #gk-data (the result is

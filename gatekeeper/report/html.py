@@ -27,7 +27,7 @@ from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
 _ATTENTION_ROWS = 12
 #: At most this many periods, a job's cells are drawn big.
 _BIG = {"daily": 100, "hourly": 24 * 8}
-_WEEKDAYS = "".join(f"<span class=\"wd\">{d}</span>" for d in "MTWTFSS")
+_WEEKDAYS = "".join(f'<span class="wd">{d}</span>' for d in "MTWTFSS")
 _LABELS = {s: s.value.replace("_", " ") for s in PeriodState}
 
 
@@ -51,30 +51,35 @@ class JobCoverage:
             "job": self.job,
             "period": plan.period,
             "counts": self.counts(),
-            "contiguous_through": (None if plan.contiguous_through is None
-                                   else plan.key(plan.contiguous_through)),
+            "contiguous_through": (
+                None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
+            ),
             "next_due_at": None if plan.next_due_at is None else plan.next_due_at.isoformat(),
         }
 
 
-def render_report(jobs: Sequence[JobCoverage], *, generated_at: dt.datetime,
-                  title: str = "gatekeeper coverage") -> str:
+def render_report(
+    jobs: Sequence[JobCoverage], *, generated_at: dt.datetime, title: str = "gatekeeper coverage"
+) -> str:
     """The report page for ``jobs`` (in order), stamped ``generated_at``; pure, returns HTML."""
     data = json.dumps({"jobs": [j.summary() for j in jobs]}).replace("<", "\\u003c")
     parts = [
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">",
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
         f"<title>{escape(title)}</title><style>{CSS}{state_rules()}</style></head>",
-        "<body class=\"compact\">" if all(map(_side_by_side, jobs)) else "<body>",
-        f"<h1>{escape(title)}</h1>", _meta(jobs, generated_at), _legend(),
-        _overview(jobs), "<main>",
+        '<body class="compact">' if all(map(_side_by_side, jobs)) else "<body>",
+        f"<h1>{escape(title)}</h1>",
+        _meta(jobs, generated_at),
+        _legend(),
+        _overview(jobs),
+        "<main>",
     ]
     for n, job in enumerate(jobs):
         parts.append(_section(n, job))
     parts += [
         "</main>",
-        "<pre id=\"detail\" aria-live=\"polite\">Click a cell to pin its details here.</pre>",
-        f"<script type=\"application/json\" id=\"gk-data\">{data}</script>",
+        '<pre id="detail" aria-live="polite">Click a cell to pin its details here.</pre>',
+        f'<script type="application/json" id="gk-data">{data}</script>',
         f"<script>{SCRIPT}</script></body></html>\n",
     ]
     return "".join(parts)
@@ -83,20 +88,24 @@ def render_report(jobs: Sequence[JobCoverage], *, generated_at: dt.datetime,
 def _meta(jobs: Sequence[JobCoverage], generated_at: dt.datetime) -> str:
     nows = sorted({_instant(j.plan.now) for j in jobs})
     as_of = ", ".join(nows) if nows else "-"
-    return (f"<p class=\"meta\">Generated {escape(_instant(generated_at))} &middot; states "
-            f"as of {escape(as_of)} &middot; {len(jobs)} job{'s' if len(jobs) != 1 else ''}"
-            " &middot; click a legend entry to highlight a state, a cell to pin its details</p>")
+    return (
+        f'<p class="meta">Generated {escape(_instant(generated_at))} &middot; states '
+        f"as of {escape(as_of)} &middot; {len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+        " &middot; click a legend entry to highlight a state, a cell to pin its details</p>"
+    )
 
 
 def _legend() -> str:
     items = "".join(
-        f"<li><button type=\"button\" data-state=\"{s.value}\" aria-pressed=\"false\" "
-        f"title=\"{escape(meaning)}\"><span class=\"sw\" data-state=\"{s.value}\" "
-        f"data-color=\"{colour}\"></span>{_LABELS[s]}</button></li>"
-        for s, (colour, meaning) in PALETTE.items())
-    through = ("<li><span class=\"sw ct\"></span> contiguous through (every period up to it "
-               "succeeded)</li>")
-    return f"<ul class=\"legend\" aria-label=\"legend\">{items}{through}</ul>"
+        f'<li><button type="button" data-state="{s.value}" aria-pressed="false" '
+        f'title="{escape(meaning)}"><span class="sw" data-state="{s.value}" '
+        f'data-color="{colour}"></span>{_LABELS[s]}</button></li>'
+        for s, (colour, meaning) in PALETTE.items()
+    )
+    through = (
+        '<li><span class="sw ct"></span> contiguous through (every period up to it succeeded)</li>'
+    )
+    return f'<ul class="legend" aria-label="legend">{items}{through}</ul>'
 
 
 def _instant(when: dt.datetime) -> str:
@@ -119,11 +128,15 @@ def _overview(jobs: Sequence[JobCoverage]) -> str:
         cells = []
         for state, count in job.counts().items():
             cls = "zero" if not count else ("bad" if PeriodState(state) in ATTENTION else "")
-            cells.append(f"<td class=\"{cls}\">{count}</td>")
-        rows.append(f"<tr><td><a href=\"#job-{n}\">{escape(job.job)}</a></td>{''.join(cells)}"
-                    f"<td>{escape(_through(job.plan))}</td></tr>")
-    return (f"<table class=\"overview\"><thead><tr><th>job</th>{head}<th>contiguous through"
-            f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+            cells.append(f'<td class="{cls}">{count}</td>')
+        rows.append(
+            f'<tr><td><a href="#job-{n}">{escape(job.job)}</a></td>{"".join(cells)}'
+            f"<td>{escape(_through(job.plan))}</td></tr>"
+        )
+    return (
+        f'<table class="overview"><thead><tr><th>job</th>{head}<th>contiguous through'
+        f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _through(plan: RangePlan) -> str:
@@ -134,18 +147,24 @@ def _section(n: int, job: JobCoverage) -> str:
     plan = job.plan
     stop = "open" if plan.stop is None else plan.key(plan.stop)
     counts = "".join(
-        f"<span class=\"{'' if c else 'zero'}\"><span class=\"sw\" data-state=\"{s}\"></span>"
-        f"{_LABELS[PeriodState(s)]} <b>{c}</b></span>" for s, c in job.counts().items())
+        f'<span class="{"" if c else "zero"}"><span class="sw" data-state="{s}"></span>'
+        f"{_LABELS[PeriodState(s)]} <b>{c}</b></span>"
+        for s, c in job.counts().items()
+    )
     due_at = "never" if plan.next_due_at is None else _instant(plan.next_due_at)
-    facts = (f"<p class=\"facts\">{plan.period}, {escape(plan.key(plan.start))} to "
-             f"{escape(stop)} (stop exclusive), time zone {escape(plan.timezone)}, lateness "
-             f"{_duration(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
-             f"through <b>{escape(_through(plan))}</b> &middot; next due at {escape(due_at)}</p>")
+    facts = (
+        f'<p class="facts">{plan.period}, {escape(plan.key(plan.start))} to '
+        f"{escape(stop)} (stop exclusive), time zone {escape(plan.timezone)}, lateness "
+        f"{_duration(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
+        f"through <b>{escape(_through(plan))}</b> &middot; next due at {escape(due_at)}</p>"
+    )
     grid = _hourly(job) if plan.period == HOURLY else _daily(job)
     size = " big" if _big(job) else ""
-    return (f"<section class=\"job{size}\" id=\"job-{n}\" data-job=\"{escape(job.job)}\">"
-            f"<h2>{escape(job.job)}</h2><div class=\"counts\">{counts}</div>{facts}"
-            f"{_attention(job.states)}<div class=\"cells\">{grid}</div></section>")
+    return (
+        f'<section class="job{size}" id="job-{n}" data-job="{escape(job.job)}">'
+        f'<h2>{escape(job.job)}</h2><div class="counts">{counts}</div>{facts}'
+        f'{_attention(job.states)}<div class="cells">{grid}</div></section>'
+    )
 
 
 def _attention(states: tuple[PeriodStatus, ...]) -> str:
@@ -159,19 +178,25 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
         span = first if count == 1 else f"{first} to {last} ({count})"
         error = errors.get(last)
         why = f": <code>{escape(_short(error))}</code>" if error else ""
-        items.append(f"<li><span class=\"sw\" data-state=\"{state.value}\"></span> "
-                     f"<b>{_LABELS[state]}</b> {escape(span)}{why}</li>")
+        items.append(
+            f'<li><span class="sw" data-state="{state.value}"></span> '
+            f"<b>{_LABELS[state]}</b> {escape(span)}{why}</li>"
+        )
     more = len(runs) - _ATTENTION_ROWS
     if more > 0:
         items.append(f"<li>... and {more} more runs of periods that need attention</li>")
-    return f"<ul class=\"attention\">{''.join(items)}</ul>"
+    return f'<ul class="attention">{"".join(items)}</ul>'
 
 
 def _duration(span: dt.timedelta) -> str:
     """``2h``, ``1h30m``, ``0s``: the form ``--lateness`` takes."""
     seconds = int(span.total_seconds())
-    units = [(seconds // 86400, "d"), (seconds % 86400 // 3600, "h"),
-             (seconds % 3600 // 60, "m"), (seconds % 60, "s")]
+    units = [
+        (seconds // 86400, "d"),
+        (seconds % 86400 // 3600, "h"),
+        (seconds % 3600 // 60, "m"),
+        (seconds % 60, "s"),
+    ]
     return "".join(f"{n}{u}" for n, u in units if n) or "0s"
 
 
@@ -194,14 +219,17 @@ def _tooltip(s: PeriodStatus) -> str:
     return escape("\n".join(lines))
 
 
-def _cells(job: str, states: Iterable[PeriodStatus], first_style: str = "",
-           through: str | None = None) -> str:
+def _cells(
+    job: str, states: Iterable[PeriodStatus], first_style: str = "", through: str | None = None
+) -> str:
     """The cells of ``states``: the first one may carry a style (its grid column)."""
     out = []
     for s in states:
-        cls = " class=\"ct\"" if s.period == through else ""
-        out.append(f"<i{cls}{first_style} data-job=\"{job}\" data-period=\"{s.period}\" "
-                   f"data-state=\"{s.state.value}\" title=\"{_tooltip(s)}\"></i>")
+        cls = ' class="ct"' if s.period == through else ""
+        out.append(
+            f'<i{cls}{first_style} data-job="{job}" data-period="{s.period}" '
+            f'data-state="{s.state.value}" title="{_tooltip(s)}"></i>'
+        )
         first_style = ""
     return "".join(out)
 
@@ -216,10 +244,11 @@ def _daily(job: JobCoverage) -> str:
             days_list = list(days)
             column = dt.date.fromisoformat(days_list[0].period).weekday() + 1
             label = dt.date.fromisoformat(month + "-01").strftime("%b %Y")
-            cells = _cells(name, days_list, f" style=\"grid-column-start:{column}\"", through)
-            months.append(f"<div class=\"m\"><h3>{label}</h3><div class=\"g\">{_WEEKDAYS}{cells}"
-                          "</div></div>")
-        years.append(f"<div class=\"year\"><span class=\"yl\">{year}</span>{''.join(months)}</div>")
+            cells = _cells(name, days_list, f' style="grid-column-start:{column}"', through)
+            months.append(
+                f'<div class="m"><h3>{label}</h3><div class="g">{_WEEKDAYS}{cells}</div></div>'
+            )
+        years.append(f'<div class="year"><span class="yl">{year}</span>{"".join(months)}</div>')
     return "".join(reversed(years))
 
 
@@ -228,17 +257,16 @@ def _hourly(job: JobCoverage) -> str:
     ledger keys."""
     name, through = escape(job.job), _through(job.plan)
     head = "<span>UTC</span>" + "".join(
-        f"<span>{h:02d}</span>" if h % 6 == 0 else "<span></span>" for h in range(24))
+        f"<span>{h:02d}</span>" if h % 6 == 0 else "<span></span>" for h in range(24)
+    )
     months = []
     for month, in_month in groupby(job.states, key=lambda s: s.period[:7]):
         rows = [head]
         for day, hours in groupby(in_month, key=lambda s: s.period[:10]):
             hours_list = list(hours)
             column = int(hours_list[0].period[11:13]) + 2
-            rows.append(f"<span style=\"grid-column-start:1\">{day[8:]}</span>")
-            rows.append(_cells(name, hours_list, f" style=\"grid-column-start:{column}\"",
-                               through))
+            rows.append(f'<span style="grid-column-start:1">{day[8:]}</span>')
+            rows.append(_cells(name, hours_list, f' style="grid-column-start:{column}"', through))
         label = dt.date.fromisoformat(month + "-01").strftime("%b %Y")
-        months.append(f"<div class=\"m\"><h3>{label}</h3><div class=\"hg\">{''.join(rows)}</div>"
-                      "</div>")
+        months.append(f'<div class="m"><h3>{label}</h3><div class="hg">{"".join(rows)}</div></div>')
     return "".join(reversed(months))

@@ -71,8 +71,9 @@ class PeriodStatus:
             "attempt": self.attempt,
             "run_id": self.run_id,
             "error": self.error,
-            "lease_expires_at": (None if self.lease_expires_at is None
-                                 else self.lease_expires_at.isoformat()),
+            "lease_expires_at": (
+                None if self.lease_expires_at is None else self.lease_expires_at.isoformat()
+            ),
             "revision": self.revision,
         }
 
@@ -110,20 +111,24 @@ def period_states(
         attempt = latest.get(key)
         state = _state(key, attempt, due, skipped, plan.now)
         published = found.get(key)
-        out.append(PeriodStatus(
-            key, state,
-            attempt=None if attempt is None else attempt.attempt,
-            run_id=None if attempt is None else attempt.run_id,
-            error=_error(attempt, plan.now),
-            lease_expires_at=None if attempt is None else attempt.lease_expires_at,
-            revision=None if published is None else published.revision,
-            evidence=None if published is None else dict(published.evidence),
-        ))
+        out.append(
+            PeriodStatus(
+                key,
+                state,
+                attempt=None if attempt is None else attempt.attempt,
+                run_id=None if attempt is None else attempt.run_id,
+                error=_error(attempt, plan.now),
+                lease_expires_at=None if attempt is None else attempt.lease_expires_at,
+                revision=None if published is None else published.revision,
+                evidence=None if published is None else dict(published.evidence),
+            )
+        )
     return tuple(out)
 
 
-def _state(key: str, attempt: Attempt | None, due: set[str], skipped: set[str],
-           now: dt.datetime) -> PeriodState:
+def _state(
+    key: str, attempt: Attempt | None, due: set[str], skipped: set[str], now: dt.datetime
+) -> PeriodState:
     if attempt is None:
         if key not in due:
             return PeriodState.NOT_DUE
@@ -162,7 +167,12 @@ def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
 
 
 def window_states(
-    ledger: Ledger, job: str, *, start: Any, stop: Any = None, period: str = DAILY,
+    ledger: Ledger,
+    job: str,
+    *,
+    start: Any,
+    stop: Any = None,
+    period: str = DAILY,
     **request: Any,
 ) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
     """The one fetch-plan-judge step: ``job``'s RangePlan (``coverage.plan_from_ledger`` with

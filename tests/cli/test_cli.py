@@ -32,8 +32,6 @@ SQLite ledger, deleted at the end. Each step shows its result, then what was exp
 """
 
 
-
-
 def test_cli_demo_prints_the_scenario_explained() -> None:
     done = gatekeeper("demo")
     assert done.returncode == 0, done.stderr
@@ -42,18 +40,41 @@ def test_cli_demo_prints_the_scenario_explained() -> None:
 
 def test_cli_record_ready_history(sqlite_url: str) -> None:
     for job in ("DimCustomer", "DimProduct"):
-        done = gatekeeper("--ledger", sqlite_url, "record", job, "2026-10-23", "1", f"r-{job}",
-                          "succeeded", "--started-at", "2026-10-23T07:00:00Z")
+        done = gatekeeper(
+            "--ledger",
+            sqlite_url,
+            "record",
+            job,
+            "2026-10-23",
+            "1",
+            f"r-{job}",
+            "succeeded",
+            "--started-at",
+            "2026-10-23T07:00:00Z",
+        )
         assert done.returncode == 0, done.stderr
-    again = gatekeeper("--ledger", sqlite_url, "record", "DimProduct", "2026-10-23", "1",
-                       "r-DimProduct", "succeeded", "--started-at", "2026-10-23T07:00:00Z",
-                       "--json")
+    again = gatekeeper(
+        "--ledger",
+        sqlite_url,
+        "record",
+        "DimProduct",
+        "2026-10-23",
+        "1",
+        "r-DimProduct",
+        "succeeded",
+        "--started-at",
+        "2026-10-23T07:00:00Z",
+        "--json",
+    )
     assert again.returncode == 0 and json.loads(again.stdout)["changed"] is False
-    ready = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer",
-                       "DimProduct", "--json")
+    ready = gatekeeper(
+        "--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer", "DimProduct", "--json"
+    )
     assert ready.returncode == 0
-    assert json.loads(ready.stdout)["evidence"] == {"DimCustomer": "r-DimCustomer",
-                                                    "DimProduct": "r-DimProduct"}
+    assert json.loads(ready.stdout)["evidence"] == {
+        "DimCustomer": "r-DimCustomer",
+        "DimProduct": "r-DimProduct",
+    }
     history = gatekeeper("--ledger", sqlite_url, "history", "DimCustomer")
     assert history.returncode == 0 and "r-DimCustomer" in history.stdout
     assert "succeeded" in history.stdout
@@ -66,17 +87,23 @@ def test_cli_ready_not_ready_exits_1_and_names_blocker(sqlite_url: str) -> None:
     assert "NOT READY" in done.stdout and "missing" in done.stdout
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (["record", "A", "2026-02-30", "1", "r1", "running"], "business_date"),
-    (["record", "A", "2026-10-23", "one", "r1", "running"], "attempt"),
-    (["record", "A", "2026-10-23", "0", "r1", "running"], "attempt"),
-    (["record", "A", "2026-10-23", "1", "r1", "done"], "state"),
-    (["record", "A", "2026-10-23", "1", "r1", "running", "--started-at", "2026-10-23T07:00"],
-     "started_at"),
-    (["ready", "23/10/2026", "A"], "business_date"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["record", "A", "2026-02-30", "1", "r1", "running"], "business_date"),
+        (["record", "A", "2026-10-23", "one", "r1", "running"], "attempt"),
+        (["record", "A", "2026-10-23", "0", "r1", "running"], "attempt"),
+        (["record", "A", "2026-10-23", "1", "r1", "done"], "state"),
+        (
+            ["record", "A", "2026-10-23", "1", "r1", "running", "--started-at", "2026-10-23T07:00"],
+            "started_at",
+        ),
+        (["ready", "23/10/2026", "A"], "business_date"),
+    ],
+)
 def test_cli_bad_input_exits_2_names_field_and_writes_nothing(
-        sqlite_url: str, args: list[str], field: str) -> None:
+    sqlite_url: str, args: list[str], field: str
+) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
     done = gatekeeper("--ledger", sqlite_url, *args)
@@ -89,15 +116,24 @@ def test_cli_bad_input_exits_2_names_field_and_writes_nothing(
 def test_cli_conflict_exits_3(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         ledger.record("A", "2026-10-23", 1, "r1", "succeeded", T0)
-    done = gatekeeper("--ledger", sqlite_url, "record", "A", "2026-10-23", "1", "r1", "failed",
-                      "--json")
+    done = gatekeeper(
+        "--ledger", sqlite_url, "record", "A", "2026-10-23", "1", "r1", "failed", "--json"
+    )
     assert done.returncode == 3
     assert json.loads(done.stdout)["error"] == "StateConflict"
 
 
 def test_cli_unavailable_ledger_exits_4() -> None:
-    done = gatekeeper("--ledger", "sqlite:////nonexistent-dir/x/ledger.db", "record", "A",
-                      "2026-10-23", "1", "r1", "running")
+    done = gatekeeper(
+        "--ledger",
+        "sqlite:////nonexistent-dir/x/ledger.db",
+        "record",
+        "A",
+        "2026-10-23",
+        "1",
+        "r1",
+        "running",
+    )
     assert done.returncode == 4 and "LedgerError" in done.stderr
 
 
@@ -117,14 +153,26 @@ def test_cli_evidence_shows_run_ids(sqlite_url: str) -> None:
 
 def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
     (tmp_path / "luigi.cfg").write_text("[gatekeeper]\nledger_url = sqlite:///from-cfg.db\n")
-    done = gatekeeper("record", "A", "2026-10-23", "1", "r1", "succeeded", cwd=tmp_path,
-                      env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg")})
+    done = gatekeeper(
+        "record",
+        "A",
+        "2026-10-23",
+        "1",
+        "r1",
+        "succeeded",
+        cwd=tmp_path,
+        env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg")},
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "from-cfg.db").exists()
     env_url = f"sqlite:///{tmp_path / 'from-env.db'}"
-    done = gatekeeper("ready", "2026-10-23", "A", cwd=tmp_path,
-                      env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg"),
-                           "GATEKEEPER_LEDGER_URL": env_url})
+    done = gatekeeper(
+        "ready",
+        "2026-10-23",
+        "A",
+        cwd=tmp_path,
+        env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg"), "GATEKEEPER_LEDGER_URL": env_url},
+    )
     assert done.returncode == 2  # the env's ledger wins, and a read-only command creates none
     assert "$GATEKEEPER_LEDGER_URL" in done.stderr and "from-env.db" in done.stderr
     assert not (tmp_path / "from-env.db").exists()
@@ -134,13 +182,31 @@ def test_cli_status_reports_the_range_plan(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         for day in ("2026-10-01", "2026-10-02", "2026-10-04"):
             ledger.record("Sales", day, 1, f"r-{day}", "succeeded", T0)
-    args = ("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01", "--stop",
-            "2026-10-08", "--now", "2026-10-07T02:00:00+00:00", "--lateness", "2h")
+    args = (
+        "--ledger",
+        sqlite_url,
+        "status",
+        "Sales",
+        "--start",
+        "2026-10-01",
+        "--stop",
+        "2026-10-08",
+        "--now",
+        "2026-10-07T02:00:00+00:00",
+        "--lateness",
+        "2h",
+    )
     done = gatekeeper(*args, "--json")
     assert done.returncode == 1, done.stderr  # gaps remain
     plan = json.loads(done.stdout)
-    assert plan["due"] == ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04", "2026-10-05",
-                           "2026-10-06"]
+    assert plan["due"] == [
+        "2026-10-01",
+        "2026-10-02",
+        "2026-10-03",
+        "2026-10-04",
+        "2026-10-05",
+        "2026-10-06",
+    ]
     assert plan["gaps"] == ["2026-10-03", "2026-10-05", "2026-10-06"]
     assert plan["contiguous_through"] == "2026-10-02"
     assert plan["next_due_at"] == "2026-10-08T02:00:00+00:00"
@@ -148,9 +214,27 @@ def test_cli_status_reports_the_range_plan(sqlite_url: str) -> None:
     assert "filled 3/6, contiguous through 2026-10-02" in text.stdout
     assert "1 skipped by policy" in text.stdout
     assert "2026-10-03                skipped    1" in text.stdout  # never tried, left out
-    complete = gatekeeper("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01",
-                          "--stop", "2026-10-03", "--now", "2026-10-07T00:00:00+00:00")
+    complete = gatekeeper(
+        "--ledger",
+        sqlite_url,
+        "status",
+        "Sales",
+        "--start",
+        "2026-10-01",
+        "--stop",
+        "2026-10-03",
+        "--now",
+        "2026-10-07T00:00:00+00:00",
+    )
     assert complete.returncode == 0 and "filled 2/2" in complete.stdout
-    bad = gatekeeper("--ledger", sqlite_url, "status", "Sales", "--start", "2026-10-01",
-                     "--now", "2026-10-07T00:00:00")
+    bad = gatekeeper(
+        "--ledger",
+        sqlite_url,
+        "status",
+        "Sales",
+        "--start",
+        "2026-10-01",
+        "--now",
+        "2026-10-07T00:00:00",
+    )
     assert bad.returncode == 2 and "now" in bad.stderr

@@ -38,8 +38,12 @@ class LedgerMachine(RuleBasedStateMachine):
         self.ledger.close()
         self.tmp.cleanup()
 
-    @rule(job=st.sampled_from(JOBS), date=st.sampled_from(DATES),
-          attempt=st.integers(1, 3), state=st.sampled_from(STATES))
+    @rule(
+        job=st.sampled_from(JOBS),
+        date=st.sampled_from(DATES),
+        attempt=st.integers(1, 3),
+        state=st.sampled_from(STATES),
+    )
     def observe(self, job: str, date: str, attempt: int, state: str) -> None:
         key = (job, date, attempt)
         current = self.model.get(key)
@@ -83,6 +87,5 @@ class LedgerMachine(RuleBasedStateMachine):
             assert gk.check_ready(self.ledger, JOBS, date).ready is expected_ready
 
 
-LedgerMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25,
-                                           deadline=None)
+LedgerMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
 test_ledger_state_machine = LedgerMachine.TestCase

@@ -55,7 +55,7 @@ def refuse(ledger: gk.Ledger, field: str, call: Callable[[], Any]) -> gk.Invalid
 def raw_sql(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Run one statement on the ledger's database without gatekeeper (autocommit)."""
     if url.startswith("sqlite:///"):
-        conn = sqlite3.connect(url[len("sqlite:///"):], timeout=30, isolation_level=None)
+        conn = sqlite3.connect(url[len("sqlite:///") :], timeout=30, isolation_level=None)
         try:
             return [tuple(r) for r in conn.execute(sql, params).fetchall()]
         finally:
@@ -94,8 +94,11 @@ def test_record_refuses_bad_attempt(ledger: gk.Ledger, attempt: Any) -> None:
 
 @pytest.mark.parametrize("attempt", BAD_ATTEMPTS, ids=repr)
 def test_begin_attempt_refuses_bad_attempt(ledger: gk.Ledger, attempt: Any) -> None:
-    refuse(ledger, "attempt", lambda: ledger.begin_attempt(
-        "A", D, "r1", lease_seconds=30, attempt=attempt, now=T0))
+    refuse(
+        ledger,
+        "attempt",
+        lambda: ledger.begin_attempt("A", D, "r1", lease_seconds=30, attempt=attempt, now=T0),
+    )
 
 
 @pytest.mark.parametrize("attempt", [1, MAX_ATTEMPT])
@@ -107,8 +110,9 @@ def test_record_accepts_attempt_bounds_and_reads_back(ledger: gk.Ledger, attempt
 
 
 @pytest.mark.parametrize("attempt", [1, MAX_ATTEMPT])
-def test_begin_attempt_accepts_attempt_bounds_and_reads_back(ledger: gk.Ledger,
-                                                             attempt: int) -> None:
+def test_begin_attempt_accepts_attempt_bounds_and_reads_back(
+    ledger: gk.Ledger, attempt: int
+) -> None:
     started = ledger.begin_attempt("A", D, "r1", lease_seconds=30, attempt=attempt, now=T0)
     assert started.attempt == attempt
     latest = ledger.latest("A", D)
@@ -116,13 +120,17 @@ def test_begin_attempt_accepts_attempt_bounds_and_reads_back(ledger: gk.Ledger,
 
 
 @pytest.mark.parametrize("operation", ["record", "begin_attempt"])
-def test_attempt_refused_overflow_does_not_poison_the_key(ledger: gk.Ledger,
-                                                          operation: str) -> None:
+def test_attempt_refused_overflow_does_not_poison_the_key(
+    ledger: gk.Ledger, operation: str
+) -> None:
     if operation == "record":
         refuse(ledger, "attempt", lambda: ledger.record("A", D, 2**63, "r1", "running", T0))
     else:
-        refuse(ledger, "attempt", lambda: ledger.begin_attempt(
-            "A", D, "r1", lease_seconds=30, attempt=2**63, now=T0))
+        refuse(
+            ledger,
+            "attempt",
+            lambda: ledger.begin_attempt("A", D, "r1", lease_seconds=30, attempt=2**63, now=T0),
+        )
     assert ledger.record("A", D, 1, "r1", "succeeded", T0) is True
     latest = ledger.latest("A", D)
     assert latest is not None and (latest.attempt, latest.state) == (1, gk.RunState.SUCCEEDED)
@@ -142,22 +150,45 @@ BAD_CLI_ATTEMPTS = ["2_0", "\u0663", "+2", " 2", "1e3", "0", "-1", "2147483648"]
 
 
 @pytest.mark.parametrize("text", BAD_CLI_ATTEMPTS, ids=ascii)
-def test_cli_record_refuses_non_plain_attempt(ledger: gk.Ledger, ledger_url: str,
-                                              capsys: pytest.CaptureFixture[str],
-                                              text: str) -> None:
+def test_cli_record_refuses_non_plain_attempt(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
     before = snapshot(ledger)
-    code, _, err = cli(capsys, "--ledger", ledger_url, "record", "A", D, text, "r1",
-                       "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
+    code, _, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "record",
+        "A",
+        D,
+        text,
+        "r1",
+        "succeeded",
+        "--started-at",
+        "2026-10-23T07:00:00+00:00",
+    )
     assert code == 2, err
     assert "attempt" in err and "Traceback" not in err
     assert "InvalidInput" in err
     assert snapshot(ledger) == before
 
 
-def test_cli_record_accepts_max_attempt(ledger: gk.Ledger, ledger_url: str,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = cli(capsys, "--ledger", ledger_url, "record", "A", D, str(MAX_ATTEMPT),
-                       "r1", "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
+def test_cli_record_accepts_max_attempt(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "record",
+        "A",
+        D,
+        str(MAX_ATTEMPT),
+        "r1",
+        "succeeded",
+        "--started-at",
+        "2026-10-23T07:00:00+00:00",
+    )
     assert code == 0, err
     latest = ledger.latest("A", D)
     assert latest is not None and latest.attempt == MAX_ATTEMPT
@@ -167,9 +198,23 @@ def test_cli_subprocess_non_ascii_attempt_exits_2_without_traceback(sqlite_url: 
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
     done = subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, "record", "A", D,
-         "\u0663", "r1", "succeeded"],
-        capture_output=True, text=True, timeout=60, encoding="utf-8",
+        [
+            sys.executable,
+            "-m",
+            "gatekeeper.cli",
+            "--ledger",
+            sqlite_url,
+            "record",
+            "A",
+            D,
+            "\u0663",
+            "r1",
+            "succeeded",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        encoding="utf-8",
     )
     assert done.returncode == 2, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "attempt" in done.stderr
@@ -183,8 +228,12 @@ BAD_NAMES = ["a\x00b", "a\ud800b", "", " x", "x "]
 
 
 def _publish(ledger: gk.Ledger, **override: Any) -> Any:
-    args: dict[str, Any] = {"consumer": "Sales", "business_date": D, "required_jobs": ["A"],
-                            "fingerprint": "fp-1"}
+    args: dict[str, Any] = {
+        "consumer": "Sales",
+        "business_date": D,
+        "required_jobs": ["A"],
+        "fingerprint": "fp-1",
+    }
     args.update(override)
     return ledger.publish(**args)
 
@@ -210,10 +259,12 @@ NAME_CALLS: list[tuple[str, Callable[[gk.Ledger, Any], Any]]] = [
 
 
 @pytest.mark.parametrize("value", BAD_NAMES, ids=ascii)
-@pytest.mark.parametrize(("field", "call"), NAME_CALLS,
-                         ids=[f"{f}-{i}" for i, (f, _) in enumerate(NAME_CALLS)])
-def test_names_refused_on_every_write(ledger: gk.Ledger, field: str,
-                                      call: Callable[[gk.Ledger, Any], Any], value: str) -> None:
+@pytest.mark.parametrize(
+    ("field", "call"), NAME_CALLS, ids=[f"{f}-{i}" for i, (f, _) in enumerate(NAME_CALLS)]
+)
+def test_names_refused_on_every_write(
+    ledger: gk.Ledger, field: str, call: Callable[[gk.Ledger, Any], Any], value: str
+) -> None:
     succeed(ledger, "A", D)
     refuse(ledger, field, lambda: call(ledger, value))
 
@@ -221,15 +272,15 @@ def test_names_refused_on_every_write(ledger: gk.Ledger, field: str,
 @pytest.mark.parametrize("error", ["a\x00b", "a\ud800b"], ids=ascii)
 def test_record_refuses_unstorable_error_text(ledger: gk.Ledger, error: str) -> None:
     """Free text (an error summary) may be blank or padded, but must be storable."""
-    refuse(ledger, "error",
-           lambda: ledger.record("A", D, 1, "r1", "failed", T0, error=error))
+    refuse(ledger, "error", lambda: ledger.record("A", D, 1, "r1", "failed", T0, error=error))
     assert ledger.record("A", D, 1, "r1", "failed", T0, error=" spaced ") is True
 
 
 # -- 4. required jobs are (job, period) pairs ------------------------------------------------
 @pytest.mark.parametrize("first_pair_then_literal", [True, False])
 def test_publish_pair_and_literal_at_name_are_different_upstreams(
-        ledger: gk.Ledger, first_pair_then_literal: bool) -> None:
+    ledger: gk.Ledger, first_pair_then_literal: bool
+) -> None:
     succeed(ledger, "A", PREV)
     succeed(ledger, "A@2026-10-22", D)  # a job literally named so, for the same date
     pair: list[Any] = [("A", PREV)]
@@ -258,7 +309,9 @@ def test_readiness_keeps_pair_and_literal_at_name_apart(ledger: gk.Ledger) -> No
     pub = ledger.publication("Sales", D)
     assert pub is not None
     assert sorted((i.job, i.business_date, i.attempt) for i in pub.items) == [
-        ("A", PREV, 1), ("A@2026-10-22", D, 2)]
+        ("A", PREV, 1),
+        ("A@2026-10-22", D, 2),
+    ]
 
 
 # -- 5. one period kind per job --------------------------------------------------------------
@@ -269,24 +322,43 @@ KIND_CASES = [(D, HOUR), (HOUR, D)]
 @pytest.mark.parametrize(("stored", "foreign"), KIND_CASES, ids=["daily-job", "hourly-job"])
 def test_record_refuses_other_period_kind(ledger: gk.Ledger, stored: str, foreign: str) -> None:
     succeed(ledger, "A", stored)
-    refuse(ledger, "business_date",
-           lambda: ledger.record("A", foreign, 1, "r-foreign", "succeeded", T0))
+    refuse(
+        ledger,
+        "business_date",
+        lambda: ledger.record("A", foreign, 1, "r-foreign", "succeeded", T0),
+    )
 
 
 @pytest.mark.parametrize(("stored", "foreign"), KIND_CASES, ids=["daily-job", "hourly-job"])
-def test_begin_attempt_refuses_other_period_kind(ledger: gk.Ledger, stored: str,
-                                                 foreign: str) -> None:
+def test_begin_attempt_refuses_other_period_kind(
+    ledger: gk.Ledger, stored: str, foreign: str
+) -> None:
     succeed(ledger, "A", stored)
-    refuse(ledger, "business_date", lambda: ledger.begin_attempt(
-        "A", foreign, "r-foreign", lease_seconds=30, now=T0))
+    refuse(
+        ledger,
+        "business_date",
+        lambda: ledger.begin_attempt("A", foreign, "r-foreign", lease_seconds=30, now=T0),
+    )
 
 
-def test_cli_record_refuses_other_period_kind(ledger: gk.Ledger, ledger_url: str,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_record_refuses_other_period_kind(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     succeed(ledger, "A", D)
     before = snapshot(ledger)
-    code, _, err = cli(capsys, "--ledger", ledger_url, "record", "A", HOUR, "1", "r-h",
-                       "succeeded", "--started-at", "2026-10-23T07:00:00+00:00")
+    code, _, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "record",
+        "A",
+        HOUR,
+        "1",
+        "r-h",
+        "succeeded",
+        "--started-at",
+        "2026-10-23T07:00:00+00:00",
+    )
     assert code == 2, err
     assert "business_date" in err and "Traceback" not in err
     assert "InvalidInput" in err
@@ -299,8 +371,9 @@ def test_other_jobs_keep_their_own_period_kind(ledger: gk.Ledger) -> None:
     assert ledger.record("Daily", "2026-10-24", 1, "r-d", "succeeded", T0) is True
 
 
-def test_planner_ignores_foreign_key_already_stored(ledger: gk.Ledger, ledger_url: str,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_planner_ignores_foreign_key_already_stored(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     for day in ("2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"):
         succeed(ledger, "A", day)
     with ledger.transaction():  # stored before the rule existed (or by hand)
@@ -312,9 +385,24 @@ def test_planner_ignores_foreign_key_already_stored(ledger: gk.Ledger, ledger_ur
     done = ledger.completed_periods("A", "2026-10-01", "2026-10-31")
     assert {"2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"} <= done
     assert "2026-10-05" not in done
-    code, out, err = cli(capsys, "--ledger", ledger_url, "status", "A", "--start", "2026-10-01",
-                         "--stop", "2026-11-01", "--now", "2026-11-02T00:00:00+00:00",
-                         "--lateness", "0s", "--timezone", "UTC", "--json")
+    code, out, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "status",
+        "A",
+        "--start",
+        "2026-10-01",
+        "--stop",
+        "2026-11-01",
+        "--now",
+        "2026-11-02T00:00:00+00:00",
+        "--lateness",
+        "0s",
+        "--timezone",
+        "UTC",
+        "--json",
+    )
     assert code == 1, err  # gaps remain; not 2 (bad input) nor a crash
     plan = json.loads(out)
     assert plan["total"] == 31 and plan["complete_count"] == 4
@@ -369,16 +457,18 @@ BAD_STARTED_AT = [
 
 
 @pytest.mark.parametrize("started_at", BAD_STARTED_AT, ids=str)
-def test_record_refuses_started_at_out_of_range(ledger: gk.Ledger,
-                                                started_at: dt.datetime) -> None:
-    refuse(ledger, "started_at",
-           lambda: ledger.record("A", D, 1, "r1", "succeeded", started_at))
+def test_record_refuses_started_at_out_of_range(ledger: gk.Ledger, started_at: dt.datetime) -> None:
+    refuse(ledger, "started_at", lambda: ledger.record("A", D, 1, "r1", "succeeded", started_at))
 
 
-@pytest.mark.parametrize("started_at", [dt.datetime(1, 1, 2, 12, tzinfo=UTC),
-                                        dt.datetime(9999, 11, 30, tzinfo=UTC)], ids=str)
+@pytest.mark.parametrize(
+    "started_at",
+    [dt.datetime(1, 1, 2, 12, tzinfo=UTC), dt.datetime(9999, 11, 30, tzinfo=UTC)],
+    ids=str,
+)
 def test_record_accepts_started_at_inside_range_and_reads_back(
-        ledger: gk.Ledger, started_at: dt.datetime) -> None:
+    ledger: gk.Ledger, started_at: dt.datetime
+) -> None:
     assert ledger.record("A", D, 1, "r1", "succeeded", started_at) is True
     latest = ledger.latest("A", D)
     assert latest is not None and latest.started_at == started_at
@@ -388,46 +478,75 @@ FAR_NOW = dt.datetime(9999, 12, 31, 23, 0, tzinfo=UTC)
 # (operation, how to pass now=)
 NOW_CALLS: list[tuple[str, Callable[[gk.Ledger, dt.datetime], Any]]] = [
     ("record", lambda lg, now: lg.record("B", D, 1, "r-b", "succeeded", T0, now=now)),
-    ("begin_attempt", lambda lg, now: lg.begin_attempt("B", D, "r-b", lease_seconds=300,
-                                                       now=now)),
+    ("begin_attempt", lambda lg, now: lg.begin_attempt("B", D, "r-b", lease_seconds=300, now=now)),
     ("heartbeat", lambda lg, now: lg.heartbeat("r-running", lease_seconds=300, now=now)),
     ("publish", lambda lg, now: lg.publish("Sales", D, ["A"], "fp-1", now=now)),
-    ("republish", lambda lg, now: lg.republish("Sales", D, ["A"], "fp-1", reason="late",
-                                               now=now)),
+    ("republish", lambda lg, now: lg.republish("Sales", D, ["A"], "fp-1", reason="late", now=now)),
 ]
 
 
-@pytest.mark.parametrize("now", [FAR_NOW, dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
-                                 dt.datetime(1, 1, 1, tzinfo=UTC)], ids=str)
+@pytest.mark.parametrize(
+    "now",
+    [FAR_NOW, dt.datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), dt.datetime(1, 1, 1, tzinfo=UTC)],
+    ids=str,
+)
 @pytest.mark.parametrize(("operation", "call"), NOW_CALLS, ids=[n for n, _ in NOW_CALLS])
-def test_ledger_writes_refuse_now_out_of_range(ledger: gk.Ledger, operation: str,
-                                               call: Callable[[gk.Ledger, dt.datetime], Any],
-                                               now: dt.datetime) -> None:
+def test_ledger_writes_refuse_now_out_of_range(
+    ledger: gk.Ledger,
+    operation: str,
+    call: Callable[[gk.Ledger, dt.datetime], Any],
+    now: dt.datetime,
+) -> None:
     succeed(ledger, "A", D)
     ledger.begin_attempt("C", D, "r-running", lease_seconds=30, now=T0)
     refuse(ledger, "now", lambda: call(ledger, now))
 
 
-def test_cli_status_refuses_now_past_9999(ledger: gk.Ledger, ledger_url: str,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_status_refuses_now_past_9999(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     before = snapshot(ledger)
-    code, _, err = cli(capsys, "--ledger", ledger_url, "status", "A", "--start", "2026-10-01",
-                       "--stop", "2026-11-01", "--now", "9999-12-31T23:00:00+00:00",
-                       "--lateness", "0s", "--timezone", "UTC")
+    code, _, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "status",
+        "A",
+        "--start",
+        "2026-10-01",
+        "--stop",
+        "2026-11-01",
+        "--now",
+        "9999-12-31T23:00:00+00:00",
+        "--lateness",
+        "0s",
+        "--timezone",
+        "UTC",
+    )
     assert code == 2, err
     assert "now" in err and "Traceback" not in err
     assert "InvalidInput" in err and "OverflowError" not in err
     assert snapshot(ledger) == before
 
 
-@pytest.mark.parametrize("started_at", ["0001-01-01T00:00:00+00:00",
-                                        "9999-12-31T00:00:00+00:00"])
-def test_cli_record_refuses_started_at_out_of_range(ledger: gk.Ledger, ledger_url: str,
-                                                    capsys: pytest.CaptureFixture[str],
-                                                    started_at: str) -> None:
+@pytest.mark.parametrize("started_at", ["0001-01-01T00:00:00+00:00", "9999-12-31T00:00:00+00:00"])
+def test_cli_record_refuses_started_at_out_of_range(
+    ledger: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str], started_at: str
+) -> None:
     before = snapshot(ledger)
-    code, _, err = cli(capsys, "--ledger", ledger_url, "record", "A", D, "1", "r1",
-                       "succeeded", "--started-at", started_at)
+    code, _, err = cli(
+        capsys,
+        "--ledger",
+        ledger_url,
+        "record",
+        "A",
+        D,
+        "1",
+        "r1",
+        "succeeded",
+        "--started-at",
+        started_at,
+    )
     assert code == 2, err
     assert "started_at" in err and "Traceback" not in err
     assert "InvalidInput" in err
@@ -439,15 +558,17 @@ BAD_LEASES: list[Any] = [math.inf, -math.inf, math.nan, 0, 0.0, -1, WEEK + 1, Tr
 
 @pytest.mark.parametrize("lease", BAD_LEASES, ids=repr)
 def test_begin_attempt_refuses_bad_lease(ledger: gk.Ledger, lease: Any) -> None:
-    refuse(ledger, "lease_seconds",
-           lambda: ledger.begin_attempt("A", D, "r1", lease_seconds=lease, now=T0))
+    refuse(
+        ledger,
+        "lease_seconds",
+        lambda: ledger.begin_attempt("A", D, "r1", lease_seconds=lease, now=T0),
+    )
 
 
 @pytest.mark.parametrize("lease", BAD_LEASES, ids=repr)
 def test_heartbeat_refuses_bad_lease(ledger: gk.Ledger, lease: Any) -> None:
     ledger.begin_attempt("A", D, "r1", lease_seconds=30, now=T0)
-    refuse(ledger, "lease_seconds",
-           lambda: ledger.heartbeat("r1", lease_seconds=lease, now=T0))
+    refuse(ledger, "lease_seconds", lambda: ledger.heartbeat("r1", lease_seconds=lease, now=T0))
 
 
 @pytest.mark.parametrize("lease", [0.5, 30, WEEK, float(WEEK)], ids=repr)
@@ -471,8 +592,7 @@ def test_task_refuses_bad_attempt_when_built(ledger_cfg: gk.Ledger, attempt: int
 
 
 @pytest.mark.parametrize("lease", ["inf", "nan", "0", "-5", "604801"])
-def test_task_refuses_configured_lease_before_recording(ledger_cfg: gk.Ledger,
-                                                        lease: str) -> None:
+def test_task_refuses_configured_lease_before_recording(ledger_cfg: gk.Ledger, lease: str) -> None:
     """``[gatekeeper] lease_seconds`` (or --gatekeeper-lease-seconds) out of range: the run is
     refused before any attempt is recorded, naming the option."""
     from tests.helpers.luigi_support import configure, failures_of
@@ -494,8 +614,9 @@ def test_task_accepts_attempt_in_range_when_built(ledger_cfg: gk.Ledger, attempt
 
 
 @pytest.mark.parametrize("reason", [" x", "x ", "", "a\x00b", "a\ud800b"], ids=ascii)
-def test_gated_task_refuses_bad_republish_reason_when_built(ledger_cfg: gk.Ledger,
-                                                            reason: str) -> None:
+def test_gated_task_refuses_bad_republish_reason_when_built(
+    ledger_cfg: gk.Ledger, reason: str
+) -> None:
     from tests.helpers.luigi_tasks import ExternalGated
 
     before = snapshot(ledger_cfg)
@@ -512,13 +633,17 @@ def test_gated_task_accepts_plain_republish_reason(ledger_cfg: gk.Ledger) -> Non
     assert task.republish_reason == "late data"
 
 
-@pytest.mark.parametrize("args", [
-    ("Trivial", "--business-date", D, "--attempt", "-1"),
-    ("Trivial", "--business-date", D, "--attempt", "2147483648"),
-], ids=["attempt=-1", "attempt=2**31"])
-def test_luigi_command_refuses_bad_attempt_before_recording(ledger: gk.Ledger, ledger_url: str,
-                                                            tmp_path: Path,
-                                                            args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("Trivial", "--business-date", D, "--attempt", "-1"),
+        ("Trivial", "--business-date", D, "--attempt", "2147483648"),
+    ],
+    ids=["attempt=-1", "attempt=2**31"],
+)
+def test_luigi_command_refuses_bad_attempt_before_recording(
+    ledger: gk.Ledger, ledger_url: str, tmp_path: Path, args: tuple[str, ...]
+) -> None:
     from tests.helpers.luigi_support import run_luigi, write_config
 
     cfg = write_config(tmp_path, ledger_url)
@@ -539,9 +664,9 @@ WRITES: list[tuple[str, Callable[[gk.Ledger], Any]]] = [
 
 
 @pytest.mark.parametrize(("operation", "write"), WRITES, ids=[n for n, _ in WRITES])
-def test_newer_schema_refused_by_ledger_opened_before(ledger: gk.Ledger, ledger_url: str,
-                                                      operation: str,
-                                                      write: Callable[[gk.Ledger], Any]) -> None:
+def test_newer_schema_refused_by_ledger_opened_before(
+    ledger: gk.Ledger, ledger_url: str, operation: str, write: Callable[[gk.Ledger], Any]
+) -> None:
     succeed(ledger, "A", D, run_id="r-a")
     raw_sql(ledger_url, "UPDATE gk_schema SET version = 99")
     tables = ("gk_attempts", "gk_publications", "gk_evidence")
@@ -561,4 +686,3 @@ def test_newer_schema_refused_on_open(ledger_url: str) -> None:
     raw_sql(ledger_url, "UPDATE gk_schema SET version = 99")
     with pytest.raises(gk.LedgerError, match="version 99"):
         gk.open_ledger(ledger_url)
-

@@ -56,13 +56,22 @@ def blocks(page: Path) -> list[Block]:
     text = page.read_text()
     found = []
     for match in FENCE.finditer(text):
-        above = text[:match.start()].rstrip("\n").split("\n")
+        above = text[: match.start()].rstrip("\n").split("\n")
         comments = []
         while above and above[-1].lstrip().startswith("<!--"):
             comments.append(above.pop())
-        directives = tuple((m.group(1), m.group(2)) for m in DIRECTIVE.finditer("\n".join(comments)))
-        found.append(Block(page, text.count("\n", 0, match.start()) + 1, match.group(1),
-                           match.group(2), directives))
+        directives = tuple(
+            (m.group(1), m.group(2)) for m in DIRECTIVE.finditer("\n".join(comments))
+        )
+        found.append(
+            Block(
+                page,
+                text.count("\n", 0, match.start()) + 1,
+                match.group(1),
+                match.group(2),
+                directives,
+            )
+        )
     return found
 
 
@@ -122,7 +131,7 @@ def test_docs_every_block_follows_the_convention() -> None:
 
 
 def _above(block: Block) -> str:
-    lines = block.page.read_text().split("\n")[:block.line - 1]
+    lines = block.page.read_text().split("\n")[: block.line - 1]
     return "\n".join(lines[-3:])
 
 
@@ -137,9 +146,11 @@ def test_docs_proved_by_tests_read_their_page() -> None:
         source = matches[0].read_text()
         assert f"def {test_name}(" in source, f"{block.where()}: no {test_name} in {filename}"
         page = block.page.relative_to(ROOT).as_posix()
-        assert f'"{page}"' in source or f"'{page}'" in source or \
-            "/".join(f'"{part}"' for part in page.split("/")) in source.replace(" / ", "/"), \
-            f"{block.where()}: {filename} does not read {page}"
+        assert (
+            f'"{page}"' in source
+            or f"'{page}'" in source
+            or "/".join(f'"{part}"' for part in page.split("/")) in source.replace(" / ", "/")
+        ), f"{block.where()}: {filename} does not read {page}"
 
 
 def test_docs_help_blocks_name_real_options() -> None:
@@ -148,8 +159,14 @@ def test_docs_help_blocks_name_real_options() -> None:
         for command, _, _ in commands(block):
             words = shlex.split(command.split(" #")[0])
             assert words[0] == "python", f"{block.where()}: {command}"
-            done = subprocess.run([sys.executable, words[1], "--help"], cwd=ROOT, text=True,
-                                  capture_output=True, timeout=60, env=_env(ROOT))
+            done = subprocess.run(
+                [sys.executable, words[1], "--help"],
+                cwd=ROOT,
+                text=True,
+                capture_output=True,
+                timeout=60,
+                env=_env(ROOT),
+            )
             assert done.returncode == 0, f"{block.where()}: {command}\n{done.stderr}"
             for option in (w for w in words[2:] if w.startswith("--")):
                 assert option in done.stdout, f"{block.where()}: {option} not in {words[1]}"
@@ -163,12 +180,19 @@ def test_docs_api_page_documents_every_public_name() -> None:
     assert shown == set(gatekeeper.__all__)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None,
-                    reason="mkdocs is not installed (pip install -e '.[docs]')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None,
+    reason="mkdocs is not installed (pip install -e '.[docs]')",
+)
 def test_docs_site_builds_strict(tmp_path: Path) -> None:
-    done = subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "-q", "-d",
-                           str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, env={**_env(ROOT), "NO_MKDOCS_2_WARNING": "1"})
+    done = subprocess.run(
+        [str(BIN / "mkdocs"), "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**_env(ROOT), "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     cli = (tmp_path / "site" / "cli-reference" / "index.html").read_text()
     assert "gatekeeper collect databricks" in cli and "--expected-stages" in cli
@@ -184,16 +208,24 @@ def runnable_pages() -> list[Path]:
 
 def _runs(block: Block) -> bool:
     return block.lang in ("bash", "console") and not any(
-        block.directive(kind) is not None for kind in ("skip", "help", "proved-by"))
+        block.directive(kind) is not None for kind in ("skip", "help", "proved-by")
+    )
 
 
 SLOW_PAGES = {"delta.md", "openlineage.md", "ranges.md", "recovery_walkthrough.md"}
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(page, id=page.relative_to(ROOT).as_posix(),
-                 marks=[pytest.mark.slow] if page.name in SLOW_PAGES else [])
-    for page in runnable_pages()])
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(
+            page,
+            id=page.relative_to(ROOT).as_posix(),
+            marks=[pytest.mark.slow] if page.name in SLOW_PAGES else [],
+        )
+        for page in runnable_pages()
+    ],
+)
 def test_docs_page_commands_run(page: Path, tmp_path: Path) -> None:
     """Each bash block of the page, in order, in one scratch directory: exit codes and output."""
     shutil.copy(ROOT / "luigi.cfg", tmp_path / "luigi.cfg")
@@ -211,15 +243,23 @@ def run_block(block: Block, cwd: Path) -> None:
     for number, (command, code, _) in enumerate(todo, 1):
         if start:
             marker = start.removeprefix("from").strip().strip('"')
-            command = command[command.index(marker):]
+            command = command[command.index(marker) :]
         if port:
             command = command.replace(port, free)
-        script_lines += [command,
-                         f"rc=$?; if [ $rc -ne {code} ]; then echo \"docs: command {number} "
-                         f"exited $rc, expected {code}\" >&2; exit 99; fi"]
-    shell = subprocess.Popen(["bash", "-c", "\n".join(script_lines)], cwd=cwd, env=_env(cwd),
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
+        script_lines += [
+            command,
+            f'rc=$?; if [ $rc -ne {code} ]; then echo "docs: command {number} '
+            f'exited $rc, expected {code}" >&2; exit 99; fi',
+        ]
+    shell = subprocess.Popen(
+        ["bash", "-c", "\n".join(script_lines)],
+        cwd=cwd,
+        env=_env(cwd),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         output, _ = shell.communicate(timeout=240)
     finally:  # background servers a block started and did not stop
@@ -230,13 +270,17 @@ def run_block(block: Block, cwd: Path) -> None:
     for _, _, expected in todo:
         for shown in expected:
             pattern = ".*".join(re.escape(part) for part in shown.rstrip().split("..."))
-            assert any(re.search(pattern, line) for line in lines), \
+            assert any(re.search(pattern, line) for line in lines), (
                 f"{block.where()}: not printed: {shown!r}\n{output[-4000:]}"
+            )
 
 
 def _env(cwd: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GATEKEEPER_", "LUIGI_", "OPENLINEAGE", "DATABRICKS"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GATEKEEPER_", "LUIGI_", "OPENLINEAGE", "DATABRICKS"))
+    }
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = str(ROOT)
     env["HOME"] = str(cwd)

@@ -57,16 +57,31 @@ class FakeJobs:
         self.lock = threading.Lock()
         self.stuck_token: str | None = None  # a broken server: always this next_page_token
 
-    def add_run(self, run_id: int, *, job_id: int = 42, start: int, life: str = "TERMINATED",
-                result: str | None = "SUCCESS", date: str | None = None,
-                run_status: dict[str, Any] | None = None, original: int | None = None,
-                attempt_number: int = 0, overriding: dict[str, Any] | None = None,
-                date_param: str = "business_date") -> dict[str, Any]:
+    def add_run(
+        self,
+        run_id: int,
+        *,
+        job_id: int = 42,
+        start: int,
+        life: str = "TERMINATED",
+        result: str | None = "SUCCESS",
+        date: str | None = None,
+        run_status: dict[str, Any] | None = None,
+        original: int | None = None,
+        attempt_number: int = 0,
+        overriding: dict[str, Any] | None = None,
+        date_param: str = "business_date",
+    ) -> dict[str, Any]:
         """Add a run started at ``start`` (epoch ms) with job parameter ``date``; returns it."""
         run: dict[str, Any] = {
-            "job_id": job_id, "run_id": run_id, "number_in_job": run_id,
-            "original_attempt_run_id": original or run_id, "attempt_number": attempt_number,
-            "run_name": f"job {job_id}", "run_type": "JOB_RUN", "start_time": start,
+            "job_id": job_id,
+            "run_id": run_id,
+            "number_in_job": run_id,
+            "original_attempt_run_id": original or run_id,
+            "attempt_number": attempt_number,
+            "run_name": f"job {job_id}",
+            "run_type": "JOB_RUN",
+            "start_time": start,
             "end_time": 0 if result is None else start + 60_000,
             "state": state(life, result),
         }
@@ -87,23 +102,49 @@ class FakeJobs:
             if run.get("repair_history"):
                 run["repair_history"][-1]["state"] = state(life, result)
 
-    def repair(self, run_id: int, repair_id: int, *, start: int, life: str = "TERMINATED",
-               result: str | None = "SUCCESS") -> None:
+    def repair(
+        self,
+        run_id: int,
+        repair_id: int,
+        *,
+        start: int,
+        life: str = "TERMINATED",
+        result: str | None = "SUCCESS",
+    ) -> None:
         """Repair a run: its history gains an ORIGINAL item (first time) and a REPAIR item."""
         with self.lock:
             run = self.runs[run_id]
             history = run.setdefault("repair_history", [])
             if not history:
-                history.append({"type": "ORIGINAL", "start_time": run["start_time"],
-                                "end_time": run["end_time"], "state": copy.deepcopy(run["state"]),
-                                "task_run_ids": []})
-            history.append({"type": "REPAIR", "id": repair_id, "start_time": start,
-                            "end_time": start + 60_000, "state": state(life, result),
-                            "task_run_ids": []})
+                history.append(
+                    {
+                        "type": "ORIGINAL",
+                        "start_time": run["start_time"],
+                        "end_time": run["end_time"],
+                        "state": copy.deepcopy(run["state"]),
+                        "task_run_ids": [],
+                    }
+                )
+            history.append(
+                {
+                    "type": "REPAIR",
+                    "id": repair_id,
+                    "start_time": start,
+                    "end_time": start + 60_000,
+                    "state": state(life, result),
+                    "task_run_ids": [],
+                }
+            )
             run["state"] = state(life, result)
 
-    def fault(self, path: str, status_code: int, *, page_token: str = "",
-              headers: dict[str, str] | None = None) -> None:
+    def fault(
+        self,
+        path: str,
+        status_code: int,
+        *,
+        page_token: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         """Answer the next request of ``path`` for ``page_token`` with ``status_code`` once."""
         with self.lock:
             self.faults.setdefault((path, page_token), []).append((status_code, headers or {}))
@@ -112,8 +153,9 @@ class FakeJobs:
         return [q for path, q in self.requests if path == LIST]
 
     # -- the API ---------------------------------------------------------------------------------
-    def answer(self, path: str, query: dict[str, str], auth: str | None
-               ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    def answer(
+        self, path: str, query: dict[str, str], auth: str | None
+    ) -> tuple[int, dict[str, str], dict[str, Any]]:
         with self.lock:
             self.requests.append((path, query))
             if auth != f"Bearer {self.token}":
@@ -121,8 +163,11 @@ class FakeJobs:
             pending = self.faults.get((path, query.get("page_token", "")))
             if pending:
                 code, headers = pending.pop(0)
-                return code, headers, {"error_code": "TEMPORARILY_UNAVAILABLE",
-                                       "message": f"fault {code}"}
+                return (
+                    code,
+                    headers,
+                    {"error_code": "TEMPORARILY_UNAVAILABLE", "message": f"fault {code}"},
+                )
             if path == LIST:
                 return 200, {}, self._list(query)
             if path == GET:
@@ -130,15 +175,18 @@ class FakeJobs:
             return 404, {}, {"error_code": "ENDPOINT_NOT_FOUND", "message": path}
 
     def _list(self, query: dict[str, str]) -> dict[str, Any]:
-        runs = [r for r in self.runs.values()
-                if "job_id" not in query or r["job_id"] == int(query["job_id"])]
+        runs = [
+            r
+            for r in self.runs.values()
+            if "job_id" not in query or r["job_id"] == int(query["job_id"])
+        ]
         if "start_time_from" in query:
             runs = [r for r in runs if r["start_time"] >= int(query["start_time_from"])]
         runs.sort(key=lambda r: (-r["start_time"], -r["run_id"]))  # newest first
         size = min(self.page_size, int(query.get("limit", 25)))
         first = int(query.get("page_token", "page-0").removeprefix("page-"))
         page = []
-        for run in runs[first:first + size]:
+        for run in runs[first : first + size]:
             item = copy.deepcopy(run)
             if run["run_id"] not in self.list_history:
                 item.pop("repair_history", None)
@@ -153,8 +201,14 @@ class FakeJobs:
     def _get(self, query: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any]]:
         run = self.runs.get(int(query.get("run_id", "0")))
         if run is None:
-            return 404, {}, {"error_code": "RESOURCE_DOES_NOT_EXIST",
-                             "message": f"Run {query.get('run_id')} does not exist."}
+            return (
+                404,
+                {},
+                {
+                    "error_code": "RESOURCE_DOES_NOT_EXIST",
+                    "message": f"Run {query.get('run_id')} does not exist.",
+                },
+            )
         item = copy.deepcopy(run)
         if query.get("include_history") != "true":
             item.pop("repair_history", None)
@@ -168,11 +222,14 @@ def handler_for(fake: FakeJobs) -> type[BaseHTTPRequestHandler]:
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             if url.path == WELL_KNOWN:  # the SDK's host-metadata probe, unauthenticated
                 code, headers = 200, {}
-                body = {"oidc_endpoint": f"http://{self.headers.get('Host')}/oidc",
-                        "workspace_id": "1234567890"}
+                body = {
+                    "oidc_endpoint": f"http://{self.headers.get('Host')}/oidc",
+                    "workspace_id": "1234567890",
+                }
             else:
-                code, headers, body = fake.answer(url.path, query,
-                                                  self.headers.get("Authorization"))
+                code, headers, body = fake.answer(
+                    url.path, query, self.headers.get("Authorization")
+                )
             data = json.dumps(body).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
@@ -204,15 +261,21 @@ def serve(fake: FakeJobs, port: int = 0) -> Iterator[str]:
 
 def demo_runs(fake: FakeJobs) -> None:
     """The README's workspace: six runs of job 42 for four business dates, and one undated."""
-    fake.add_run(101, start=T0_MS, date="2026-10-21")                        # succeeded
+    fake.add_run(101, start=T0_MS, date="2026-10-21")  # succeeded
     fake.add_run(102, start=T0_MS + 3_600_000, result="FAILED", date="2026-10-22")
-    fake.add_run(103, start=T0_MS + 3_700_000, date="2026-10-22",            # its retry
-                 original=102, attempt_number=1)
+    fake.add_run(
+        103,
+        start=T0_MS + 3_700_000,
+        date="2026-10-22",  # its retry
+        original=102,
+        attempt_number=1,
+    )
     fake.add_run(104, start=T0_MS + DAY_MS, result="FAILED", date="2026-10-23")
-    fake.repair(104, 9001, start=T0_MS + DAY_MS + 7_200_000)                 # repaired
-    fake.add_run(105, start=T0_MS + DAY_MS + 9_000_000, life="RUNNING", result=None,
-                 date="2026-10-24")
-    fake.add_run(106, start=T0_MS + DAY_MS + 9_100_000)                      # no date
+    fake.repair(104, 9001, start=T0_MS + DAY_MS + 7_200_000)  # repaired
+    fake.add_run(
+        105, start=T0_MS + DAY_MS + 9_000_000, life="RUNNING", result=None, date="2026-10-24"
+    )
+    fake.add_run(106, start=T0_MS + DAY_MS + 9_100_000)  # no date
 
 
 def main() -> None:

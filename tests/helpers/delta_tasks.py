@@ -35,8 +35,13 @@ class DeltaSource(gk.BusinessDateTask):
 def rows_for(date: str, factor: int = 1, stray: str = "") -> pa.Table:
     """The rows DeltaSales publishes for ``date``: three items, amounts times ``factor``."""
     dates = [date, date, date] + ([stray] if stray else [])
-    return pa.table({"business_date": dates, "item": ["a", "b", "c", "x"][:len(dates)],
-                     "cents": [100 * factor, 250 * factor, 5 * factor, 1][:len(dates)]})
+    return pa.table(
+        {
+            "business_date": dates,
+            "item": ["a", "b", "c", "x"][: len(dates)],
+            "cents": [100 * factor, 250 * factor, 5 * factor, 1][: len(dates)],
+        }
+    )
 
 
 class DeltaSales(gk.GatedDeltaTask):

@@ -22,15 +22,28 @@ LUIGID_RETRY = "[scheduler]\nretry_delay = 1\nprune_on_get_work = true\n"
 
 
 # -- running the twins -------------------------------------------------------------------------
-def range_args(twin: str, of: str, control: Path, *extra: str, start: str = START,
-               stop: str = STOP) -> list[str]:
+def range_args(
+    twin: str, of: str, control: Path, *extra: str, start: str = START, stop: str = STOP
+) -> list[str]:
     """The command line filling ``of`` from ``start`` to ``stop``: luigi's RangeDaily for the
     plain twin, RangeBusinessDaily for the gatekeeper one."""
     family = "RangeDaily" if twin == "plain" else "RangeBusinessDaily"
-    window = (["--days-back", "100000"] if twin == "plain" else ["--now", NOW])
-    return ["--module", "tests.helpers.fleet_tasks", family, "--of", of,
-            "--of-params", json.dumps({"control": str(control)}), "--start", start,
-            "--stop", stop, *window, *extra]
+    window = ["--days-back", "100000"] if twin == "plain" else ["--now", NOW]
+    return [
+        "--module",
+        "tests.helpers.fleet_tasks",
+        family,
+        "--of",
+        of,
+        "--of-params",
+        json.dumps({"control": str(control)}),
+        "--start",
+        start,
+        "--stop",
+        stop,
+        *window,
+        *extra,
+    ]
 
 
 def scheduler_args(server: Luigid | None, retry_delay: float = 1) -> list[str]:
@@ -39,10 +52,20 @@ def scheduler_args(server: Luigid | None, retry_delay: float = 1) -> list[str]:
     return ["--scheduler-host", HOST, "--scheduler-port", str(server.port)]
 
 
-def run(cfg: Path, cwd: Path, args: list[str], timeout: float = 60,
-        ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(luigi_command(*args, "--no-lock"), cwd=cwd, env=luigi_env(cfg),
-                          capture_output=True, text=True, timeout=timeout)
+def run(
+    cfg: Path,
+    cwd: Path,
+    args: list[str],
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        luigi_command(*args, "--no-lock"),
+        cwd=cwd,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def recipe_config(folder: Path, ledger_url: str) -> Path:
@@ -52,9 +75,22 @@ def recipe_config(folder: Path, ledger_url: str) -> Path:
     return cfg
 
 
-def start(cfg: Path, cwd: Path, args: list[str], count: int = 1,
-          ) -> list[subprocess.Popen[str]]:
+def start(
+    cfg: Path,
+    cwd: Path,
+    args: list[str],
+    count: int = 1,
+) -> list[subprocess.Popen[str]]:
     """``count`` ``luigi`` processes of ``args`` (a whole command line), started at once."""
-    return [subprocess.Popen(args, cwd=cwd, env=luigi_env(cfg), stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
-            for _ in range(count)]
+    return [
+        subprocess.Popen(
+            args,
+            cwd=cwd,
+            env=luigi_env(cfg),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        for _ in range(count)
+    ]

@@ -21,8 +21,13 @@ import luigi
 
 import gatekeeper as gk
 
-EVENTS = (luigi.Event.START, luigi.Event.SUCCESS, luigi.Event.FAILURE, luigi.Event.TIMEOUT,
-          luigi.Event.DEPENDENCY_DISCOVERED)
+EVENTS = (
+    luigi.Event.START,
+    luigi.Event.SUCCESS,
+    luigi.Event.FAILURE,
+    luigi.Event.TIMEOUT,
+    luigi.Event.DEPENDENCY_DISCOVERED,
+)
 
 
 def body(control: str, date: Any) -> None:
@@ -38,8 +43,9 @@ def body(control: str, date: Any) -> None:
         outcome = "failed"
         flaked.touch()
     with (folder / "runs").open("a") as runs:
-        runs.write(f"{date} {started:.6f} {time.time():.6f} {os.getpid()} {os.getppid()} "
-                   f"{outcome}\n")
+        runs.write(
+            f"{date} {started:.6f} {time.time():.6f} {os.getpid()} {os.getppid()} {outcome}\n"
+        )
     if outcome == "failed":
         raise RuntimeError(f"injected failure for {date}")
 
@@ -83,6 +89,7 @@ def _handler_for(event: str) -> Any:
             task = args[0]  # (dependent, dependency): the period is the dependency
         if isinstance(task, (PlainDay, GkDay, GkBatched)):
             note(task.control, event, _period(task))
+
     return handler
 
 

@@ -21,8 +21,9 @@ import gatekeeper as gk
 
 def note(control: str, date: Any, what: str, **details: Any) -> None:
     with (Path(control) / "seen.jsonl").open("a") as seen:
-        seen.write(json.dumps({"date": str(date), "what": what, "pid": os.getpid(),
-                               **details}) + "\n")
+        seen.write(
+            json.dumps({"date": str(date), "what": what, "pid": os.getpid(), **details}) + "\n"
+        )
 
 
 class Hooked(gk.BusinessDateTask):
@@ -36,10 +37,11 @@ class Hooked(gk.BusinessDateTask):
         return super().complete()
 
     def run(self) -> None:
-        bound = {name: callable(getattr(self, name, None)) for name in (
-            "set_status_message", "set_progress_percentage", "set_tracking_url")}
-        note(self.control, self.business_date, "run", bound=bound,
-             attempt=self.attempt_ordinal)
+        bound = {
+            name: callable(getattr(self, name, None))
+            for name in ("set_status_message", "set_progress_percentage", "set_tracking_url")
+        }
+        note(self.control, self.business_date, "run", bound=bound, attempt=self.attempt_ordinal)
         self.set_tracking_url(f"http://tracking.example/{self.business_date}")
         self.set_status_message(f"working on {self.business_date}")
         self.set_progress_percentage(50)
@@ -47,8 +49,9 @@ class Hooked(gk.BusinessDateTask):
             raise RuntimeError(f"injected failure for {self.business_date}")
 
     def on_success(self) -> str:
-        note(self.control, self.business_date, "on_success",
-             bound=callable(self.set_status_message))
+        note(
+            self.control, self.business_date, "on_success", bound=callable(self.set_status_message)
+        )
         return f"filled {self.business_date}"
 
     def on_failure(self, exception: BaseException) -> str:
@@ -60,6 +63,7 @@ def _event(name: str) -> Any:
     def handler(task: Any, *args: Any) -> None:
         if isinstance(task, Hooked):
             note(task.control, task.business_date, name)
+
     return handler
 
 

@@ -59,8 +59,7 @@ def snapshot(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every gatekeeper table, for "nothing was written" assertions."""
     tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence")
     return {
-        t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}"))
-        for t in tables
+        t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}")) for t in tables
     }
 
 
@@ -76,8 +75,14 @@ def count_rows(ledger: gk.Ledger, table: str) -> int:
     return int(ledger.read(f"SELECT COUNT(*) FROM {table}")[0][0])
 
 
-def succeed(ledger: gk.Ledger, job: str, date: str, attempt: int = 1, run_id: str | None = None,
-            started_at: dt.datetime = T0) -> str:
+def succeed(
+    ledger: gk.Ledger,
+    job: str,
+    date: str,
+    attempt: int = 1,
+    run_id: str | None = None,
+    started_at: dt.datetime = T0,
+) -> str:
     """Record a succeeded attempt and return its run ID."""
     run_id = run_id or f"{job}-{date}-{attempt}-{uuid.uuid4().hex[:6]}"
     ledger.record(job, date, attempt, run_id, "succeeded", started_at)

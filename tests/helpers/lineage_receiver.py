@@ -82,12 +82,16 @@ def summary(event: dict[str, Any]) -> str:
     facets = event["run"].get("facets", {})
     nominal = facets.get("nominalTime", {})
     gk = facets.get("gatekeeper", {})
-    line = (f"{event.get('eventType', '?'):8} {event['job']['namespace']}/{event['job']['name']} "
-            f"run {event['run']['runId']} [{nominal.get('nominalStartTime')}, "
-            f"{nominal.get('nominalEndTime')}) attempt {gk.get('attempt', {}).get('number')}")
+    line = (
+        f"{event.get('eventType', '?'):8} {event['job']['namespace']}/{event['job']['name']} "
+        f"run {event['run']['runId']} [{nominal.get('nominalStartTime')}, "
+        f"{nominal.get('nominalEndTime')}) attempt {gk.get('attempt', {}).get('number')}"
+    )
     if "publication" in gk:
-        line += (f" revision {gk['publication']['revision']} evidence "
-                 f"{json.dumps(gk.get('evidence'), sort_keys=True)}")
+        line += (
+            f" revision {gk['publication']['revision']} evidence "
+            f"{json.dumps(gk.get('evidence'), sort_keys=True)}"
+        )
     return line
 
 
@@ -101,8 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(event, sort_keys=True) if args.json else summary(event), flush=True)
 
     with Receiver(args.port, echo=echo) as receiver:
-        print(f"receiving OpenLineage events at {receiver.url}{ENDPOINT}", file=sys.stderr,
-              flush=True)
+        print(
+            f"receiving OpenLineage events at {receiver.url}{ENDPOINT}", file=sys.stderr, flush=True
+        )
         try:
             threading.Event().wait()
         except KeyboardInterrupt:

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = [*sorted((ROOT / "tests" / "openlineage_spec").glob("*.json")),
-         ROOT / "docs" / "openlineage" / "GatekeeperRunFacet.json"]
+FILES = [
+    *sorted((ROOT / "tests" / "openlineage_spec").glob("*.json")),
+    ROOT / "docs" / "openlineage" / "GatekeeperRunFacet.json",
+]
 SCHEMAS: dict[str, Any] = {}
 for _path in FILES:
     _doc = json.loads(_path.read_text())
@@ -26,22 +28,33 @@ for _path in FILES:
 CORE = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
 #: facet name -> (schema $id, definition) of the facets gatekeeper emits
 RUN_FACETS = {
-    "nominalTime": ("https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json",
-                    "NominalTimeRunFacet"),
-    "jobDependencies": ("https://openlineage.io/spec/facets/1-0-1/JobDependenciesRunFacet.json",
-                        "JobDependenciesRunFacet"),
-    "errorMessage": ("https://openlineage.io/spec/facets/1-0-1/ErrorMessageRunFacet.json",
-                     "ErrorMessageRunFacet"),
-    "gatekeeper": ("urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json",
-                   "GatekeeperRunFacet"),
+    "nominalTime": (
+        "https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json",
+        "NominalTimeRunFacet",
+    ),
+    "jobDependencies": (
+        "https://openlineage.io/spec/facets/1-0-1/JobDependenciesRunFacet.json",
+        "JobDependenciesRunFacet",
+    ),
+    "errorMessage": (
+        "https://openlineage.io/spec/facets/1-0-1/ErrorMessageRunFacet.json",
+        "ErrorMessageRunFacet",
+    ),
+    "gatekeeper": (
+        "urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json",
+        "GatekeeperRunFacet",
+    ),
     "tags": ("https://openlineage.io/spec/facets/1-0-0/TagsRunFacet.json", "TagsRunFacet"),
 }
-JOB_FACETS = {"jobType": ("https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json",
-                          "JobTypeJobFacet")}
+JOB_FACETS = {
+    "jobType": ("https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json", "JobTypeJobFacet")
+}
 FORMATS = {
     "date-time": re.compile(r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)"),
-    "uuid": re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                       r"[0-9a-fA-F]{12}"),
+    "uuid": re.compile(
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+        r"[0-9a-fA-F]{12}"
+    ),
     "uri": re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S+"),
 }
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool}
@@ -52,13 +65,16 @@ def event_problems(event: Any) -> list[str]:
     """Every way ``event`` breaks the RunEvent schema or the schema of one of its facets
     (facets gatekeeper does not emit are held to the base facet schema only); [] when valid."""
     problems = check(event, {"$ref": f"{CORE}#/$defs/RunEvent"}, CORE, "$")
-    for where, facets, known in (("run", _facets(event, "run"), RUN_FACETS),
-                                 ("job", _facets(event, "job"), JOB_FACETS)):
+    for where, facets, known in (
+        ("run", _facets(event, "run"), RUN_FACETS),
+        ("job", _facets(event, "job"), JOB_FACETS),
+    ):
         for name, facet in facets.items():
             if name in known:
                 doc, definition = known[name]
-                problems += check(facet, {"$ref": f"{doc}#/$defs/{definition}"}, doc,
-                                  f"$.{where}.facets.{name}")
+                problems += check(
+                    facet, {"$ref": f"{doc}#/$defs/{definition}"}, doc, f"$.{where}.facets.{name}"
+                )
     return problems
 
 
@@ -100,8 +116,11 @@ def _type(value: Any, schema: Any, doc: str, path: str) -> list[str]:
             return []
         if kind == "null" and value is None:
             return []
-        if kind in TYPES and isinstance(value, TYPES[kind]) and (
-                kind == "boolean" or not isinstance(value, bool)):
+        if (
+            kind in TYPES
+            and isinstance(value, TYPES[kind])
+            and (kind == "boolean" or not isinstance(value, bool))
+        ):
             return []
     return [f"{path}: {value!r} is not of type {kinds}"]
 
@@ -109,8 +128,12 @@ def _type(value: Any, schema: Any, doc: str, path: str) -> list[str]:
 def _properties(value: Any, schema: Any, doc: str, path: str) -> list[str]:
     if not isinstance(value, dict):
         return []
-    return [p for name, sub in schema["properties"].items() if name in value
-            for p in check(value[name], sub, doc, f"{path}.{name}")]
+    return [
+        p
+        for name, sub in schema["properties"].items()
+        if name in value
+        for p in check(value[name], sub, doc, f"{path}.{name}")
+    ]
 
 
 def _additional(value: Any, schema: Any, doc: str, path: str) -> list[str]:
@@ -132,8 +155,9 @@ def _required(value: Any, schema: Any, doc: str, path: str) -> list[str]:
 def _items(value: Any, schema: Any, doc: str, path: str) -> list[str]:
     if not isinstance(value, list):
         return []
-    return [p for i, item in enumerate(value)
-            for p in check(item, schema["items"], doc, f"{path}[{i}]")]
+    return [
+        p for i, item in enumerate(value) for p in check(item, schema["items"], doc, f"{path}[{i}]")
+    ]
 
 
 def _all_of(value: Any, schema: Any, doc: str, path: str) -> list[str]:
@@ -155,8 +179,11 @@ def _enum(value: Any, schema: Any, doc: str, path: str) -> list[str]:
 
 
 def _minimum(value: Any, schema: Any, doc: str, path: str) -> list[str]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-            value < schema["minimum"]):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and (value < schema["minimum"])
+    ):
         return [f"{path}: {value} is below {schema['minimum']}"]
     return []
 
@@ -169,8 +196,16 @@ def _format(value: Any, schema: Any, doc: str, path: str) -> list[str]:
 
 
 KEYWORDS = {
-    "$ref": _ref, "type": _type, "properties": _properties,
-    "additionalProperties": _additional, "required": _required, "items": _items,
-    "allOf": _all_of, "anyOf": _any_of, "oneOf": _one_of, "enum": _enum,
-    "minimum": _minimum, "format": _format,
+    "$ref": _ref,
+    "type": _type,
+    "properties": _properties,
+    "additionalProperties": _additional,
+    "required": _required,
+    "items": _items,
+    "allOf": _all_of,
+    "anyOf": _any_of,
+    "oneOf": _one_of,
+    "enum": _enum,
+    "minimum": _minimum,
+    "format": _format,
 }

@@ -48,8 +48,13 @@ def close_shared_ledgers() -> None:
 def build(*task_list: luigi.Task, workers: int = 1) -> Any:
     """luigi.build with the local scheduler; returns the LuigiRunResult."""
     Register.clear_instance_cache()
-    return luigi.build(list(task_list), local_scheduler=True, detailed_summary=True,
-                       workers=workers, log_level="WARNING")
+    return luigi.build(
+        list(task_list),
+        local_scheduler=True,
+        detailed_summary=True,
+        workers=workers,
+        log_level="WARNING",
+    )
 
 
 def write_config(folder: Path, ledger_url: str, lease_seconds: float = 300) -> Path:
@@ -79,11 +84,20 @@ def luigi_command(*args: str) -> list[str]:
     return [str(script), *args]
 
 
-def run_luigi(config_path: Path, *args: str, cwd: Path, timeout: float = 120,
-              ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(luigi_command(*args, "--local-scheduler"), cwd=cwd,
-                          env=luigi_env(config_path), capture_output=True, text=True,
-                          timeout=timeout)
+def run_luigi(
+    config_path: Path,
+    *args: str,
+    cwd: Path,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        luigi_command(*args, "--local-scheduler"),
+        cwd=cwd,
+        env=luigi_env(config_path),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def failures_of(*task_list: luigi.Task) -> list[str]:

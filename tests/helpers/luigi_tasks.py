@@ -74,10 +74,14 @@ class SlowGated(gk.GatedTask):
         return {"cents": 42}
 
     def write(self, tx: Any, payload: dict[str, int]) -> None:
-        tx.execute("CREATE TABLE IF NOT EXISTS slow_totals "
-                   "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)")
-        tx.execute("INSERT INTO slow_totals VALUES (?, ?)",
-                   (self.business_date.isoformat(), payload["cents"]))
+        tx.execute(
+            "CREATE TABLE IF NOT EXISTS slow_totals "
+            "(business_date TEXT PRIMARY KEY, cents INTEGER NOT NULL)"
+        )
+        tx.execute(
+            "INSERT INTO slow_totals VALUES (?, ?)",
+            (self.business_date.isoformat(), payload["cents"]),
+        )
 
 
 class Report(gk.GatedFileTask):
@@ -171,14 +175,15 @@ class ZombieGated(gk.GatedTask):
     def build(self) -> dict[str, int]:
         folder = Path(self.control)
         if claim(folder, "hang") is not None:
-            signal_file(folder / "started",
-                        f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+            signal_file(folder / "started", f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
             wait_for_release(folder)
         return {"cents": 7}
 
     def write(self, tx: Any, payload: dict[str, int]) -> None:
-        tx.execute("INSERT INTO zombie_out (business_date, run_id, attempt) VALUES (?, ?, ?)",
-                   (self.business_date.isoformat(), self.run_id, self.attempt_ordinal))
+        tx.execute(
+            "INSERT INTO zombie_out (business_date, run_id, attempt) VALUES (?, ?, ?)",
+            (self.business_date.isoformat(), self.run_id, self.attempt_ordinal),
+        )
 
 
 class HeldTransaction(gk.BusinessDateTask):
@@ -209,8 +214,7 @@ class Hanging(gk.BusinessDateTask):
     def run(self) -> None:
         folder = Path(self.control)
         if claim(folder, "hang") is not None:
-            signal_file(folder / "started",
-                        f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+            signal_file(folder / "started", f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
             wait_for_release(folder)
 
 
@@ -230,8 +234,10 @@ class RaceGated(gk.GatedTask):
     """Publishes once both race upstreams succeeded for its date."""
 
     def requires(self) -> list[gk.BusinessDateTask]:
-        return [RaceUpstreamA(business_date=self.business_date),
-                RaceUpstreamB(business_date=self.business_date)]
+        return [
+            RaceUpstreamA(business_date=self.business_date),
+            RaceUpstreamB(business_date=self.business_date),
+        ]
 
     def build(self) -> dict[str, str]:
         time.sleep(0.05)

@@ -60,9 +60,20 @@ class Luigid:
             env["LUIGI_CONFIG_PATH"] = str(self.folder / "luigid.cfg")
         with open(self.log_path, "wb") as out:
             self.process = subprocess.Popen(
-                luigid_command("--address", HOST, "--port", str(self.port), "--state-path",
-                               str(self.folder / "luigid.pickle"), "--logdir", str(logs)),
-                cwd=self.folder, env=env, stdout=out, stderr=subprocess.STDOUT,
+                luigid_command(
+                    "--address",
+                    HOST,
+                    "--port",
+                    str(self.port),
+                    "--state-path",
+                    str(self.folder / "luigid.pickle"),
+                    "--logdir",
+                    str(logs),
+                ),
+                cwd=self.folder,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         deadline = time.monotonic() + timeout
@@ -75,7 +86,8 @@ class Luigid:
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
                     raise RuntimeError(
-                        f"luigid did not answer within {timeout}s: {self.log()}") from None
+                        f"luigid did not answer within {timeout}s: {self.log()}"
+                    ) from None
                 time.sleep(0.1)
 
     def stop(self, timeout: float = 10) -> None:
@@ -121,8 +133,15 @@ def stop_all(processes: list[subprocess.Popen[Any]], timeout: float = 10) -> Non
         except subprocess.TimeoutExpired:
             pass
 
+
 # With a central scheduler Luigi reports a root task another worker ran, or took over while
 # this one waited, as "run by another worker", "not granted run permission" or "missing
 # dependencies"; Luigi's default exit code for those is 0. Failures keep write_config's codes.
-PEER_RETCODES = ("--retcode-already-running", "0", "--retcode-not-run", "0",
-                 "--retcode-missing-data", "0")
+PEER_RETCODES = (
+    "--retcode-already-running",
+    "0",
+    "--retcode-not-run",
+    "0",
+    "--retcode-missing-data",
+    "0",
+)

@@ -52,8 +52,9 @@ class OwnPostgres:
         if self.as_postgres:
             user = pwd.getpwnam("postgres")
             os.chown(self.folder, user.pw_uid, user.pw_gid)
-        self._run(tool("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres",
-                  "--no-sync")
+        self._run(
+            tool("initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"
+        )
 
     @property
     def url(self) -> str:
@@ -66,10 +67,18 @@ class OwnPostgres:
         subprocess.run(command, check=True, capture_output=True, timeout=120)
 
     def start(self) -> None:
-        options = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 "
-                   "-c fsync=off")
-        self._run(tool("pg_ctl"), "-D", str(self.data), "-o", options, "-l",
-                  str(self.folder / "log"), "-w", "start")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(
+            tool("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.folder / "log"),
+            "-w",
+            "start",
+        )
 
     def stop(self) -> None:
         """Fast shutdown: every session is terminated, as in a restart."""

@@ -51,12 +51,27 @@ def run_chromium(url: str, extra: list[str], *, width: int = 1280, height: int =
     assert binary is not None, "chromium not found"
     with tempfile.TemporaryDirectory(prefix="gk-chromium-") as profile:
         done = subprocess.run(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--force-device-scale-factor=1", "--force-color-profile=srgb",
-             "--hide-scrollbars", "--disable-extensions", f"--user-data-dir={profile}",
-             f"--window-size={width},{height}", "--enable-logging=stderr", "--v=0",
-             *extra, url],
-            capture_output=True, text=True, timeout=90, check=False,
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--force-device-scale-factor=1",
+                "--force-color-profile=srgb",
+                "--hide-scrollbars",
+                "--disable-extensions",
+                f"--user-data-dir={profile}",
+                f"--window-size={width},{height}",
+                "--enable-logging=stderr",
+                "--v=0",
+                *extra,
+                url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
         )
     console = tuple(m.group(1) for m in _CONSOLE.finditer(done.stderr))
     assert done.returncode == 0, f"chromium exited {done.returncode}: {done.stderr[-2000:]}"
@@ -120,8 +135,8 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, chunks, header = 8, [], b""
     while pos < len(data):
-        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
-        body = data[pos + 8:pos + 8 + length]
+        (length,), kind = struct.unpack(">I", data[pos : pos + 4]), data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = body
         elif kind == b"IDAT":
@@ -134,8 +149,8 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
     rows, previous, stride = [], bytearray(width * step), width * step
     for y in range(height):
         start = y * (stride + 1)
-        row = _unfilter(raw[start], bytearray(raw[start + 1:start + 1 + stride]), previous, step)
-        rows.append(bytes(b for i in range(0, stride, step) for b in row[i:i + 3]))
+        row = _unfilter(raw[start], bytearray(raw[start + 1 : start + 1 + stride]), previous, step)
+        rows.append(bytes(b for i in range(0, stride, step) for b in row[i : i + 3]))
         previous = row
     return width, height, rows
 
@@ -160,7 +175,7 @@ def _unfilter(kind: int, row: bytearray, up: bytearray, step: int) -> bytearray:
 
 def pixel(rows: list[bytes], x: int, y: int) -> str:
     """The ``#rrggbb`` colour at (x, y)."""
-    return "#" + rows[y][3 * x:3 * x + 3].hex()
+    return "#" + rows[y][3 * x : 3 * x + 3].hex()
 
 
 def build_month(url: str) -> None:
@@ -175,10 +190,24 @@ def build_month(url: str) -> None:
             if day != 15:
                 ledger.record("DimProduct", date, 1, f"prod-{day:02d}-1", "succeeded", started)
             if day == 22:
-                ledger.record("DimCustomer", date, 1, "cust-22-1", "failed", started,
-                              error="upstream file missing: s3://crm/<export>/2026-10-22.csv")
-                ledger.record("DimCustomer", date, 2, "cust-22-2", "failed", started,
-                              error='CRM API 503 "Service Unavailable" & retries exhausted')
+                ledger.record(
+                    "DimCustomer",
+                    date,
+                    1,
+                    "cust-22-1",
+                    "failed",
+                    started,
+                    error="upstream file missing: s3://crm/<export>/2026-10-22.csv",
+                )
+                ledger.record(
+                    "DimCustomer",
+                    date,
+                    2,
+                    "cust-22-2",
+                    "failed",
+                    started,
+                    error='CRM API 503 "Service Unavailable" & retries exhausted',
+                )
             else:
                 ledger.record("DimCustomer", date, 1, f"cust-{day:02d}-1", "succeeded", started)
         _sales(ledger)
@@ -192,24 +221,57 @@ def _sales(ledger: gk.Ledger) -> None:
         if day == 15:
             continue
         begun = NOW - dt.timedelta(minutes=20) if day == 21 else NOW - dt.timedelta(days=20 - day)
-        attempt = ledger.begin_attempt("DailySalesLoad", date, f"sales-{day:02d}-1",
-                                       lease_seconds=3600 if day == 21 else 120, now=begun)
+        attempt = ledger.begin_attempt(
+            "DailySalesLoad",
+            date,
+            f"sales-{day:02d}-1",
+            lease_seconds=3600 if day == 21 else 120,
+            now=begun,
+        )
         if day in (9, 21):
             continue
-        ledger.publish("DailySalesLoad", date, ["DimCustomer", "DimProduct"],
-                       f"sha256:{day:064x}", producer=attempt.run_id, now=begun)
-        ledger.record("DailySalesLoad", date, attempt.attempt, attempt.run_id, "succeeded",
-                      begun, now=begun)
+        ledger.publish(
+            "DailySalesLoad",
+            date,
+            ["DimCustomer", "DimProduct"],
+            f"sha256:{day:064x}",
+            producer=attempt.run_id,
+            now=begun,
+        )
+        ledger.record(
+            "DailySalesLoad", date, attempt.attempt, attempt.run_id, "succeeded", begun, now=begun
+        )
 
 
 def report_command(url: str, out: Path, *jobs: str, extra: tuple[str, ...] = ()) -> Any:
     """Run the real ``gatekeeper report`` over the month at NOW; returns the CompletedProcess."""
     env = {**os.environ, "GATEKEEPER_LEDGER_URL": url}
     return subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "report", *jobs, "--start", "2026-10-01",
-         "--stop", "2026-11-01", "--now", NOW.isoformat(), "--lateness", "2h",
-         "--timezone", "UTC", "-o", str(out), *extra],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "gatekeeper.cli",
+            "report",
+            *jobs,
+            "--start",
+            "2026-10-01",
+            "--stop",
+            "2026-11-01",
+            "--now",
+            NOW.isoformat(),
+            "--lateness",
+            "2h",
+            "--timezone",
+            "UTC",
+            "-o",
+            str(out),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
 
 

@@ -69,10 +69,12 @@ def workspace(jobs: FakeJobs) -> None:
     jobs.repair(204, 7002, start=T0_MS + 6 * H)
     jobs.add_run(205, start=T0_MS + 4 * H)  # no business date
     jobs.add_run(206, start=T0_MS + 7 * H, life="RUNNING", result=None, date="2026-10-23")
-    jobs.add_run(207, start=T0_MS + 8 * H,
-                 overriding={"notebook_params": {"business_date": "2026-10-19"}})
-    run = jobs.add_run(208, start=T0_MS + 9 * H, date="2026-10-24",
-                       run_status=status("TERMINATED", "SUCCESS"))
+    jobs.add_run(
+        207, start=T0_MS + 8 * H, overriding={"notebook_params": {"business_date": "2026-10-19"}}
+    )
+    run = jobs.add_run(
+        208, start=T0_MS + 9 * H, date="2026-10-24", run_status=status("TERMINATED", "SUCCESS")
+    )
     del run["state"]  # only the newer field
     jobs.add_run(209, start=T0_MS + 10 * H, job_id=77, date="2026-10-24")  # another job
 
@@ -99,14 +101,19 @@ def test_collect_pages_throttling_retries_and_repairs(ledger: gk.Ledger, fake: A
     report = dbx.collect(ledger, client, job_id=42, job="orders")
 
     assert report.recorded == 13 and report.unchanged == 0
-    assert [(s.run_id, s.kind) for s in report.skipped] == [("databricks:205",
-                                                             dbx.SkipKind.NO_DATE)]
+    assert [(s.run_id, s.kind) for s in report.skipped] == [
+        ("databricks:205", dbx.SkipKind.NO_DATE)
+    ]
     assert "never dated by its start time" in report.skipped[0].reason
     assert rows(ledger)[4:] == EXPECTED
     assert [a.started_at for a in ledger.attempts("orders", "2026-10-22")] == [
-        at(T0_MS + 3 * H), at(T0_MS + 5 * H), at(T0_MS + 6 * H)]
+        at(T0_MS + 3 * H),
+        at(T0_MS + 5 * H),
+        at(T0_MS + 6 * H),
+    ]
     assert ledger.attempts("orders", "2026-10-21")[0].error == (
-        'Databricks: state.life_cycle_state="TERMINATED" state.result_state="FAILED"')
+        'Databricks: state.life_cycle_state="TERMINATED" state.result_state="FAILED"'
+    )
     tokens = [q.get("page_token", "") for q in jobs.list_queries()]
     assert tokens == ["", "page-2", "page-4", "page-4", "page-6", "page-8", "page-10"]
     assert all(q["job_id"] == "42" and "start_time_from" not in q for q in jobs.list_queries())
@@ -128,8 +135,7 @@ def test_collect_again_records_nothing(ledger: gk.Ledger, fake: Any) -> None:
     assert snapshot(ledger) == before
 
 
-def test_collect_running_run_terminates_between_collections(ledger: gk.Ledger,
-                                                            fake: Any) -> None:
+def test_collect_running_run_terminates_between_collections(ledger: gk.Ledger, fake: Any) -> None:
     jobs, client, _ = fake
     jobs.add_run(401, start=T0_MS, life="RUNNING", result=None, date="2026-10-22")
     assert dbx.collect(ledger, client, job_id=42, job="orders").recorded == 1
@@ -155,17 +161,22 @@ def test_collect_late_run_is_out_of_order(ledger: gk.Ledger, fake: Any) -> None:
     (skip,) = report.skipped
     assert skip.run_id == "databricks:502" and skip.kind is dbx.SkipKind.OUT_OF_ORDER
     assert "attempt 1 (run databricks:501" in skip.reason
-    assert rows(ledger) == [("2026-10-22", 1, "databricks:501", "failed"),
-                            ("2026-10-22", 2, "databricks:503", "succeeded")]
+    assert rows(ledger) == [
+        ("2026-10-22", 1, "databricks:501", "failed"),
+        ("2026-10-22", 2, "databricks:503", "succeeded"),
+    ]
 
 
-def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str,
-                                                              fake: Any) -> None:
+def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str, fake: Any) -> None:
     jobs, client, _ = fake
     jobs.add_run(601, start=T0_MS, life="HIBERNATING", result=None, date="2026-10-22")
     jobs.add_run(602, start=T0_MS + H, result="EXCLUDED", date="2026-10-23")
-    jobs.add_run(603, start=T0_MS + 2 * H, date="2026-10-24",
-                 run_status=status("TERMINATED", "RUN_EXECUTION_ERROR"))  # they disagree
+    jobs.add_run(
+        603,
+        start=T0_MS + 2 * H,
+        date="2026-10-24",
+        run_status=status("TERMINATED", "RUN_EXECUTION_ERROR"),
+    )  # they disagree
     jobs.add_run(604, start=T0_MS + 3 * H, date="2026-10-25")
     typed = {r.run_id: r for r in client.jobs.list_runs(job_id=42)}
     assert typed[601].state.life_cycle_state is None  # why the collector reads raw JSON
@@ -186,13 +197,20 @@ def test_collect_dates_from_parameters_or_refuses(sqlite_url: str, fake: Any) ->
     jobs.add_run(701, start=T0_MS, date="2026-10-22", date_param="ds")
     jobs.add_run(702, start=T0_MS + H, overriding={"python_named_params": {"ds": "2026-10-23"}})
     jobs.add_run(703, start=T0_MS + 2 * H, date="yesterday", date_param="ds")
-    jobs.add_run(704, start=T0_MS + 3 * H, date="2026-10-24", date_param="ds",
-                 overriding={"job_parameters": {"ds": "2026-10-25"}})
+    jobs.add_run(
+        704,
+        start=T0_MS + 3 * H,
+        date="2026-10-24",
+        date_param="ds",
+        overriding={"job_parameters": {"ds": "2026-10-25"}},
+    )
     jobs.add_run(705, start=T0_MS + 4 * H, date="2026-10-24")  # business_date, not ds
     with gk.open_ledger(sqlite_url) as ledger:
         report = dbx.collect(ledger, client, job_id=42, job="orders", date_param="ds")
-        assert rows(ledger) == [("2026-10-22", 1, "databricks:701", "succeeded"),
-                                ("2026-10-23", 1, "databricks:702", "succeeded")]
+        assert rows(ledger) == [
+            ("2026-10-22", 1, "databricks:701", "succeeded"),
+            ("2026-10-23", 1, "databricks:702", "succeeded"),
+        ]
     kinds = {s.run_id: (s.kind, s.reason) for s in report.skipped}
     assert kinds["databricks:703"][0] is dbx.SkipKind.BAD_DATE
     assert "'yesterday'" in kinds["databricks:703"][1]
@@ -201,8 +219,9 @@ def test_collect_dates_from_parameters_or_refuses(sqlite_url: str, fake: Any) ->
     assert kinds["databricks:705"][0] is dbx.SkipKind.NO_DATE
 
 
-def test_collect_terminal_state_contradicting_the_ledger_is_a_conflict(sqlite_url: str,
-                                                                       fake: Any) -> None:
+def test_collect_terminal_state_contradicting_the_ledger_is_a_conflict(
+    sqlite_url: str, fake: Any
+) -> None:
     jobs, client, _ = fake
     jobs.add_run(801, start=T0_MS, date="2026-10-22")
     jobs.add_run(802, start=T0_MS, life="RUNNING", result=None, date="2026-10-23")  # stale
@@ -219,8 +238,9 @@ def test_collect_terminal_state_contradicting_the_ledger_is_a_conflict(sqlite_ur
     reasons = {s.run_id: s.reason for s in report.conflicts}
     assert "attempt 1 is failed in the ledger" in reasons["databricks:801"]
     assert "already belongs to other 2026-10-24 attempt 1" in reasons["databricks:803"]
-    assert reasons["databricks:804"] == ("not recorded: an earlier run of orders 2026-10-24 "
-                                         "was refused")  # no attempt 2 without attempt 1
+    assert reasons["databricks:804"] == (
+        "not recorded: an earlier run of orders 2026-10-24 was refused"
+    )  # no attempt 2 without attempt 1
 
 
 def test_collect_since_is_start_time_from(sqlite_url: str, fake: Any) -> None:
@@ -263,17 +283,20 @@ def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -
     assert [q.get("page_token", "") for q in jobs.list_queries()] == ["", "page-2"]
 
 
-@pytest.mark.parametrize(("kwargs", "field", "shown"), [
-    ({"job_id": 0}, "job_id", "0"),
-    ({"job_id": "4x2"}, "job_id", "'4x2'"),
-    ({"job_id": True}, "job_id", "True"),
-    ({"job": " orders"}, "job", "' orders'"),
-    ({"date_param": ""}, "date_param", "''"),
-    ({"since": "2026-10-22T00:00"}, "since", "'2026-10-22T00:00'"),
-])
-def test_collect_bad_input_is_refused_before_anything(sqlite_url: str, fake: Any,
-                                                      kwargs: dict[str, Any], field: str,
-                                                      shown: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "field", "shown"),
+    [
+        ({"job_id": 0}, "job_id", "0"),
+        ({"job_id": "4x2"}, "job_id", "'4x2'"),
+        ({"job_id": True}, "job_id", "True"),
+        ({"job": " orders"}, "job", "' orders'"),
+        ({"date_param": ""}, "date_param", "''"),
+        ({"since": "2026-10-22T00:00"}, "since", "'2026-10-22T00:00'"),
+    ],
+)
+def test_collect_bad_input_is_refused_before_anything(
+    sqlite_url: str, fake: Any, kwargs: dict[str, Any], field: str, shown: str
+) -> None:
     jobs, client, _ = fake
     jobs.add_run(990, start=T0_MS, date="2026-10-22")
     arguments = {"job_id": 42, "job": "orders", **kwargs}
@@ -293,26 +316,45 @@ RUNS = st.dictionaries(st.integers(1, 9), st.tuples(st.integers(0, 30), STATES),
 
 
 def observations_of(runs: dict[int, tuple[int, gk.RunState]]) -> list[dbx.Observation]:
-    return [dbx.Observation(f"databricks:{n}", "2026-10-22", BASE + dt.timedelta(minutes=m),
-                            state, state.value, (n,)) for n, (m, state) in runs.items()]
+    return [
+        dbx.Observation(
+            f"databricks:{n}",
+            "2026-10-22",
+            BASE + dt.timedelta(minutes=m),
+            state,
+            state.value,
+            (n,),
+        )
+        for n, (m, state) in runs.items()
+    ]
 
 
 def applied(held: list[gk.Attempt], plan: dbx.Plan) -> list[gk.Attempt]:
     """The reference ledger: each action replaces or appends its attempt."""
     out = {a.attempt: a for a in held}
     for act in plan.actions:
-        out[act.attempt] = gk.Attempt("orders", act.business_date, act.attempt, act.run_id,
-                                      act.state, act.started_at, act.started_at)
+        out[act.attempt] = gk.Attempt(
+            "orders",
+            act.business_date,
+            act.attempt,
+            act.run_id,
+            act.state,
+            act.started_at,
+            act.started_at,
+        )
     return [out[k] for k in sorted(out)]
 
 
 @settings(max_examples=150, deadline=None)
 @given(first=RUNS, later=RUNS)
-def test_plan_attempts_against_a_model(first: dict[int, tuple[int, gk.RunState]],
-                                       later: dict[int, tuple[int, gk.RunState]]) -> None:
+def test_plan_attempts_against_a_model(
+    first: dict[int, tuple[int, gk.RunState]], later: dict[int, tuple[int, gk.RunState]]
+) -> None:
     """Two collections: the second sees the first's runs (perhaps finished) and new ones."""
-    finished = {n: (m, later[n][1] if state is gk.RunState.RUNNING and n in later else state)
-                for n, (m, state) in first.items()}  # a running run may have ended since
+    finished = {
+        n: (m, later[n][1] if state is gk.RunState.RUNNING and n in later else state)
+        for n, (m, state) in first.items()
+    }  # a running run may have ended since
     held: list[gk.Attempt] = []
     for runs in (first, {**later, **finished}):
         seen = observations_of(runs)
@@ -320,13 +362,13 @@ def test_plan_attempts_against_a_model(first: dict[int, tuple[int, gk.RunState]]
         assert len(plan.actions) + plan.unchanged + len(plan.skipped) == len(seen)
         known = {a.run_id: a for a in held}
         floor = max((a.started_at for a in held), default=None)
-        expected_new = sorted((o for o in seen if o.run_id not in known
-                               and (floor is None or o.started_at > floor)),
-                              key=lambda o: (o.started_at, o.order))
+        expected_new = sorted(
+            (o for o in seen if o.run_id not in known and (floor is None or o.started_at > floor)),
+            key=lambda o: (o.started_at, o.order),
+        )
         new = [a for a in plan.actions if a.run_id not in known]
         assert [a.run_id for a in new] == [o.run_id for o in expected_new]
-        assert [a.attempt for a in new] == list(range(len(held) + 1,
-                                                      len(held) + 1 + len(new)))
+        assert [a.attempt for a in new] == list(range(len(held) + 1, len(held) + 1 + len(new)))
         for act in plan.actions:
             if act.run_id in known:  # only a running attempt moves, to a terminal state
                 assert known[act.run_id].state is gk.RunState.RUNNING and act.state.terminal
@@ -340,12 +382,16 @@ def test_plan_attempts_against_a_model(first: dict[int, tuple[int, gk.RunState]]
 
 # -- the state map, row by row -------------------------------------------------------------------
 def item_for(field: str, life: Any, outcome: Any) -> dict[str, Any]:
-    return {"state": state(life, outcome)} if field == "state" else {"status": status(life,
-                                                                                      outcome)}
+    return (
+        {"state": state(life, outcome)} if field == "state" else {"status": status(life, outcome)}
+    )
 
 
-@pytest.mark.parametrize(("key", "expected"), sorted(dbx.STATE_MAP.items()),
-                         ids=lambda v: "/".join(v) if isinstance(v, tuple) else str(v))
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    sorted(dbx.STATE_MAP.items()),
+    ids=lambda v: "/".join(v) if isinstance(v, tuple) else str(v),
+)
 def test_state_map_row(key: tuple[str, str, str], expected: gk.RunState) -> None:
     field, life, outcome = key
     outcomes = [None, "SUCCESS", "FAILED"] if outcome == dbx.ANY else [outcome]
@@ -355,15 +401,22 @@ def test_state_map_row(key: tuple[str, str, str], expected: gk.RunState) -> None
         assert json.dumps(life) in raw
 
 
-@pytest.mark.parametrize(("field", "life", "outcome"), [
-    ("state", "TERMINATED", None), ("state", "TERMINATED", "EXCLUDED"),
-    ("state", "TERMINATED", "DISABLED"), ("state", "HIBERNATING", None), ("state", None, None),
-    ("state", "terminated", "SUCCESS"), ("status", "TERMINATED", None),
-    ("status", "TERMINATED", "DISABLED"), ("status", "WAITING_FOR_RETRY", None),
-    ("status", "TERMINATED", "FAILED"),
-])
-def test_state_map_leaves_anything_else_uninterpreted(field: str, life: Any,
-                                                      outcome: Any) -> None:
+@pytest.mark.parametrize(
+    ("field", "life", "outcome"),
+    [
+        ("state", "TERMINATED", None),
+        ("state", "TERMINATED", "EXCLUDED"),
+        ("state", "TERMINATED", "DISABLED"),
+        ("state", "HIBERNATING", None),
+        ("state", None, None),
+        ("state", "terminated", "SUCCESS"),
+        ("status", "TERMINATED", None),
+        ("status", "TERMINATED", "DISABLED"),
+        ("status", "WAITING_FOR_RETRY", None),
+        ("status", "TERMINATED", "FAILED"),
+    ],
+)
+def test_state_map_leaves_anything_else_uninterpreted(field: str, life: Any, outcome: Any) -> None:
     found, raw = dbx.resolve_state(item_for(field, life, outcome))
     assert found is None and json.dumps(outcome) in raw
 
@@ -376,8 +429,12 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
     for n, ((field, life, outcome), mapped) in enumerate(sorted(dbx.STATE_MAP.items())):
         date = (dt.date(2026, 1, 1) + dt.timedelta(days=n)).isoformat()
         value = None if outcome == dbx.ANY else outcome
-        run = jobs.add_run(1000 + n, start=T0_MS + n * H, date=date,
-                           run_status=status(life, value) if field == "status" else None)
+        run = jobs.add_run(
+            1000 + n,
+            start=T0_MS + n * H,
+            date=date,
+            run_status=status(life, value) if field == "status" else None,
+        )
         if field == "status":
             del run["state"]
         else:
@@ -393,13 +450,13 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
 def command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     exe = shutil.which("gatekeeper", path=str(Path(sys.executable).parent))
     assert exe, "the gatekeeper console script is not installed next to this Python"
-    return subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=60,
-                          cwd=ROOT)
+    return subprocess.run(
+        [exe, *args], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
 
 
 def clean_env(url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DATABRICKS_", "GATEKEEPER_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABRICKS_", "GATEKEEPER_"))}
     return {**env, "DATABRICKS_HOST": url, "DATABRICKS_TOKEN": TOKEN, **extra}
 
 
@@ -408,13 +465,20 @@ def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     jobs, _, url = fake
     workspace(jobs)
     ledger_url = f"sqlite:///{tmp_path / 'ledger.db'}"
-    base = ("collect", "databricks", "--ledger", ledger_url, "--job-id", "42", "--job",
-            "orders")
+    base = ("collect", "databricks", "--ledger", ledger_url, "--job-id", "42", "--job", "orders")
     done = command(*base, "--json", env=clean_env(url))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"recorded": 9, "unchanged": 0, "skipped": [
-        {"run_id": "databricks:205", "kind": "no_date",
-         "reason": "no business_date parameter (a run is never dated by its start time)"}]}
+    assert json.loads(done.stdout) == {
+        "recorded": 9,
+        "unchanged": 0,
+        "skipped": [
+            {
+                "run_id": "databricks:205",
+                "kind": "no_date",
+                "reason": "no business_date parameter (a run is never dated by its start time)",
+            }
+        ],
+    }
     with gk.open_ledger(ledger_url) as ledger:
         assert rows(ledger) == EXPECTED
         before = snapshot(ledger)
@@ -431,8 +495,17 @@ def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     with gk.open_ledger(ledger_url) as ledger:
         assert snapshot(ledger) == before
     fresh = tmp_path / "never.db"
-    done = command("collect", "databricks", "--ledger", f"sqlite:///{fresh}", "--job-id",
-                   "x", "--job", "orders", env=clean_env(url))
+    done = command(
+        "collect",
+        "databricks",
+        "--ledger",
+        f"sqlite:///{fresh}",
+        "--job-id",
+        "x",
+        "--job",
+        "orders",
+        env=clean_env(url),
+    )
     assert done.returncode == 2 and "invalid --job-id='x'" in done.stderr
     assert not fresh.exists()
 
@@ -444,13 +517,31 @@ def test_command_without_databricks_sdk_says_what_to_install(tmp_path: Path) -> 
     (hidden / "__init__.py").write_text("raise ImportError('databricks-sdk hidden by a test')\n")
     env = clean_env("http://127.0.0.1:9", PYTHONPATH=str(hidden.parent))
     imported = subprocess.run(
-        [sys.executable, "-c", "import gatekeeper, gatekeeper.cli, gatekeeper.integrations.collectors."
-         "databricks\ntry:\n import databricks.sdk\nexcept ImportError:\n print('hidden')"],
-        env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        [
+            sys.executable,
+            "-c",
+            "import gatekeeper, gatekeeper.cli, gatekeeper.integrations.collectors."
+            "databricks\ntry:\n import databricks.sdk\nexcept ImportError:\n print('hidden')",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert imported.returncode == 0 and imported.stdout == "hidden\n", imported.stderr
     db = tmp_path / "ledger.db"
-    done = command("collect", "databricks", "--ledger", f"sqlite:///{db}", "--job-id", "42",
-                   "--job", "orders", env=env)
+    done = command(
+        "collect",
+        "databricks",
+        "--ledger",
+        f"sqlite:///{db}",
+        "--job-id",
+        "42",
+        "--job",
+        "orders",
+        env=env,
+    )
     assert done.returncode == 1
     assert "pip install 'gatekeeper[databricks]'" in done.stderr
     assert not db.exists()
@@ -464,8 +555,18 @@ def test_command_ledger_conflict_exits_3(tmp_path: Path, fake: Any) -> None:
     with gk.open_ledger(ledger_url) as ledger:
         ledger.record("other", "2026-10-22", 1, "databricks:1201", "succeeded", at(T0_MS))
         before = snapshot(ledger)
-    done = command("--json", "collect", "databricks", "--ledger", ledger_url, "--job-id", "42",
-                   "--job", "orders", env=clean_env(url))
+    done = command(
+        "--json",
+        "collect",
+        "databricks",
+        "--ledger",
+        ledger_url,
+        "--job-id",
+        "42",
+        "--job",
+        "orders",
+        env=clean_env(url),
+    )
     assert done.returncode == 3, done.stderr
     (skip,) = json.loads(done.stdout)["skipped"]
     assert skip["run_id"] == "databricks:1201" and skip["kind"] == "conflict"
@@ -486,11 +587,20 @@ def test_readme_example_runs_as_written(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
-    env = {**clean_env("unused"), "PYTHONPATH": str(ROOT),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    shell = subprocess.Popen(["bash", "-ec", script.replace("8765", port)], cwd=tmp_path,
-                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
+    env = {
+        **clean_env("unused"),
+        "PYTHONPATH": str(ROOT),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    shell = subprocess.Popen(
+        ["bash", "-ec", script.replace("8765", port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = shell.communicate(timeout=60)
     finally:  # the fake server, if the script stopped before its kill

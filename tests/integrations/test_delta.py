@@ -42,11 +42,16 @@ def delta(ledger_url: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
     for key, value in settings.items():
         cfg.set("delta_test", key, value)
     try:
-        for _ in configure({"ledger_url": ledger_url, "lease_seconds": "30",
-                            "lateness": "0s", "timezone": "UTC"}):
+        for _ in configure(
+            {"ledger_url": ledger_url, "lease_seconds": "30", "lateness": "0s", "timezone": "UTC"}
+        ):
             with gk.open_ledger(ledger_url) as ledger:
-                yield {"ledger": ledger, "table": settings["table"], "url": ledger_url,
-                       "set": lambda key, value: _set(cfg, key, value)}
+                yield {
+                    "ledger": ledger,
+                    "table": settings["table"],
+                    "url": ledger_url,
+                    "set": lambda key, value: _set(cfg, key, value),
+                }
     finally:
         cfg.remove_section("delta_test")
         luigi.task_register.Register.clear_instance_cache()
@@ -59,20 +64,24 @@ def _set(cfg: Any, key: str, value: str) -> None:
 
 def rows(table: str, date: dt.date, version: int | None = None) -> list[tuple[str, str, int]]:
     data = DeltaTable(table, version=version).to_pyarrow_table(
-        filters=[("business_date", "=", date.isoformat())])
+        filters=[("business_date", "=", date.isoformat())]
+    )
     return sorted((r["business_date"], r["item"], r["cents"]) for r in data.to_pylist())
 
 
 def expected(date: dt.date, factor: int = 1) -> list[tuple[str, str, int]]:
-    return sorted((r["business_date"], r["item"], r["cents"])
-                  for r in rows_for(date.isoformat(), factor).to_pylist())
+    return sorted(
+        (r["business_date"], r["item"], r["cents"])
+        for r in rows_for(date.isoformat(), factor).to_pylist()
+    )
 
 
 def ledger_rows(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
     """Every gatekeeper row but the attempts (a refused run records its failed attempt)."""
     found = {k: v for k, v in snapshot(ledger).items() if k != "gk_attempts"}
-    found["gk_reservations"] = sorted(tuple(map(str, r)) for r in
-                                      ledger.read("SELECT * FROM gk_reservations"))
+    found["gk_reservations"] = sorted(
+        tuple(map(str, r)) for r in ledger.read("SELECT * FROM gk_reservations")
+    )
     return found
 
 
@@ -84,8 +93,12 @@ def run_task(task: gk.GatedDeltaTask) -> None:
 
 
 def gatekeeper_cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "gatekeeper.cli", "--ledger", url, *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "gatekeeper.cli", "--ledger", url, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 # -- publish, retry, a second date (both backends) ---------------------------------------------
@@ -100,11 +113,17 @@ def test_delta_publish_retry_and_second_date(delta: dict[str, Any]) -> None:
     assert upstream is not None and producer is not None
     pub = ledger.publication("DeltaSales", D1)
     assert pub is not None and (pub.revision, pub.location, pub.run_id) == (
-        1, table, producer.run_id)
+        1,
+        table,
+        producer.run_id,
+    )
     assert {k: v for k, v in commit.items() if k.startswith("gatekeeper.")} == {
-        "gatekeeper.consumer": "DeltaSales", "gatekeeper.business_date": "2026-10-23",
-        "gatekeeper.revision": "1", "gatekeeper.run_id": producer.run_id,
-        "gatekeeper.attempt": "1", "gatekeeper.fingerprint": pub.fingerprint,
+        "gatekeeper.consumer": "DeltaSales",
+        "gatekeeper.business_date": "2026-10-23",
+        "gatekeeper.revision": "1",
+        "gatekeeper.run_id": producer.run_id,
+        "gatekeeper.attempt": "1",
+        "gatekeeper.fingerprint": pub.fingerprint,
         "gatekeeper.evidence": json.dumps({"DeltaSource": upstream.run_id}),
         "gatekeeper.app_id": "gatekeeper:DeltaSales:2026-10-23",
     }
@@ -112,7 +131,10 @@ def test_delta_publish_retry_and_second_date(delta: dict[str, Any]) -> None:
     assert DeltaTable(table).transaction_version(app_id("DeltaSales", "2026-10-23")) == 1
     (reserved,) = rsv.reservations(ledger, "DeltaSales", D1)
     assert (reserved.state, reserved.table_version, reserved.writer_run_id) == (
-        "committed", 0, producer.run_id)
+        "committed",
+        0,
+        producer.run_id,
+    )
 
     # a retry: complete, so Luigi runs nothing; an explicit rerun (attempt 2) writes nothing
     assert DeltaSales(business_date=D1).complete()
@@ -136,15 +158,17 @@ def test_delta_publish_retry_and_second_date(delta: dict[str, Any]) -> None:
     shown = gatekeeper_cli(delta["url"], "evidence", "DeltaSales", "2026-10-24")
     assert shown.returncode == 0, shown.stderr
     assert f"to {table} at Delta table version 1" in shown.stdout
-    as_json = json.loads(gatekeeper_cli(delta["url"], "--json", "evidence", "DeltaSales",
-                                        "2026-10-23").stdout)
+    as_json = json.loads(
+        gatekeeper_cli(delta["url"], "--json", "evidence", "DeltaSales", "2026-10-23").stdout
+    )
     assert [r["table_version"] for r in as_json["revisions"]] == [0]
 
 
 # -- a correction after an upstream repair -----------------------------------------------------
 @pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
 def test_delta_conflicting_rerun_refused_then_republish_replaces_only_that_date(
-        delta: dict[str, Any]) -> None:
+    delta: dict[str, Any],
+) -> None:
     ledger, table = delta["ledger"], delta["table"]
     assert build(DeltaSales(business_date=D1), DeltaSales(business_date=D2)).scheduling_succeeded
     first = ledger.publication("DeltaSales", D1)
@@ -167,19 +191,23 @@ def test_delta_conflicting_rerun_refused_then_republish_replaces_only_that_date(
     assert rows(table, D1, version=version) == expected(D1)  # history keeps the old rows
     newest = DeltaTable(table).history(1)[0]
     assert (newest["gatekeeper.revision"], newest["gatekeeper.reason"]) == (
-        "2", "late data for item b")
+        "2",
+        "late data for item b",
+    )
     assert DeltaTable(table).transaction_version(app_id("DeltaSales", "2026-10-23")) == 2
     assert DeltaTable(table).transaction_version(app_id("DeltaSales", "2026-10-24")) == 1
     revisions = ledger.publications("DeltaSales", D1)
-    assert [(p.revision, p.reason) for p in revisions] == [
-        (2, "late data for item b"), (1, None)]
+    assert [(p.revision, p.reason) for p in revisions] == [(2, "late data for item b"), (1, None)]
     repaired = ledger.latest("DeltaSource", D1)
     assert repaired is not None and repaired.attempt == 2
     assert revisions[0].evidence == {"DeltaSource": repaired.run_id}
     assert revisions[1].evidence == first.evidence
     found = gk.delta_evidence(table, D1)
     assert found is not None and (found.revision, found.reason, found.evidence) == (
-        2, "late data for item b", {"DeltaSource": repaired.run_id})
+        2,
+        "late data for item b",
+        {"DeltaSource": repaired.run_id},
+    )
     assert DeltaSales(business_date=D1, republish_reason="late data for item b").complete()
 
 
@@ -210,7 +238,8 @@ def test_delta_stray_rows_refused_before_anything_is_written(delta: dict[str, An
 # -- completeness against the table ------------------------------------------------------------
 @pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
 def test_delta_restored_table_is_output_mismatch_never_complete(
-        delta: dict[str, Any], tmp_path: Path) -> None:
+    delta: dict[str, Any], tmp_path: Path
+) -> None:
     table = delta["table"]
     assert build(DeltaSales(business_date=D1), DeltaSales(business_date=D2)).scheduling_succeeded
     d1_version = gk.delta_evidence(table, D1).table_version
@@ -229,14 +258,21 @@ def test_delta_restored_table_is_output_mismatch_never_complete(
 # -- a crash before the Delta commit: the reservation is adopted or released -------------------
 @pytest.mark.parametrize("same_rows", [True, False])
 def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
-        delta: dict[str, Any], same_rows: bool) -> None:
+    delta: dict[str, Any], same_rows: bool
+) -> None:
     ledger, table = delta["ledger"], delta["table"]
     succeed(ledger, "DeltaSource", D1)
     dead = ledger.begin_attempt("DeltaSales", D1, "dead-run", lease_seconds=0.3)
     factor = 1 if same_rows else 2
-    rsv.reserve(ledger, "DeltaSales", D1, ["DeltaSource"],
-                table_fingerprint(rows_for("2026-10-23", factor)), producer=dead.run_id,
-                location=table)
+    rsv.reserve(
+        ledger,
+        "DeltaSales",
+        D1,
+        ["DeltaSource"],
+        table_fingerprint(rows_for("2026-10-23", factor)),
+        producer=dead.run_id,
+        location=table,
+    )
     time.sleep(0.4)  # its lease expires: the next attempt takes over
     run_task(DeltaSales(business_date=D1))
     assert DeltaTable(table).version() == 0 and rows(table, D1) == expected(D1)
@@ -244,9 +280,11 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     mine = ledger.latest("DeltaSales", D1)
     assert mine is not None and mine.attempt == 2
     assert (reserved.revision, reserved.state, reserved.writer_run_id) == (
-        1, "committed", mine.run_id)
-    assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == [
-        "abandoned", "succeeded"]
+        1,
+        "committed",
+        mine.run_id,
+    )
+    assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == ["abandoned", "succeeded"]
 
 
 # -- a fork of a process whose deltalake runtime was started (luigi --workers N) --------------
@@ -266,7 +304,8 @@ def _publish_in_fork(date: dt.date, recorded: bool, report: str) -> None:
 @pytest.mark.parametrize("ledger_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize("recorded", [True, False], ids=["gatekeeper-used-it", "panic"])
 def test_delta_fork_of_a_process_that_used_deltalake_publishes_through_the_helper(
-        delta: dict[str, Any], tmp_path: Path, recorded: bool) -> None:
+    delta: dict[str, Any], tmp_path: Path, recorded: bool
+) -> None:
     ledger, table = delta["ledger"], delta["table"]
     succeed(ledger, "DeltaSource", D1)
     succeed(ledger, "DeltaSource", D2)
@@ -274,7 +313,8 @@ def test_delta_fork_of_a_process_that_used_deltalake_publishes_through_the_helpe
     assert DeltaTable(table).version() == 0 and not delta_runner.delegating()
     report = tmp_path / "report"
     child = multiprocessing.get_context("fork").Process(
-        target=_publish_in_fork, args=(D2, recorded, str(report)))
+        target=_publish_in_fork, args=(D2, recorded, str(report))
+    )
     child.start()
     child.join(60)
     assert (child.exitcode, report.read_text()) == (0, "ok delegating=True")
@@ -286,15 +326,22 @@ def test_delta_fork_of_a_process_that_used_deltalake_publishes_through_the_helpe
     found = gk.delta_evidence(table, D2)
     assert pub is not None and found is not None
     assert (found.run_id, found.fingerprint, found.table_version) == (
-        pub.run_id, pub.fingerprint, 1)
+        pub.run_id,
+        pub.fingerprint,
+        1,
+    )
     assert DeltaSales(business_date=D2).output().exists()  # this process still reads here
 
 
-@pytest.mark.parametrize(("kind", "error"), [
-    ("InvalidInput", gk.InvalidInput), ("OutputMismatch", gk.OutputMismatch),
-    ("CommitFailedError", None)])
-def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str,
-                                                                  error: Any) -> None:
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [
+        ("InvalidInput", gk.InvalidInput),
+        ("OutputMismatch", gk.OutputMismatch),
+        ("CommitFailedError", None),
+    ],
+)
+def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str, error: Any) -> None:
     import deltalake
 
     expected_type = error or deltalake.exceptions.CommitFailedError
@@ -308,9 +355,11 @@ def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str,
         helper = int(str(raised.value).rsplit(" ", 1)[1])
         assert helper != os.getpid()
         assert delta_runner._helper is not None and helper in [
-            p.pid for p in delta_runner._helper[1]._processes.values()]
+            p.pid for p in delta_runner._helper[1]._processes.values()
+        ]
     # a commit conflict is retried by GatedDeltaTask.delta_commit: it must stay catchable
     from gatekeeper.integrations.delta.table import commit_conflicts
+
     assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())
 
 
@@ -324,13 +373,26 @@ def delta_config(tmp_path: Path, url: str, lease: float = 300) -> Path:
 
 @pytest.mark.slow
 def test_delta_killed_after_commit_then_rerun_records_it_without_a_second_write(
-        sqlite_url: str, tmp_path: Path) -> None:
+    sqlite_url: str, tmp_path: Path
+) -> None:
     cfg, table = delta_config(tmp_path, sqlite_url, lease=2), str(tmp_path / "sales")
-    args = ("--module", "tests.helpers.delta_tasks", "DeltaSales", "--business-date", "2026-10-23",
-            "--local-scheduler")
+    args = (
+        "--module",
+        "tests.helpers.delta_tasks",
+        "DeltaSales",
+        "--business-date",
+        "2026-10-23",
+        "--local-scheduler",
+    )
     (tmp_path / "die-after-commit").touch()
-    killed = subprocess.run(luigi_command(*args), cwd=tmp_path, env=luigi_env(cfg),
-                            capture_output=True, text=True, timeout=120)
+    killed = subprocess.run(
+        luigi_command(*args),
+        cwd=tmp_path,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert killed.returncode == -9, killed.stderr
     assert list(tmp_path.glob("died-*"))
     (tmp_path / "die-after-commit").unlink()
@@ -343,8 +405,14 @@ def test_delta_killed_after_commit_then_rerun_records_it_without_a_second_write(
         assert (pending.state, pending.producer_run_id) == ("reserved", first.run_id)
         while first.lease_live(dt.datetime.now(dt.timezone.utc)):
             time.sleep(0.1)
-    rerun = subprocess.run(luigi_command(*args), cwd=tmp_path, env=luigi_env(cfg),
-                           capture_output=True, text=True, timeout=120)
+    rerun = subprocess.run(
+        luigi_command(*args),
+        cwd=tmp_path,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert rerun.returncode == 0, rerun.stderr
     assert "not written again" in rerun.stderr + rerun.stdout
     assert DeltaTable(table).version() == 0 and len(DeltaTable(table).history()) == 1
@@ -352,12 +420,13 @@ def test_delta_killed_after_commit_then_rerun_records_it_without_a_second_write(
     with gk.open_ledger(sqlite_url) as ledger:
         pub = ledger.publication("DeltaSales", D1)
         # the publication names the run whose commit is in the table: the killed one
-        assert pub is not None and (pub.revision, pub.run_id, pub.attempt) == (
-            1, first.run_id, 1)
+        assert pub is not None and (pub.revision, pub.run_id, pub.attempt) == (1, first.run_id, 1)
         (done,) = rsv.reservations(ledger, "DeltaSales", D1)
         assert (done.state, done.table_version) == ("committed", 0)
         assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == [
-            "abandoned", "succeeded"]
+            "abandoned",
+            "succeeded",
+        ]
     shown = gatekeeper_cli(sqlite_url, "evidence", "DeltaSales", "2026-10-23")
     assert "at Delta table version 0" in shown.stdout and first.run_id in shown.stdout
 
@@ -367,22 +436,55 @@ RANGE_DATES = [dt.date(2026, 9, 1) + dt.timedelta(days=n) for n in range(6)]
 
 @pytest.mark.slow
 def test_delta_two_concurrent_range_fills_write_each_date_once(
-        sqlite_url: str, tmp_path: Path) -> None:
+    sqlite_url: str, tmp_path: Path
+) -> None:
     cfg, table = delta_config(tmp_path, sqlite_url), str(tmp_path / "sales")
     # one date published first: each fill's scheduling reads the table (its completeness),
     # starting deltalake's runtime in the luigi process before it forks the task processes
-    first = subprocess.run(luigi_command("--module", "tests.helpers.delta_tasks", "DeltaSales",
-                                         "--business-date", "2026-09-01", "--local-scheduler"),
-                           cwd=tmp_path, env=luigi_env(cfg), capture_output=True, text=True,
-                           timeout=120)
+    first = subprocess.run(
+        luigi_command(
+            "--module",
+            "tests.helpers.delta_tasks",
+            "DeltaSales",
+            "--business-date",
+            "2026-09-01",
+            "--local-scheduler",
+        ),
+        cwd=tmp_path,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stderr[-3000:]
-    command = luigi_command("--module", "tests.helpers.delta_tasks", "RangeBusinessDaily", "--of",
-                            "DeltaSales", "--start", "2026-09-01", "--stop", "2026-09-07",
-                            "--strategy", "forward", "--workers", "2", "--local-scheduler",
-                            "--no-lock")
-    procs = [subprocess.Popen(command, cwd=tmp_path, env=luigi_env(cfg), text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-             for _ in range(2)]
+    command = luigi_command(
+        "--module",
+        "tests.helpers.delta_tasks",
+        "RangeBusinessDaily",
+        "--of",
+        "DeltaSales",
+        "--start",
+        "2026-09-01",
+        "--stop",
+        "2026-09-07",
+        "--strategy",
+        "forward",
+        "--workers",
+        "2",
+        "--local-scheduler",
+        "--no-lock",
+    )
+    procs = [
+        subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=luigi_env(cfg),
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=180)[0] for p in procs]
     assert "Forked process detected" not in "".join(outputs)
     assert "runs its Delta operations in a spawned helper process" in "".join(outputs)
@@ -391,8 +493,9 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
         if proc.returncode == TASK_FAILED:  # a race loser meets the live lease
             assert "LeaseHeld" in out, out[-3000:]
     if TASK_FAILED in [p.returncode for p in procs]:
-        rerun = subprocess.run(command, cwd=tmp_path, env=luigi_env(cfg),
-                               capture_output=True, text=True, timeout=180)
+        rerun = subprocess.run(
+            command, cwd=tmp_path, env=luigi_env(cfg), capture_output=True, text=True, timeout=180
+        )
         assert rerun.returncode == 0, rerun.stderr[-3000:]
 
     history = DeltaTable(table).history()
@@ -400,14 +503,19 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
     assert commits == [d.isoformat() for d in RANGE_DATES]  # one commit per date
     data = DeltaTable(table).to_pyarrow_table().to_pylist()
     assert sorted((r["business_date"], r["item"], r["cents"]) for r in data) == sorted(
-        row for d in RANGE_DATES for row in expected(d))
+        row for d in RANGE_DATES for row in expected(d)
+    )
     with gk.open_ledger(sqlite_url) as ledger:
         for day in RANGE_DATES:
             (pub,) = ledger.publications("DeltaSales", day)
             found = gk.delta_evidence(table, day)
             assert found is not None
             assert (found.revision, found.run_id, found.fingerprint, found.evidence) == (
-                1, pub.run_id, pub.fingerprint, pub.evidence)
+                1,
+                pub.run_id,
+                pub.fingerprint,
+                pub.evidence,
+            )
             (done,) = rsv.reservations(ledger, "DeltaSales", day)
             assert done.table_version == found.table_version
 
@@ -431,24 +539,33 @@ def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() 
         base.select(["cents", "business_date", "item"]),
         pa.Table.from_batches(base.to_batches(max_chunksize=1)),
         base.set_column(1, "item", pa.compute.dictionary_encode(base["item"])),
-        base.cast(pa.schema([("business_date", pa.large_string()), ("item", pa.string()),
-                             ("cents", pa.int64())])),
+        base.cast(
+            pa.schema(
+                [("business_date", pa.large_string()), ("item", pa.string()), ("cents", pa.int64())]
+            )
+        ),
         to_arrow(Frame(pa.Table.from_pylist(list(reversed(base.to_pylist()))))),
         to_arrow(base.to_reader()),
     ]
     assert {table_fingerprint(t) for t in same} == {table_fingerprint(base)}
-    other = [rows_for("2026-10-23", 2), base.take([0, 1]), base.take([0, 1, 2, 2]),
-             base.rename_columns(["business_date", "sku", "cents"]),
-             base.set_column(2, "cents", pa.array([100.0, 250.0, 5.0]))]
+    other = [
+        rows_for("2026-10-23", 2),
+        base.take([0, 1]),
+        base.take([0, 1, 2, 2]),
+        base.rename_columns(["business_date", "sku", "cents"]),
+        base.set_column(2, "cents", pa.array([100.0, 250.0, 5.0])),
+    ]
     assert len({table_fingerprint(t) for t in [base, *other]}) == 1 + len(other)
 
 
-@pytest.mark.parametrize(("data", "field", "value"), [
-    ({"business_date": ["2026-10-23"]}, "build()", dict),
-    ("business_date", "build()", str),
-])
-def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str,
-                                                         value: Any) -> None:
+@pytest.mark.parametrize(
+    ("data", "field", "value"),
+    [
+        ({"business_date": ["2026-10-23"]}, "build()", dict),
+        ("business_date", "build()", str),
+    ],
+)
+def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str, value: Any) -> None:
     from gatekeeper.integrations.delta.table import to_arrow
 
     with pytest.raises(gk.InvalidInput) as refused:
@@ -456,12 +573,18 @@ def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str,
     assert (refused.value.field, refused.value.value) == (field, value)
 
 
-@pytest.mark.parametrize(("values", "value"), [
-    (["2026-10-23", None], None), ([dt.date(2026, 10, 22)], dt.date(2026, 10, 22)),
-    ([20261023], 20261023), ([dt.datetime(2026, 10, 23)], dt.datetime(2026, 10, 23)),
-])
-def test_delta_partition_values_other_than_the_date_are_named(values: list[Any],
-                                                             value: Any) -> None:
+@pytest.mark.parametrize(
+    ("values", "value"),
+    [
+        (["2026-10-23", None], None),
+        ([dt.date(2026, 10, 22)], dt.date(2026, 10, 22)),
+        ([20261023], 20261023),
+        ([dt.datetime(2026, 10, 23)], dt.datetime(2026, 10, 23)),
+    ],
+)
+def test_delta_partition_values_other_than_the_date_are_named(
+    values: list[Any], value: Any
+) -> None:
     import pyarrow as pa
 
     from gatekeeper.integrations.delta.table import check_rows
@@ -477,16 +600,14 @@ def test_delta_partition_values_other_than_the_date_are_named(values: list[Any],
     assert bad.value.field == "partition_column"
 
 
-@pytest.mark.parametrize("text", ["[1]", "{\"a\": 1}", "{nope"])
+@pytest.mark.parametrize("text", ["[1]", '{"a": 1}', "{nope"])
 def test_delta_storage_options_must_be_a_json_object_of_strings(text: str) -> None:
     from gatekeeper.core.validation import check_storage_options
 
     with pytest.raises(gk.InvalidInput) as refused:
         check_storage_options(text, "gatekeeper.delta_storage_options")
-    assert (refused.value.field, refused.value.value) == ("gatekeeper.delta_storage_options",
-                                                          text)
-    assert check_storage_options('{"AWS_REGION": "eu-west-1"}', "x") == {
-        "AWS_REGION": "eu-west-1"}
+    assert (refused.value.field, refused.value.value) == ("gatekeeper.delta_storage_options", text)
+    assert check_storage_options('{"AWS_REGION": "eu-west-1"}', "x") == {"AWS_REGION": "eu-west-1"}
     assert check_storage_options("", "x") is None
 
 
@@ -504,7 +625,12 @@ def test_delta_core_imports_without_the_extra(tmp_path: Path) -> None:
         "except gk.GatekeeperError as exc:\n"
         "    print(exc)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0, done.stderr
     assert "need the delta extra (deltalake is missing)" in done.stdout

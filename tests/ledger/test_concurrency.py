@@ -180,8 +180,10 @@ def publish_all(barrier: Any, url: str, index: int) -> dict[str, str]:
         sql = insert_sql(ledger)
         barrier.wait(timeout=WAIT)
         for date in DATES if index % 2 == 0 else reversed(DATES):
+
             def write(conn: Any, date: str = date) -> None:
                 conn.execute(sql, (date, index))
+
             try:
                 first = ledger.publish(CONSUMER, date, UPSTREAM, f"fp-{index % 2}", write)
                 outcomes[date] = "first" if first else "retry"
@@ -247,8 +249,13 @@ def begin_when_free(url: str, ready: str, go: str) -> str:
     with gk.open_ledger(url) as ledger:
         ready_then_wait(ledger, ready, go)
         got = ledger.begin_attempt(JOB, D, "late-runner", lease_seconds=1.0)
-    return json.dumps([got.attempt, got.started_at.isoformat(),
-                       got.lease_expires_at.isoformat() if got.lease_expires_at else None])
+    return json.dumps(
+        [
+            got.attempt,
+            got.started_at.isoformat(),
+            got.lease_expires_at.isoformat() if got.lease_expires_at else None,
+        ]
+    )
 
 
 # -- tests -----------------------------------------------------------------------------------

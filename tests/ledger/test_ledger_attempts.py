@@ -50,8 +50,9 @@ TRANSITIONS = [
 
 
 @pytest.mark.parametrize(("before", "new", "expected"), TRANSITIONS)
-def test_record_transition_table(ledger: gk.Ledger, before: list[str], new: str,
-                                 expected: object) -> None:
+def test_record_transition_table(
+    ledger: gk.Ledger, before: list[str], new: str, expected: object
+) -> None:
     for state in before:
         ledger.record("A", D, 1, "r1", state, T0)
     final_before = before[-1] if before else None
@@ -118,12 +119,19 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize(("field", "override"), BAD_INPUTS)
-def test_record_bad_input_is_refused_and_writes_nothing(ledger: gk.Ledger, field: str,
-                                                         override: dict[str, object]) -> None:
+def test_record_bad_input_is_refused_and_writes_nothing(
+    ledger: gk.Ledger, field: str, override: dict[str, object]
+) -> None:
     ledger.record("A", D, 1, "r0", "running", T0)
     rows = snapshot(ledger)
-    args: dict[str, object] = dict(job="A", business_date="2026-10-23", attempt=2, run_id="r1",
-                                   state="succeeded", started_at=T0)
+    args: dict[str, object] = dict(
+        job="A",
+        business_date="2026-10-23",
+        attempt=2,
+        run_id="r1",
+        state="succeeded",
+        started_at=T0,
+    )
     args.update(override)
     with pytest.raises(gk.InvalidInput) as caught:
         ledger.record(**args)  # type: ignore[arg-type]
@@ -233,7 +241,10 @@ def test_history_lists_every_date(ledger: gk.Ledger) -> None:
     ledger.record("A", "2026-10-22", 2, "r2", "succeeded", T0)
     ledger.record("A", "2026-10-22", 1, "r1", "failed", T0)
     assert [(a.business_date, a.attempt) for a in ledger.history("A")] == [
-        ("2026-10-22", 1), ("2026-10-22", 2), ("2026-10-23", 1)]
+        ("2026-10-22", 1),
+        ("2026-10-22", 2),
+        ("2026-10-23", 1),
+    ]
     assert [a.run_id for a in ledger.history("A", "2026-10-22")] == ["r1", "r2"]
 
 
@@ -289,7 +300,8 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
             fresh.execute(
                 "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
                 "updated_at) VALUES ('A', '2026-10-22', 1, 'old-run', 'succeeded', ?, ?)",
-                (fresh.ts_in(T0), fresh.ts_in(T0)))
+                (fresh.ts_in(T0), fresh.ts_in(T0)),
+            )
     with gk.open_ledger(ledger_url) as migrated:
         assert migrated.schema_version() == SCHEMA_VERSION > 1
         assert [a.run_id for a in migrated.attempts("A", D)] == ["old-run"]

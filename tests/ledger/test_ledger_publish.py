@@ -17,11 +17,13 @@ DIMS = ("DimCustomer", "DimProduct")
 
 def writer(ledger: gk.Ledger, cents: int = 17500, calls: list[int] | None = None) -> Any:
     """A write callback inserting one sales_totals row on the publication's connection."""
+
     def write(conn: Any) -> None:
         if calls is not None:
             calls.append(1)
         sql = "INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)"
         conn.execute(sql, (D, cents))
+
     return write
 
 
@@ -38,8 +40,12 @@ def test_readiness_blockers_name_each_state(ledger: gk.Ledger) -> None:
     ok = succeed(ledger, "Ok", D)
     readiness = gk.check_ready(ledger, ["Running", "Failed", "Gone", "Missing", "Ok"], D)
     assert not readiness and readiness.ready is False
-    assert readiness.blockers == {"Running": "running", "Failed": "failed", "Gone": "abandoned",
-                                  "Missing": "missing"}
+    assert readiness.blockers == {
+        "Running": "running",
+        "Failed": "failed",
+        "Gone": "abandoned",
+        "Missing": "missing",
+    }
     assert readiness.evidence == {"Ok": ok}
     assert "Running (attempt 1 running)" in readiness.describe_blockers()
     assert "Missing (missing)" in readiness.describe_blockers()
@@ -82,8 +88,10 @@ def test_publish_first_then_retry_is_noop(ledger: gk.Ledger, ready: dict[str, st
     calls: list[int] = []
     fp = gk.fingerprint({"cents": 17500})
     assert ledger.publish("DailySalesLoad", D, DIMS, fp, writer(ledger, calls=calls)) is True
-    assert ledger.publish("DailySalesLoad", D, list(reversed(DIMS)), fp,
-                          writer(ledger, calls=calls)) is False
+    assert (
+        ledger.publish("DailySalesLoad", D, list(reversed(DIMS)), fp, writer(ledger, calls=calls))
+        is False
+    )
     assert calls == [1]
     assert count_rows(ledger, "sales_totals") == 1
     pub = ledger.publication("DailySalesLoad", D)
@@ -93,7 +101,8 @@ def test_publish_first_then_retry_is_noop(ledger: gk.Ledger, ready: dict[str, st
 
 
 def test_publish_retry_after_upstream_change_keeps_evidence(
-        ledger: gk.Ledger, ready: dict[str, str]) -> None:
+    ledger: gk.Ledger, ready: dict[str, str]
+) -> None:
     fp = gk.fingerprint({"cents": 17500})
     ledger.publish("DailySalesLoad", D, DIMS, fp, writer(ledger))
     succeed(ledger, "DimCustomer", D, attempt=2)
@@ -104,13 +113,17 @@ def test_publish_retry_after_upstream_change_keeps_evidence(
     assert [i.attempt for i in pub.items] == [1, 1]
 
 
-@pytest.mark.parametrize(("fp", "jobs", "what"), [
-    ("other", DIMS, "fingerprint"),
-    (None, ("DimCustomer",), "required jobs"),
-    (None, (*DIMS, "DimStore"), "required jobs"),
-])
-def test_publish_different_output_is_conflict(ledger: gk.Ledger, ready: dict[str, str],
-                                              fp: str | None, jobs: Any, what: str) -> None:
+@pytest.mark.parametrize(
+    ("fp", "jobs", "what"),
+    [
+        ("other", DIMS, "fingerprint"),
+        (None, ("DimCustomer",), "required jobs"),
+        (None, (*DIMS, "DimStore"), "required jobs"),
+    ],
+)
+def test_publish_different_output_is_conflict(
+    ledger: gk.Ledger, ready: dict[str, str], fp: str | None, jobs: Any, what: str
+) -> None:
     original = gk.fingerprint({"cents": 17500})
     ledger.publish("DailySalesLoad", D, DIMS, original, writer(ledger))
     succeed(ledger, "DimStore", D)
@@ -149,8 +162,10 @@ def test_publish_exception_in_write_rolls_back(ledger: gk.Ledger, ready: dict[st
 
 
 TRIGGERS = {
-    "sqlite": ["CREATE TRIGGER reject_evidence BEFORE INSERT ON gk_evidence "
-               "BEGIN SELECT RAISE(ABORT, 'evidence rejected'); END"],
+    "sqlite": [
+        "CREATE TRIGGER reject_evidence BEFORE INSERT ON gk_evidence "
+        "BEGIN SELECT RAISE(ABORT, 'evidence rejected'); END"
+    ],
     "postgresql": [
         "CREATE FUNCTION reject_evidence() RETURNS trigger LANGUAGE plpgsql AS "
         "$$ BEGIN RAISE EXCEPTION 'evidence rejected'; END $$",
@@ -158,12 +173,15 @@ TRIGGERS = {
         "FOR EACH ROW EXECUTE FUNCTION reject_evidence()",
     ],
 }
-DROP = {"sqlite": "DROP TRIGGER reject_evidence",
-        "postgresql": "DROP TRIGGER reject_evidence ON gk_evidence"}
+DROP = {
+    "sqlite": "DROP TRIGGER reject_evidence",
+    "postgresql": "DROP TRIGGER reject_evidence ON gk_evidence",
+}
 
 
 def test_publish_evidence_insert_failure_rolls_back_output(
-        ledger: gk.Ledger, ready: dict[str, str]) -> None:
+    ledger: gk.Ledger, ready: dict[str, str]
+) -> None:
     with ledger.transaction():
         for statement in TRIGGERS[ledger.dialect]:
             ledger.connection.execute(statement)
@@ -178,16 +196,19 @@ def test_publish_evidence_insert_failure_rolls_back_output(
 
 
 def test_publish_two_publishers_on_independent_connections(
-        ledger_url: str, ledger: gk.Ledger, ready: dict[str, str]) -> None:
+    ledger_url: str, ledger: gk.Ledger, ready: dict[str, str]
+) -> None:
     barrier = threading.Barrier(2)
     results: list[bool] = []
     errors: list[BaseException] = []
 
     def publisher() -> None:
         with gk.open_ledger(ledger_url) as own:
+
             def slow_write(conn: Any) -> None:
                 time.sleep(0.2)  # widen the window between reading and committing
                 writer(own)(conn)
+
             barrier.wait()
             try:
                 results.append(own.publish("DailySalesLoad", D, DIMS, "fp", slow_write))
@@ -205,15 +226,19 @@ def test_publish_two_publishers_on_independent_connections(
     assert count_rows(ledger, "gk_publications") == 1
 
 
-@pytest.mark.parametrize(("field", "args"), [
-    ("consumer", ("", D, DIMS, "fp")),
-    ("business_date", ("C", "2026-13-01", DIMS, "fp")),
-    ("jobs", ("C", D, [], "fp")),
-    ("fingerprint", ("C", D, DIMS, "")),
-    ("fingerprint", ("C", D, DIMS, None)),
-])
-def test_publish_bad_input_writes_nothing(ledger: gk.Ledger, ready: dict[str, str], field: str,
-                                          args: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize(
+    ("field", "args"),
+    [
+        ("consumer", ("", D, DIMS, "fp")),
+        ("business_date", ("C", "2026-13-01", DIMS, "fp")),
+        ("jobs", ("C", D, [], "fp")),
+        ("fingerprint", ("C", D, DIMS, "")),
+        ("fingerprint", ("C", D, DIMS, None)),
+    ],
+)
+def test_publish_bad_input_writes_nothing(
+    ledger: gk.Ledger, ready: dict[str, str], field: str, args: tuple[Any, ...]
+) -> None:
     rows = snapshot(ledger)
     with pytest.raises(gk.InvalidInput) as caught:
         ledger.publish(*args)
@@ -225,12 +250,15 @@ def test_publication_of_unknown_key_is_none(ledger: gk.Ledger) -> None:
     assert ledger.publications("Nobody", D) == []
 
 
-@pytest.mark.parametrize(("a", "b", "same"), [
-    ({"x": 1, "y": [1, 2]}, {"y": [1, 2], "x": 1}, True),
-    ({"cents": 17500}, {"cents": 17501}, False),
-    (b"abc", b"abc", True),
-    ([1, 2], [2, 1], False),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"x": 1, "y": [1, 2]}, {"y": [1, 2], "x": 1}, True),
+        ({"cents": 17500}, {"cents": 17501}, False),
+        (b"abc", b"abc", True),
+        ([1, 2], [2, 1], False),
+    ],
+)
 def test_fingerprint_is_canonical(a: Any, b: Any, same: bool) -> None:
     assert (gk.fingerprint(a) == gk.fingerprint(b)) is same
     assert gk.fingerprint(a).startswith("sha256:")

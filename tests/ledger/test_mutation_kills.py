@@ -80,10 +80,17 @@ def hour_keys(draw: Any) -> str:
 
 HOUR_VALUES = st.one_of(
     hour_keys(),
-    st.builds(lambda d, h, m: dt.datetime.combine(d, dt.time(h, m), tzinfo=UTC),
-              DAYS, st.integers(0, 23), st.sampled_from([0, 0, 30])),
-    st.builds(lambda d, h: dt.datetime.combine(d, dt.time(h), tzinfo=ZoneInfo("Europe/Berlin")),
-              DAYS, st.integers(0, 23)),
+    st.builds(
+        lambda d, h, m: dt.datetime.combine(d, dt.time(h, m), tzinfo=UTC),
+        DAYS,
+        st.integers(0, 23),
+        st.sampled_from([0, 0, 30]),
+    ),
+    st.builds(
+        lambda d, h: dt.datetime.combine(d, dt.time(h), tzinfo=ZoneInfo("Europe/Berlin")),
+        DAYS,
+        st.integers(0, 23),
+    ),
     DAYS.map(lambda d: f"{d.isoformat()}T05"),  # Luigi's DateHourParameter form
     DAYS,
 )
@@ -125,9 +132,21 @@ def test_period_ordinals_hourly_of_many_keys_is_the_union_or_the_first_refusal(
 
 
 DAY_VALUES = st.one_of(
-    DAYS, DAYS.map(dt.date.isoformat),
-    st.sampled_from(["2026-02-30", "2026-13-01", "2026-1-025", "20261025", "2026-W43-1",
-                     "2026/10/25", "２０２６-10-25", "2026-10-25T00", ""]),
+    DAYS,
+    DAYS.map(dt.date.isoformat),
+    st.sampled_from(
+        [
+            "2026-02-30",
+            "2026-13-01",
+            "2026-1-025",
+            "20261025",
+            "2026-W43-1",
+            "2026/10/25",
+            "２０２６-10-25",
+            "2026-10-25T00",
+            "",
+        ]
+    ),
     st.builds(lambda d: dt.datetime.combine(d, dt.time(), tzinfo=UTC), DAYS),
 )
 
@@ -145,42 +164,77 @@ def test_period_ordinals_daily_agrees_with_period_ordinal(values: list[Any]) -> 
 
 # -- RangePlan.to_json: the `gatekeeper plan --json` shape ------------------------------------
 def test_range_plan_to_json_daily_is_the_documented_shape() -> None:
-    plan = plan_range(["2026-10-01", "2026-10-03"], start="2026-10-01", stop="2026-10-06",
-                      now=dt.datetime(2026, 10, 5, 2, tzinfo=UTC), lateness="2h",
-                      timezone="Europe/Berlin", strategy="reverse", catchup="last:1",
-                      task_limit=3)
+    plan = plan_range(
+        ["2026-10-01", "2026-10-03"],
+        start="2026-10-01",
+        stop="2026-10-06",
+        now=dt.datetime(2026, 10, 5, 2, tzinfo=UTC),
+        lateness="2h",
+        timezone="Europe/Berlin",
+        strategy="reverse",
+        catchup="last:1",
+        task_limit=3,
+    )
     assert plan.to_json() == {
-        "start": "2026-10-01", "stop": "2026-10-06", "now": "2026-10-05T02:00:00+00:00",
-        "lateness_seconds": 7200.0, "period": "daily", "timezone": "Europe/Berlin",
-        "strategy": "reverse", "catchup": "last:1", "task_limit": 3, "total": 4,
-        "complete_count": 2, "due": ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"],
-        "gaps": ["2026-10-04"], "scheduled": ["2026-10-04"], "skipped_by_policy": ["2026-10-02"],
-        "contiguous_through": "2026-10-01", "next_due_at": "2026-10-06T00:00:00+00:00",
+        "start": "2026-10-01",
+        "stop": "2026-10-06",
+        "now": "2026-10-05T02:00:00+00:00",
+        "lateness_seconds": 7200.0,
+        "period": "daily",
+        "timezone": "Europe/Berlin",
+        "strategy": "reverse",
+        "catchup": "last:1",
+        "task_limit": 3,
+        "total": 4,
+        "complete_count": 2,
+        "due": ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"],
+        "gaps": ["2026-10-04"],
+        "scheduled": ["2026-10-04"],
+        "skipped_by_policy": ["2026-10-02"],
+        "contiguous_through": "2026-10-01",
+        "next_due_at": "2026-10-06T00:00:00+00:00",
         "description": "filled 2/4, contiguous through 2026-10-01, next due at "
-                       "2026-10-06T00:00:00+00:00, 1 skipped by policy",
+        "2026-10-06T00:00:00+00:00, 1 skipped by policy",
     }
 
 
 def test_range_plan_to_json_hourly_open_ended_is_the_documented_shape() -> None:
-    plan = plan_range([], start="2026-10-25T05:00Z", now="2026-10-25T07:30:00+00:00",
-                      period=HOURLY, task_limit=None)
+    plan = plan_range(
+        [],
+        start="2026-10-25T05:00Z",
+        now="2026-10-25T07:30:00+00:00",
+        period=HOURLY,
+        task_limit=None,
+    )
     assert plan.to_json() == {
-        "start": "2026-10-25T05:00Z", "stop": None, "now": "2026-10-25T07:30:00+00:00",
-        "lateness_seconds": 0.0, "period": "hourly", "timezone": "UTC",
-        "strategy": "contiguous", "catchup": "all", "task_limit": None, "total": 2,
-        "complete_count": 0, "due": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
+        "start": "2026-10-25T05:00Z",
+        "stop": None,
+        "now": "2026-10-25T07:30:00+00:00",
+        "lateness_seconds": 0.0,
+        "period": "hourly",
+        "timezone": "UTC",
+        "strategy": "contiguous",
+        "catchup": "all",
+        "task_limit": None,
+        "total": 2,
+        "complete_count": 0,
+        "due": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
         "gaps": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
-        "scheduled": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"], "skipped_by_policy": [],
-        "contiguous_through": None, "next_due_at": "2026-10-25T08:00:00+00:00",
+        "scheduled": ["2026-10-25T05:00Z", "2026-10-25T06:00Z"],
+        "skipped_by_policy": [],
+        "contiguous_through": None,
+        "next_due_at": "2026-10-25T08:00:00+00:00",
         "description": "filled 0/2, contiguous through nothing, next due at "
-                       "2026-10-25T08:00:00+00:00, 0 skipped by policy",
+        "2026-10-25T08:00:00+00:00, 0 skipped by policy",
     }
 
 
 # -- recovery refusals: the message is the product ---------------------------------------------
 def run(*statuses: Any, run_id: str = "r1") -> dict[str, Any]:
-    return {"run_id": run_id,
-            "stages": [{"stage": n, "status": s} for n, s in enumerate(statuses, start=1)]}
+    return {
+        "run_id": run_id,
+        "stages": [{"stage": n, "status": s} for n, s in enumerate(statuses, start=1)],
+    }
 
 
 def summary(*runs: Any, expected: Any = 2) -> dict[str, Any]:
@@ -189,60 +243,156 @@ def summary(*runs: Any, expected: Any = 2) -> dict[str, Any]:
 
 REFUSALS: list[tuple[Any, Any, Any, str]] = [
     ([], "r1", [], "summary: expected an object, got list"),
-    ({"runs": []}, "r1", [],
-     "summary: malformed, missing keys ['expected_stages'], unexpected keys []"),
-    ({"expected_stages": 1, "runs": [], "x": 1, "y": 2}, "r1", [],
-     "summary: malformed, missing keys [], unexpected keys ['x', 'y']"),
-    ({"expected_stages": 1, "runs": [], 1: "a", "x": "b"}, "r1", [],
-     "summary: malformed, missing keys [], unexpected keys [1, 'x']"),
-    (summary(run("succeeded"), expected=0), "r1", [],
-     "summary: expected_stages=0 is not a positive integer"),
-    (summary(run("succeeded"), expected=True), "r1", [],
-     "summary: expected_stages=True is not a positive integer"),
+    (
+        {"runs": []},
+        "r1",
+        [],
+        "summary: malformed, missing keys ['expected_stages'], unexpected keys []",
+    ),
+    (
+        {"expected_stages": 1, "runs": [], "x": 1, "y": 2},
+        "r1",
+        [],
+        "summary: malformed, missing keys [], unexpected keys ['x', 'y']",
+    ),
+    (
+        {"expected_stages": 1, "runs": [], 1: "a", "x": "b"},
+        "r1",
+        [],
+        "summary: malformed, missing keys [], unexpected keys [1, 'x']",
+    ),
+    (
+        summary(run("succeeded"), expected=0),
+        "r1",
+        [],
+        "summary: expected_stages=0 is not a positive integer",
+    ),
+    (
+        summary(run("succeeded"), expected=True),
+        "r1",
+        [],
+        "summary: expected_stages=True is not a positive integer",
+    ),
     (summary(run("failed", "not_started")), " ", [], "run ' ': run ID must be a non-empty string"),
-    (summary(run("failed", "not_started")), None, [],
-     "run None: run ID must be a non-empty string"),
+    (
+        summary(run("failed", "not_started")),
+        None,
+        [],
+        "run None: run ID must be a non-empty string",
+    ),
     ({"expected_stages": 2, "runs": "r1"}, "r1", [], "run 'r1': summary runs must be a list"),
-    (summary(run("failed", "not_started"), {"run_id": "r2"}), "r1", [],
-     "summary runs[1]: malformed, missing keys ['stages'], unexpected keys []"),
-    (summary({"run_id": "", "stages": []}), "r1", [],
-     "summary runs[0]: run_id='' is not a non-empty str"),
-    (summary(run("failed", "not_started", run_id="r2"), run("failed", run_id="r2")), "r1", [],
-     "run 'r2': listed more than once in the summary"),
-    (summary(run("failed", "not_started", run_id="r2")), "r1", [],
-     "run 'r1': unknown run ID, not in the summary"),
+    (
+        summary(run("failed", "not_started"), {"run_id": "r2"}),
+        "r1",
+        [],
+        "summary runs[1]: malformed, missing keys ['stages'], unexpected keys []",
+    ),
+    (
+        summary({"run_id": "", "stages": []}),
+        "r1",
+        [],
+        "summary runs[0]: run_id='' is not a non-empty str",
+    ),
+    (
+        summary(run("failed", "not_started", run_id="r2"), run("failed", run_id="r2")),
+        "r1",
+        [],
+        "run 'r2': listed more than once in the summary",
+    ),
+    (
+        summary(run("failed", "not_started", run_id="r2")),
+        "r1",
+        [],
+        "run 'r1': unknown run ID, not in the summary",
+    ),
     (summary({"run_id": "r1", "stages": {}}), "r1", [], "run 'r1': stages must be a list"),
     (summary({"run_id": "r1", "stages": []}), "r1", [], "run 'r1': no stages recorded"),
-    (summary({"run_id": "r1", "stages": [{"stage": 1}]}), "r1", [],
-     "run 'r1': stages[0]: malformed, missing keys ['status'], unexpected keys []"),
-    (summary({"run_id": "r1", "stages": [{"stage": "1", "status": "failed"}]}), "r1", [],
-     "run 'r1': stage number '1' is not an integer"),
-    (summary({"run_id": "r1", "stages": [{"stage": 3, "status": "failed"}]}), "r1", [],
-     "run 'r1': stage 3 is outside 1..2"),
-    (summary({"run_id": "r1", "stages": [{"stage": 1, "status": "failed"}] * 2}), "r1", [],
-     "run 'r1': stage 1 is listed more than once"),
+    (
+        summary({"run_id": "r1", "stages": [{"stage": 1}]}),
+        "r1",
+        [],
+        "run 'r1': stages[0]: malformed, missing keys ['status'], unexpected keys []",
+    ),
+    (
+        summary({"run_id": "r1", "stages": [{"stage": "1", "status": "failed"}]}),
+        "r1",
+        [],
+        "run 'r1': stage number '1' is not an integer",
+    ),
+    (
+        summary({"run_id": "r1", "stages": [{"stage": 3, "status": "failed"}]}),
+        "r1",
+        [],
+        "run 'r1': stage 3 is outside 1..2",
+    ),
+    (
+        summary({"run_id": "r1", "stages": [{"stage": 1, "status": "failed"}] * 2}),
+        "r1",
+        [],
+        "run 'r1': stage 1 is listed more than once",
+    ),
     (summary(run("failed", 7)), "r1", [], "run 'r1': stage 2 has status 7"),
-    (summary({"run_id": "r1", "stages": [{"stage": 2, "status": "failed"}]}), "r1", [],
-     "run 'r1': stage 1 is missing; inventory is not exactly 1..2"),
-    (summary(run("succeeded", "stalled")), "r1", [1],
-     "run 'r1': stage 2 is stalled; wait or resolve it"),
-    (summary(run("done", "failed")), "r1", [],
-     "run 'r1': stage 1 has unknown status 'done'; "
-     "expected one of succeeded, failed, not_started, running, stalled"),
-    (summary(run("succeeded", "failed", "succeeded"), expected=3), "r1", [1],
-     "run 'r1': stage 3 is succeeded although stage 2 is failed; downstream activity"),
-    (summary(run("succeeded", "failed")), "r1", "1",
-     "run 'r1': verified stages '1' are not a list"),
-    (summary(run("succeeded", "failed")), "r1", [True],
-     "run 'r1': verified stage True is not an integer"),
-    (summary(run("succeeded", "failed")), "r1", [1, 1],
-     "run 'r1': stage 1 is verified more than once"),
-    (summary(run("succeeded", "failed")), "r1", [2],
-     "run 'r1': stage 2 is verified but would not be skipped (skippable: [1])"),
-    (summary(run("failed", "not_started")), "r1", [1],
-     "run 'r1': stage 1 is verified but would not be skipped (skippable: none)"),
-    (summary(run("succeeded", "succeeded", "failed"), expected=3), "r1", [2],
-     "run 'r1': stage 1 succeeded but its output is not verified"),
+    (
+        summary({"run_id": "r1", "stages": [{"stage": 2, "status": "failed"}]}),
+        "r1",
+        [],
+        "run 'r1': stage 1 is missing; inventory is not exactly 1..2",
+    ),
+    (
+        summary(run("succeeded", "stalled")),
+        "r1",
+        [1],
+        "run 'r1': stage 2 is stalled; wait or resolve it",
+    ),
+    (
+        summary(run("done", "failed")),
+        "r1",
+        [],
+        "run 'r1': stage 1 has unknown status 'done'; "
+        "expected one of succeeded, failed, not_started, running, stalled",
+    ),
+    (
+        summary(run("succeeded", "failed", "succeeded"), expected=3),
+        "r1",
+        [1],
+        "run 'r1': stage 3 is succeeded although stage 2 is failed; downstream activity",
+    ),
+    (
+        summary(run("succeeded", "failed")),
+        "r1",
+        "1",
+        "run 'r1': verified stages '1' are not a list",
+    ),
+    (
+        summary(run("succeeded", "failed")),
+        "r1",
+        [True],
+        "run 'r1': verified stage True is not an integer",
+    ),
+    (
+        summary(run("succeeded", "failed")),
+        "r1",
+        [1, 1],
+        "run 'r1': stage 1 is verified more than once",
+    ),
+    (
+        summary(run("succeeded", "failed")),
+        "r1",
+        [2],
+        "run 'r1': stage 2 is verified but would not be skipped (skippable: [1])",
+    ),
+    (
+        summary(run("failed", "not_started")),
+        "r1",
+        [1],
+        "run 'r1': stage 1 is verified but would not be skipped (skippable: none)",
+    ),
+    (
+        summary(run("succeeded", "succeeded", "failed"), expected=3),
+        "r1",
+        [2],
+        "run 'r1': stage 1 succeeded but its output is not verified",
+    ),
 ]
 
 
@@ -255,36 +405,53 @@ def test_plan_recovery_refusal_names_the_run_the_stage_and_the_evidence(
     assert str(caught.value) == message
 
 
-def line(ts: str = "2026-10-25T05:00:00+00:00", run_id: Any = "r1", stage: Any = 1,
-         event: Any = "started", **extra: Any) -> str:
+def line(
+    ts: str = "2026-10-25T05:00:00+00:00",
+    run_id: Any = "r1",
+    stage: Any = 1,
+    event: Any = "started",
+    **extra: Any,
+) -> str:
     return json.dumps({"ts": ts, "run_id": run_id, "stage": stage, "event": event, **extra})
 
 
 EVENT_REFUSALS: list[tuple[list[str], str]] = [
     (["[1]"], "invalid line 1=[1]: expected a JSON object"),
-    (["", "{"], "invalid line 2='{': not valid JSON: Expecting property name enclosed in "
-                "double quotes"),
-    (['{"ts": NaN}'], 'invalid line 1=\'{"ts": NaN}\': NaN is not valid JSON'),
+    (
+        ["", "{"],
+        "invalid line 2='{': not valid JSON: Expecting property name enclosed in double quotes",
+    ),
+    (['{"ts": NaN}'], "invalid line 1='{\"ts\": NaN}': NaN is not valid JSON"),
     (['{"ts": 1, "ts": 2}'], 'invalid line 1: ts=\'{"ts": 1, "ts": 2}\': duplicate key'),
     (['{"ts": "x", "run_id": "r1", "stage": 1}'], "invalid line 1: event: missing field"),
     ([line(note="hi")], "invalid line 1: note='hi': unexpected field"),
     ([line(run_id=" ")], "invalid line 1: run_id=' ': must be a non-empty string"),
     ([line(stage=True)], "invalid line 1: stage=True: must be an integer"),
     ([line(stage=3)], "invalid line 1: stage=3: outside 1..2"),
-    ([line(event="stopped")], "invalid line 1: event='stopped': "
-                              "expected one of started, succeeded, failed"),
+    (
+        [line(event="stopped")],
+        "invalid line 1: event='stopped': expected one of started, succeeded, failed",
+    ),
     ([line(ts=5)], "invalid line 1: ts=5: must be an ISO 8601 string"),
     ([line(ts="yesterday")], "invalid line 1: ts='yesterday': not an ISO 8601 timestamp"),
-    ([line(ts="2026-10-25T05:00:00")], "invalid line 1: ts='2026-10-25T05:00:00': "
-                                       "has no UTC offset"),
-    ([line(), line(ts="2026-10-25T04:00:00+00:00", stage=2)],
-     "invalid line 2: ts='2026-10-25T04:00:00+00:00': earlier than line 1 of run 'r1' "
-     "(2026-10-25T05:00:00+00:00)"),
+    (
+        [line(ts="2026-10-25T05:00:00")],
+        "invalid line 1: ts='2026-10-25T05:00:00': has no UTC offset",
+    ),
+    (
+        [line(), line(ts="2026-10-25T04:00:00+00:00", stage=2)],
+        "invalid line 2: ts='2026-10-25T04:00:00+00:00': earlier than line 1 of run 'r1' "
+        "(2026-10-25T05:00:00+00:00)",
+    ),
     ([line(), line()], "invalid line 2: event='started': stage 1 already started"),
-    ([line(event="failed")],
-     "invalid line 1: event='failed': stage 1 failed without being started"),
-    ([line(), line(event="succeeded"), line(event="failed")],
-     "invalid line 3: event='failed': stage 1 already succeeded; nothing may follow"),
+    (
+        [line(event="failed")],
+        "invalid line 1: event='failed': stage 1 failed without being started",
+    ),
+    (
+        [line(), line(event="succeeded"), line(event="failed")],
+        "invalid line 3: event='failed': stage 1 already succeeded; nothing may follow",
+    ),
 ]
 
 
@@ -319,14 +486,22 @@ def test_record_refusals_name_the_attempt(ledger: gk.Ledger) -> None:
     ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0)
     before = snapshot(ledger)
     cases = [
-        (("Load", D, 1, "load-x", "failed", T0),
-         f"Load {D} attempt 1: recorded with run ID load-1, not load-x", ("Load", D, 1)),
-        (("Load", D, 1, "load-1", "succeeded", T0),
-         f"Load {D} attempt 1: already failed, refusing succeeded; a repair needs a new attempt",
-         ("Load", D, 1)),
-        (("Other", D, 2, "load-1", "running", T0),
-         f"run ID load-1 already belongs to Load {D} attempt 1; refusing it for Other {D} "
-         "attempt 2", ("Other", D, 2)),
+        (
+            ("Load", D, 1, "load-x", "failed", T0),
+            f"Load {D} attempt 1: recorded with run ID load-1, not load-x",
+            ("Load", D, 1),
+        ),
+        (
+            ("Load", D, 1, "load-1", "succeeded", T0),
+            f"Load {D} attempt 1: already failed, refusing succeeded; a repair needs a new attempt",
+            ("Load", D, 1),
+        ),
+        (
+            ("Other", D, 2, "load-1", "running", T0),
+            f"run ID load-1 already belongs to Load {D} attempt 1; refusing it for Other {D} "
+            "attempt 2",
+            ("Other", D, 2),
+        ),
     ]
     for args, message, where in cases:
         err = refusal(ledger.record, *args, now=T0)
@@ -338,26 +513,47 @@ def test_record_refusals_name_the_attempt(ledger: gk.Ledger) -> None:
 def test_begin_attempt_refusals_name_the_attempt_and_the_holder(ledger: gk.Ledger) -> None:
     held = ledger.begin_attempt("Load", D, "load-1", lease_seconds=60, now=T0)
     before = snapshot(ledger)
-    err = refusal(ledger.begin_attempt, "Load", D, "load-2", lease_seconds=60,
-                  now=T0 + dt.timedelta(seconds=59))
+    err = refusal(
+        ledger.begin_attempt,
+        "Load",
+        D,
+        "load-2",
+        lease_seconds=60,
+        now=T0 + dt.timedelta(seconds=59),
+    )
     assert isinstance(err, gk.LeaseHeld) and err.holder == held
     assert (err.job, err.period, err.attempt) == ("Load", D, 1)
     assert str(err) == (
         f"Load {D} attempt 1 holds a live lease until 2026-10-23T07:01:00+00:00 (run ID load-1; "
-        "the database's clock reads 2026-10-23T07:00:59+00:00)")
-    err = refusal(ledger.begin_attempt, "Load", D, "load-2", lease_seconds=60, attempt=1,
-                  now=T0 + dt.timedelta(seconds=61))
+        "the database's clock reads 2026-10-23T07:00:59+00:00)"
+    )
+    err = refusal(
+        ledger.begin_attempt,
+        "Load",
+        D,
+        "load-2",
+        lease_seconds=60,
+        attempt=1,
+        now=T0 + dt.timedelta(seconds=61),
+    )
     assert isinstance(err, gk.StateConflict) and (err.job, err.period, err.attempt) == (
-        "Load", D, 1)
-    assert str(err) == (f"Load {D}: attempt 1 refused, attempt 1 is already recorded; "
-                        "use an attempt greater than 1 or 0 for the next one")
+        "Load",
+        D,
+        1,
+    )
+    assert str(err) == (
+        f"Load {D}: attempt 1 refused, attempt 1 is already recorded; "
+        "use an attempt greater than 1 or 0 for the next one"
+    )
     assert snapshot(ledger) == before
     ledger.record("Feed", D, 1, "feed-1", "running", T0, now=T0)  # running without a lease
     err = refusal(ledger.begin_attempt, "Feed", D, "feed-2", lease_seconds=60, now=T0)
     assert isinstance(err, gk.LeaseHeld) and err.holder.run_id == "feed-1"
     assert (err.job, err.period, err.attempt) == ("Feed", D, 1)
-    assert str(err) == (f"Feed {D} attempt 1 is running without a lease (run ID feed-1); "
-                        "record its outcome before starting another")
+    assert str(err) == (
+        f"Feed {D} attempt 1 is running without a lease (run ID feed-1); "
+        "record its outcome before starting another"
+    )
 
 
 def test_begin_attempt_abandons_an_expired_lease_with_its_expiry_as_the_error(
@@ -369,23 +565,52 @@ def test_begin_attempt_abandons_an_expired_lease_with_its_expiry_as_the_error(
     assert (second.attempt, second.lease_expires_at) == (2, later + dt.timedelta(seconds=30))
     first = ledger.attempts("Load", D)[0]
     assert (first.state, first.updated_at, first.error) == (
-        gk.RunState.ABANDONED, later, "lease expired at 2026-10-23T07:01:00+00:00")
+        gk.RunState.ABANDONED,
+        later,
+        "lease expired at 2026-10-23T07:01:00+00:00",
+    )
 
 
-@pytest.mark.parametrize(("setup", "message", "attempt", "taken"), [
-    ("none", "Report {d}: run pub-1 is not an attempt of this consumer and date; refusing to "
-             "publish", None, None),
-    ("taken", "Report {d}: attempt 1 (run pub-1) was taken over by attempt 2 (run pub-2); "
-              "refusing to publish", 1, 2),
-    ("finished", "Report {d}: attempt 1 (run pub-1) is already failed; refusing to publish",
-     1, None),
-    ("expired", "Report {d}: attempt 1 (run pub-1) lost its lease (expired "
-                "2026-10-23T07:01:00+00:00; the database's clock reads "
-                "2026-10-23T07:02:00+00:00); refusing to publish", 1, None),
-    ("no lease", "Report {d}: attempt 1 (run pub-1) lost its lease (expired never set; the "
-                 "database's clock reads 2026-10-23T07:02:00+00:00); refusing to publish",
-     1, None),
-])
+@pytest.mark.parametrize(
+    ("setup", "message", "attempt", "taken"),
+    [
+        (
+            "none",
+            "Report {d}: run pub-1 is not an attempt of this consumer and date; refusing to "
+            "publish",
+            None,
+            None,
+        ),
+        (
+            "taken",
+            "Report {d}: attempt 1 (run pub-1) was taken over by attempt 2 (run pub-2); "
+            "refusing to publish",
+            1,
+            2,
+        ),
+        (
+            "finished",
+            "Report {d}: attempt 1 (run pub-1) is already failed; refusing to publish",
+            1,
+            None,
+        ),
+        (
+            "expired",
+            "Report {d}: attempt 1 (run pub-1) lost its lease (expired "
+            "2026-10-23T07:01:00+00:00; the database's clock reads "
+            "2026-10-23T07:02:00+00:00); refusing to publish",
+            1,
+            None,
+        ),
+        (
+            "no lease",
+            "Report {d}: attempt 1 (run pub-1) lost its lease (expired never set; the "
+            "database's clock reads 2026-10-23T07:02:00+00:00); refusing to publish",
+            1,
+            None,
+        ),
+    ],
+)
 def test_fenced_publish_refusal_names_the_producer_and_why(
     ledger: gk.Ledger, setup: str, message: str, attempt: int | None, taken: int | None
 ) -> None:
@@ -395,25 +620,39 @@ def test_fenced_publish_refusal_names_the_producer_and_why(
     elif setup != "none":
         ledger.begin_attempt("Report", D, "pub-1", lease_seconds=60, now=T0)
     if setup == "taken":
-        ledger.begin_attempt("Report", D, "pub-2", lease_seconds=60,
-                             now=T0 + dt.timedelta(seconds=61))
+        ledger.begin_attempt(
+            "Report", D, "pub-2", lease_seconds=60, now=T0 + dt.timedelta(seconds=61)
+        )
     if setup == "finished":
         ledger.record("Report", D, 1, "pub-1", "failed", T0, now=T0)
     before = snapshot(ledger)
-    err = refusal(ledger.publish, "Report", D, ["Dim"], "fp", producer="pub-1",
-                  now=T0 + dt.timedelta(seconds=120))
+    err = refusal(
+        ledger.publish,
+        "Report",
+        D,
+        ["Dim"],
+        "fp",
+        producer="pub-1",
+        now=T0 + dt.timedelta(seconds=120),
+    )
     assert isinstance(err, gk.LeaseLost) and str(err) == message.format(d=D)
     assert (err.run_id, err.job, err.period, err.attempt) == ("pub-1", "Report", D, attempt)
     assert (None if err.taken_over_by is None else err.taken_over_by.attempt) == taken
     assert snapshot(ledger) == before
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"fingerprint": "fp2"}, "published with fingerprint fp, refusing fp2"),
-    ({"required_jobs": ["Dim", "Feed"]}, f"published with required jobs ['Dim for {D}'], "
-                                         f"refusing ['Dim for {D}', 'Feed for {D}']"),
-    ({"location": "/b"}, "published with location /a, refusing /b"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"fingerprint": "fp2"}, "published with fingerprint fp, refusing fp2"),
+        (
+            {"required_jobs": ["Dim", "Feed"]},
+            f"published with required jobs ['Dim for {D}'], "
+            f"refusing ['Dim for {D}', 'Feed for {D}']",
+        ),
+        ({"location": "/b"}, "published with location /a, refusing /b"),
+    ],
+)
 def test_publish_conflict_names_the_revision_and_the_difference(
     ledger: gk.Ledger, change: dict[str, Any], message: str
 ) -> None:
@@ -425,8 +664,9 @@ def test_publish_conflict_names_the_revision_and_the_difference(
     err = refusal(ledger.publish, "Report", D, **{**call, **change}, now=T0)
     assert isinstance(err, gk.PublicationConflict)
     assert (err.consumer, err.period, err.revision) == ("Report", D, 1)
-    assert str(err) == (f"Report {D}: revision 1 was {message}; a correction is an explicit "
-                        "republish")
+    assert str(err) == (
+        f"Report {D}: revision 1 was {message}; a correction is an explicit republish"
+    )
     assert snapshot(ledger) == before
 
 
@@ -434,10 +674,20 @@ def test_publish_conflict_names_the_revision_and_the_difference(
 ZONES = ["UTC", "Europe/Berlin", "America/New_York"]  # local midnight always exists
 
 
-def model_plan(kind: str, start: dt.datetime | dt.date, span: int | None, now: dt.datetime,
-               late: dt.timedelta, zone: str, done: set[int], catchup: str, strategy: str,
-               limit: int | None) -> dict[str, Any]:
+def model_plan(
+    kind: str,
+    start: dt.datetime | dt.date,
+    span: int | None,
+    now: dt.datetime,
+    late: dt.timedelta,
+    zone: str,
+    done: set[int],
+    catchup: str,
+    strategy: str,
+    limit: int | None,
+) -> dict[str, Any]:
     """The plan, period by period, from the docstring of ``plan_range`` (labels by position)."""
+
     def label(i: int) -> Any:
         return start + (dt.timedelta(hours=i) if kind == HOURLY else dt.timedelta(days=i))
 
@@ -461,7 +711,8 @@ def model_plan(kind: str, start: dt.datetime | dt.date, span: int | None, now: d
     through = (missing[0] if missing else len(due)) - 1
     pending = len(due)
     return {
-        "due": [label(i) for i in due], "gaps": [label(i) for i in gaps],
+        "due": [label(i) for i in due],
+        "gaps": [label(i) for i in gaps],
         "scheduled": [label(i) for i in (gaps if limit is None else gaps[:limit])],
         "skipped_by_policy": [label(i) for i in skipped],
         "contiguous_through": label(through) if through >= 0 else None,
@@ -482,10 +733,16 @@ def plan_requests(draw: Any) -> dict[str, Any]:
         start = base
         anchor = dt.datetime.combine(base, dt.time(), tzinfo=UTC)
     span = draw(st.one_of(st.none(), st.integers(0, 30)))
-    now = anchor + unit * draw(st.integers(-3, 36)) + dt.timedelta(
-        minutes=draw(st.sampled_from([0, 0, 1, 59, 61, 150, 1439])))
+    now = (
+        anchor
+        + unit * draw(st.integers(-3, 36))
+        + dt.timedelta(minutes=draw(st.sampled_from([0, 0, 1, 59, 61, 150, 1439])))
+    )
     return {
-        "kind": kind, "start": start, "span": span, "now": now,
+        "kind": kind,
+        "start": start,
+        "span": span,
+        "now": now,
         "late": dt.timedelta(hours=draw(st.sampled_from([0, 0, 1, 2, 25, 49]))),
         "zone": draw(st.sampled_from(ZONES)) if kind == DAILY else "UTC",
         "done": draw(st.sets(st.integers(-2, 40), max_size=30)),
@@ -500,12 +757,30 @@ def test_plan_range_agrees_with_a_period_by_period_model(req: dict[str, Any]) ->
     unit = dt.timedelta(hours=1) if req["kind"] == HOURLY else dt.timedelta(days=1)
     complete = [req["start"] + unit * i for i in req["done"]]
     stop = None if req["span"] is None else req["start"] + unit * req["span"]
-    plan = plan_range(complete, start=req["start"], stop=stop, now=req["now"],
-                      lateness=req["late"], timezone=req["zone"], period=req["kind"],
-                      strategy=req["strategy"], catchup=req["catchup"], task_limit=req["limit"])
-    got = {name: getattr(plan, name) for name in (
-        "due", "gaps", "scheduled", "skipped_by_policy", "contiguous_through", "next_due_at",
-        "complete_count")}
+    plan = plan_range(
+        complete,
+        start=req["start"],
+        stop=stop,
+        now=req["now"],
+        lateness=req["late"],
+        timezone=req["zone"],
+        period=req["kind"],
+        strategy=req["strategy"],
+        catchup=req["catchup"],
+        task_limit=req["limit"],
+    )
+    got = {
+        name: getattr(plan, name)
+        for name in (
+            "due",
+            "gaps",
+            "scheduled",
+            "skipped_by_policy",
+            "contiguous_through",
+            "next_due_at",
+            "complete_count",
+        )
+    }
     got.update({k: list(v) for k, v in got.items() if isinstance(v, tuple)})
     assert got == model_plan(**req)
     assert plan.total == len(plan.due)
@@ -516,22 +791,28 @@ def test_plan_from_ledger_with_a_consumer_counts_only_published_periods(ledger: 
     for day in days:
         succeed(ledger, "Dim", day, run_id=f"dim-{day}")
     ledger.publish("Dim", "2026-10-21", ["Dim"], "fp", now=T0)
-    plan = plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0,
-                            consumer="Dim")
-    assert (plan.due, plan.gaps) == (tuple(dt.date.fromisoformat(d) for d in days),
-                                    (dt.date(2026, 10, 20), dt.date(2026, 10, 22)))
+    plan = plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0, consumer="Dim")
+    assert (plan.due, plan.gaps) == (
+        tuple(dt.date.fromisoformat(d) for d in days),
+        (dt.date(2026, 10, 20), dt.date(2026, 10, 22)),
+    )
     assert plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0).gaps == ()
 
 
 def test_describe_blockers_lists_each_blocker_or_says_nothing() -> None:
     ready = gk.Readiness(D, ("Dim",), evidence={"Dim": "dim-1"}, attempts={"Dim": 1})
     assert (bool(ready), ready.describe_blockers()) == (True, "nothing")
-    blocked = gk.Readiness(D, ("Dim", "Feed", "Web"), blockers={
-        "Web": "running", "Dim": "missing", "Feed": "watermark"}, attempts={"Web": 3, "Feed": 1},
-        details={"Feed": "watermark 2026-10-22T23:00:00+00:00 < 2026-10-23T00:00:00+00:00"})
+    blocked = gk.Readiness(
+        D,
+        ("Dim", "Feed", "Web"),
+        blockers={"Web": "running", "Dim": "missing", "Feed": "watermark"},
+        attempts={"Web": 3, "Feed": 1},
+        details={"Feed": "watermark 2026-10-22T23:00:00+00:00 < 2026-10-23T00:00:00+00:00"},
+    )
     assert blocked.describe_blockers() == (
         "Dim (missing), Feed (attempt 1 watermark 2026-10-22T23:00:00+00:00 < "
-        "2026-10-23T00:00:00+00:00), Web (attempt 3 running)")
+        "2026-10-23T00:00:00+00:00), Web (attempt 3 running)"
+    )
 
 
 def test_fingerprint_is_the_sha256_of_canonical_json() -> None:
@@ -548,20 +829,39 @@ def test_fingerprint_is_the_sha256_of_canonical_json() -> None:
         assert caught.value.reason.startswith("not canonical JSON: ")
 
 
-@pytest.mark.parametrize(("call", "field", "value", "reason"), [
-    (lambda ledger: ledger.history(""), "job", "", None),
-    (lambda ledger: ledger.attempts("", D), "job", "", None),
-    (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
-    (lambda ledger: ledger.publication("", D), "consumer", "", None),
-    (lambda ledger: interval("9999-12-31"), "business_date", "9999-12-31",
-     "interval beyond the datetime range"),
-    (lambda ledger: Interval(T0, T0 - dt.timedelta(hours=1)), "end", T0 - dt.timedelta(hours=1),
-     "before start 2026-10-23T07:00:00+00:00"),
-    (lambda ledger: period_from_key(5), "business_date", 5,
-     "expected a period key string, got int"),
-    (lambda ledger: period_from_key("2026-10-25T25:00Z", "complete"), "complete",
-     "2026-10-25T25:00Z", "not a calendar hour (hour must be in 0..23)"),
-])
+@pytest.mark.parametrize(
+    ("call", "field", "value", "reason"),
+    [
+        (lambda ledger: ledger.history(""), "job", "", None),
+        (lambda ledger: ledger.attempts("", D), "job", "", None),
+        (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
+        (lambda ledger: ledger.publication("", D), "consumer", "", None),
+        (
+            lambda ledger: interval("9999-12-31"),
+            "business_date",
+            "9999-12-31",
+            "interval beyond the datetime range",
+        ),
+        (
+            lambda ledger: Interval(T0, T0 - dt.timedelta(hours=1)),
+            "end",
+            T0 - dt.timedelta(hours=1),
+            "before start 2026-10-23T07:00:00+00:00",
+        ),
+        (
+            lambda ledger: period_from_key(5),
+            "business_date",
+            5,
+            "expected a period key string, got int",
+        ),
+        (
+            lambda ledger: period_from_key("2026-10-25T25:00Z", "complete"),
+            "complete",
+            "2026-10-25T25:00Z",
+            "not a calendar hour (hour must be in 0..23)",
+        ),
+    ],
+)
 def test_reads_refuse_bad_input_naming_the_field_and_value(
     ledger: gk.Ledger, call: Any, field: str, value: Any, reason: str | None
 ) -> None:
@@ -576,12 +876,26 @@ WINDOWS = [  # (request, the due window the completeness fetch must be asked for
     ({"start": "2026-10-18", "stop": "2026-10-21", "now": T0}, ("2026-10-18", "2026-10-20")),
     ({"start": "2026-10-18", "now": T0}, ("2026-10-18", "2026-10-22")),
     ({"start": "2026-10-18", "now": T0, "lateness": "8h"}, ("2026-10-18", "2026-10-21")),
-    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 22, 23, 30, tzinfo=UTC),
-      "timezone": "Europe/Berlin"}, ("2026-10-18", "2026-10-22")),
-    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 22, 21, 30, tzinfo=UTC),
-      "timezone": "Europe/Berlin"}, ("2026-10-18", "2026-10-21")),
-    ({"start": "2026-10-23T04:00Z", "stop": "2026-10-23T06:00Z", "now": T0,
-      "period": HOURLY}, ("2026-10-23T04:00Z", "2026-10-23T05:00Z")),
+    (
+        {
+            "start": "2026-10-18",
+            "now": dt.datetime(2026, 10, 22, 23, 30, tzinfo=UTC),
+            "timezone": "Europe/Berlin",
+        },
+        ("2026-10-18", "2026-10-22"),
+    ),
+    (
+        {
+            "start": "2026-10-18",
+            "now": dt.datetime(2026, 10, 22, 21, 30, tzinfo=UTC),
+            "timezone": "Europe/Berlin",
+        },
+        ("2026-10-18", "2026-10-21"),
+    ),
+    (
+        {"start": "2026-10-23T04:00Z", "stop": "2026-10-23T06:00Z", "now": T0, "period": HOURLY},
+        ("2026-10-23T04:00Z", "2026-10-23T05:00Z"),
+    ),
     ({"start": "2026-10-23", "now": T0}, None),
     ({"start": "2026-10-18", "stop": "2026-10-18", "now": T0}, None),
 ]
@@ -598,29 +912,43 @@ def test_plan_from_ledger_fetches_the_due_window_and_plans_with_every_argument(
         return [first]  # the first due period is complete
 
     assert due_span(**request_) == window
-    plan = plan_from_ledger(ledger, "Job", complete=complete, strategy="reverse", catchup="none",
-                            task_limit=1, **request_)
+    plan = plan_from_ledger(
+        ledger,
+        "Job",
+        complete=complete,
+        strategy="reverse",
+        catchup="none",
+        task_limit=1,
+        **request_,
+    )
     assert asked == ([] if window is None else [window])
     done = [] if window is None else [window[0]]
     assert plan == plan_range(done, strategy="reverse", catchup="none", task_limit=1, **request_)
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 23)}, "now"),
-    ({"start": "2026-13-01", "now": T0}, "start"),
-    ({"start": "2026-10-18", "stop": "2026-10-1", "now": T0}, "stop"),
-    ({"start": "2026-10-18", "now": T0, "lateness": "-1h"}, "lateness"),
-    ({"start": "2026-10-18", "now": T0, "timezone": "utc"}, "timezone"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"start": "2026-10-18", "now": dt.datetime(2026, 10, 23)}, "now"),
+        ({"start": "2026-13-01", "now": T0}, "start"),
+        ({"start": "2026-10-18", "stop": "2026-10-1", "now": T0}, "stop"),
+        ({"start": "2026-10-18", "now": T0, "lateness": "-1h"}, "lateness"),
+        ({"start": "2026-10-18", "now": T0, "timezone": "utc"}, "timezone"),
+    ],
+)
 def test_due_span_refuses_bad_input_naming_the_field(kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         due_span(**kwargs)
     assert caught.value.field == field
 
 
-@pytest.mark.parametrize(("value", "period", "field"), [
-    ("2026-13-01", DAILY, "stop"), ("2026-10-25T05:30Z", HOURLY, "start"),
-])
+@pytest.mark.parametrize(
+    ("value", "period", "field"),
+    [
+        ("2026-13-01", DAILY, "stop"),
+        ("2026-10-25T05:30Z", HOURLY, "start"),
+    ],
+)
 def test_parse_period_key_names_the_given_field(value: str, period: str, field: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         parse_period_key(value, period, field)
@@ -629,8 +957,10 @@ def test_parse_period_key_names_the_given_field(value: str, period: str, field: 
 
 def test_intervals_are_held_on_the_one_utc_timezone_object() -> None:
     """The hourly fast path recognises UTC by identity (``tzinfo is timezone.utc``)."""
-    for label, period, zone in [("2026-10-25", DAILY, "Europe/Berlin"),
-                                ("2026-10-25T05:00Z", HOURLY, "UTC")]:
+    for label, period, zone in [
+        ("2026-10-25", DAILY, "Europe/Berlin"),
+        ("2026-10-25T05:00Z", HOURLY, "UTC"),
+    ]:
         span = interval(label, period, zone)
         assert span.start.tzinfo is UTC and span.end.tzinfo is UTC
 
@@ -641,24 +971,35 @@ def test_plan_range_with_a_lateness_beyond_the_calendar_has_nothing_due() -> Non
     assert due_span(start="2026-10-01", now=T0, lateness="999999999d") is None
 
 
-@pytest.mark.parametrize(("limit", "reason"), [
-    ("3", "expected a whole number or None"), (True, "expected a whole number or None"),
-    (-1, "negative"),
-])
+@pytest.mark.parametrize(
+    ("limit", "reason"),
+    [
+        ("3", "expected a whole number or None"),
+        (True, "expected a whole number or None"),
+        (-1, "negative"),
+    ],
+)
 def test_plan_range_refuses_a_task_limit_naming_it(limit: Any, reason: str) -> None:
     with pytest.raises(InvalidInput) as caught:
         plan_range([], start="2026-10-01", now=T0, task_limit=limit)
     assert (caught.value.field, caught.value.value, caught.value.reason) == (
-        "task_limit", limit, reason)
+        "task_limit",
+        limit,
+        reason,
+    )
 
 
-@pytest.mark.parametrize(("catchup", "canonical", "reason"), [
-    ("none", "none", None), ("last:007", "last:7", None),
-    ("last:0", None, "last:N needs a whole number N >= 1"),
-    ("last:x", None, "last:N needs a whole number N >= 1"),
-    ("some", None, "unknown catch-up policy; expected all, none or last:N"),
-    (1, None, "unknown catch-up policy; expected all, none or last:N"),
-])
+@pytest.mark.parametrize(
+    ("catchup", "canonical", "reason"),
+    [
+        ("none", "none", None),
+        ("last:007", "last:7", None),
+        ("last:0", None, "last:N needs a whole number N >= 1"),
+        ("last:x", None, "last:N needs a whole number N >= 1"),
+        ("some", None, "unknown catch-up policy; expected all, none or last:N"),
+        (1, None, "unknown catch-up policy; expected all, none or last:N"),
+    ],
+)
 def test_plan_range_catchup_is_canonical_or_refused_naming_it(
     catchup: Any, canonical: str | None, reason: str | None
 ) -> None:
@@ -668,14 +1009,20 @@ def test_plan_range_catchup_is_canonical_or_refused_naming_it(
     with pytest.raises(InvalidInput) as caught:
         plan_range([], start="2026-10-01", now=T0, catchup=catchup)
     assert (caught.value.field, caught.value.value, caught.value.reason) == (
-        "catchup", catchup, reason)
+        "catchup",
+        catchup,
+        reason,
+    )
 
 
 def test_periods_between_refuses_a_stop_before_the_start_naming_both() -> None:
     with pytest.raises(InvalidInput) as caught:
         periods_between("2026-10-02", "2026-10-01")
     assert (caught.value.field, caught.value.value, caught.value.reason) == (
-        "stop", "2026-10-01", "before start 2026-10-02")
+        "stop",
+        "2026-10-01",
+        "before start 2026-10-02",
+    )
 
 
 # -- every refusal of the period and plan parsers, whole: field, value and reason ---------------
@@ -690,80 +1037,178 @@ NO_OFFSET_TIME = dt.datetime(2026, 10, 25, 5, tzinfo=_NoOffset())
 NEG = "negative; a period cannot be due before it ends"
 DURATION = "expected a duration such as 2h, 30m, 1d, 90s or 1h30m"
 REFUSALS = [  # (call, the whole message the operator reads, field, value)
-    (lambda: parse_lateness(dt.timedelta(seconds=-1), "late"),
-     f"invalid late=-1 day, 23:59:59: {NEG}", "late", dt.timedelta(seconds=-1)),
-    (lambda: parse_lateness(7200),
-     "invalid lateness=7200: expected a timedelta or a string like 2h, got int", "lateness", 7200),
+    (
+        lambda: parse_lateness(dt.timedelta(seconds=-1), "late"),
+        f"invalid late=-1 day, 23:59:59: {NEG}",
+        "late",
+        dt.timedelta(seconds=-1),
+    ),
+    (
+        lambda: parse_lateness(7200),
+        "invalid lateness=7200: expected a timedelta or a string like 2h, got int",
+        "lateness",
+        7200,
+    ),
     (lambda: parse_lateness(" - 2H", "late"), f"invalid late=' - 2H': {NEG}", "late", " - 2H"),
-    (lambda: parse_lateness("2 hours", "late"), f"invalid late='2 hours': {DURATION}", "late",
-     "2 hours"),
+    (
+        lambda: parse_lateness("2 hours", "late"),
+        f"invalid late='2 hours': {DURATION}",
+        "late",
+        "2 hours",
+    ),
     (lambda: parse_lateness(" "), f"invalid lateness=' ': {DURATION}", "lateness", " "),
-    (lambda: parse_lateness("999999999999D", "late"), "invalid late='999999999999D': too large",
-     "late", "999999999999D"),
-    (lambda: plan_range([], start="2026-10-01", now=T0, strategy="Reverse"),
-     "invalid strategy='Reverse': unknown strategy; expected contiguous, forward, reverse",
-     "strategy", "Reverse"),
-    (lambda: plan_range([], start="2026-10-01", now=T0, strategy=None),
-     "invalid strategy: unknown strategy; expected contiguous, forward, reverse",
-     "strategy", None),
-    (lambda: period_at(10**9, HOURLY),
-     "invalid ordinal=1000000000: no hourly period at this position", "ordinal", 10**9),
-    (lambda: period_at("1"), "invalid ordinal='1': no daily period at this position",
-     "ordinal", "1"),
-    (lambda: parse_business_date(dt.datetime(2026, 1, 1), "day"),
-     "invalid day=2026-01-01T00:00:00: a datetime is not a business date; pass a date",
-     "day", dt.datetime(2026, 1, 1)),
-    (lambda: parse_business_date("2026-02-30", "day"),
-     "invalid day='2026-02-30': not a calendar date (day is out of range for month)",
-     "day", "2026-02-30"),
-    (lambda: parse_business_date(5, "day"),
-     "invalid day=5: expected a date or YYYY-MM-DD string, got int", "day", 5),
-    (lambda: periods_between("2026-01-01", "2026-01-02", timezone="Mars/X"),
-     "invalid timezone='Mars/X': unknown time zone; expected an IANA name such as Europe/London",
-     "timezone", "Mars/X"),
-    (lambda: periods_between("2026-01-01", "2026-01-02", "weekly"),
-     "invalid period='weekly': unknown period; expected one of daily, hourly", "period",
-     "weekly"),
-    (lambda: interval("2026-01-01T05:30Z", HOURLY, field="hour"),
-     "invalid hour='2026-01-01T05:30Z': not on an hour boundary", "hour", "2026-01-01T05:30Z"),
-    (lambda: interval("2026-02-30T05", HOURLY, field="hour"),
-     "invalid hour='2026-02-30T05': not a calendar hour", "hour", "2026-02-30T05"),
-    (lambda: interval(dt.date(2026, 1, 1), HOURLY, field="hour"),
-     "invalid hour=2026-01-01: a date is not an hour; pass a tz-aware datetime", "hour",
-     dt.date(2026, 1, 1)),
-    (lambda: interval("2026-01-01", HOURLY, field="hour"),
-     "invalid hour='2026-01-01': expected an hour such as 2026-10-25T05 (UTC, as Luigi writes "
-     "it), 2026-10-25T05:00Z or 2026-10-25T06:00+01:00", "hour", "2026-01-01"),
-    (lambda: periods_between("2026-01-01", "2026-01-02", timezone=5),
-     "invalid timezone=5: expected an IANA time zone name, got int", "timezone", 5),
-    (lambda: plan_range([], start="2026-10-02", stop="2026-10-01", now=T0),
-     "invalid stop='2026-10-01': before start 2026-10-02", "stop", "2026-10-01"),
-    (lambda: period_key("2026-10-25T05:30Z", "day"),
-     "invalid day='2026-10-25T05:30Z': not on an hour boundary", "day", "2026-10-25T05:30Z"),
-    (lambda: parse_aware_datetime("2026-01-01T00:00", "now"),
-     "invalid now='2026-01-01T00:00': no time zone; add an offset such as Z or +01:00", "now",
-     "2026-01-01T00:00"),
-    (lambda: parse_aware_datetime("2026-10-25T05:00:00z", "now"),  # only a capital Z is UTC
-     "invalid now='2026-10-25T05:00:00z': expected an ISO 8601 timestamp with an offset",
-     "now", "2026-10-25T05:00:00z"),
-    (lambda: parse_aware_datetime(5, "now"),
-     "invalid now=5: expected a tz-aware datetime, got int", "now", 5),
+    (
+        lambda: parse_lateness("999999999999D", "late"),
+        "invalid late='999999999999D': too large",
+        "late",
+        "999999999999D",
+    ),
+    (
+        lambda: plan_range([], start="2026-10-01", now=T0, strategy="Reverse"),
+        "invalid strategy='Reverse': unknown strategy; expected contiguous, forward, reverse",
+        "strategy",
+        "Reverse",
+    ),
+    (
+        lambda: plan_range([], start="2026-10-01", now=T0, strategy=None),
+        "invalid strategy: unknown strategy; expected contiguous, forward, reverse",
+        "strategy",
+        None,
+    ),
+    (
+        lambda: period_at(10**9, HOURLY),
+        "invalid ordinal=1000000000: no hourly period at this position",
+        "ordinal",
+        10**9,
+    ),
+    (
+        lambda: period_at("1"),
+        "invalid ordinal='1': no daily period at this position",
+        "ordinal",
+        "1",
+    ),
+    (
+        lambda: parse_business_date(dt.datetime(2026, 1, 1), "day"),
+        "invalid day=2026-01-01T00:00:00: a datetime is not a business date; pass a date",
+        "day",
+        dt.datetime(2026, 1, 1),
+    ),
+    (
+        lambda: parse_business_date("2026-02-30", "day"),
+        "invalid day='2026-02-30': not a calendar date (day is out of range for month)",
+        "day",
+        "2026-02-30",
+    ),
+    (
+        lambda: parse_business_date(5, "day"),
+        "invalid day=5: expected a date or YYYY-MM-DD string, got int",
+        "day",
+        5,
+    ),
+    (
+        lambda: periods_between("2026-01-01", "2026-01-02", timezone="Mars/X"),
+        "invalid timezone='Mars/X': unknown time zone; expected an IANA name such as Europe/London",
+        "timezone",
+        "Mars/X",
+    ),
+    (
+        lambda: periods_between("2026-01-01", "2026-01-02", "weekly"),
+        "invalid period='weekly': unknown period; expected one of daily, hourly",
+        "period",
+        "weekly",
+    ),
+    (
+        lambda: interval("2026-01-01T05:30Z", HOURLY, field="hour"),
+        "invalid hour='2026-01-01T05:30Z': not on an hour boundary",
+        "hour",
+        "2026-01-01T05:30Z",
+    ),
+    (
+        lambda: interval("2026-02-30T05", HOURLY, field="hour"),
+        "invalid hour='2026-02-30T05': not a calendar hour",
+        "hour",
+        "2026-02-30T05",
+    ),
+    (
+        lambda: interval(dt.date(2026, 1, 1), HOURLY, field="hour"),
+        "invalid hour=2026-01-01: a date is not an hour; pass a tz-aware datetime",
+        "hour",
+        dt.date(2026, 1, 1),
+    ),
+    (
+        lambda: interval("2026-01-01", HOURLY, field="hour"),
+        "invalid hour='2026-01-01': expected an hour such as 2026-10-25T05 (UTC, as Luigi writes "
+        "it), 2026-10-25T05:00Z or 2026-10-25T06:00+01:00",
+        "hour",
+        "2026-01-01",
+    ),
+    (
+        lambda: periods_between("2026-01-01", "2026-01-02", timezone=5),
+        "invalid timezone=5: expected an IANA time zone name, got int",
+        "timezone",
+        5,
+    ),
+    (
+        lambda: plan_range([], start="2026-10-02", stop="2026-10-01", now=T0),
+        "invalid stop='2026-10-01': before start 2026-10-02",
+        "stop",
+        "2026-10-01",
+    ),
+    (
+        lambda: period_key("2026-10-25T05:30Z", "day"),
+        "invalid day='2026-10-25T05:30Z': not on an hour boundary",
+        "day",
+        "2026-10-25T05:30Z",
+    ),
+    (
+        lambda: parse_aware_datetime("2026-01-01T00:00", "now"),
+        "invalid now='2026-01-01T00:00': no time zone; add an offset such as Z or +01:00",
+        "now",
+        "2026-01-01T00:00",
+    ),
+    (
+        lambda: parse_aware_datetime("2026-10-25T05:00:00z", "now"),  # only a capital Z is UTC
+        "invalid now='2026-10-25T05:00:00z': expected an ISO 8601 timestamp with an offset",
+        "now",
+        "2026-10-25T05:00:00z",
+    ),
+    (
+        lambda: parse_aware_datetime(5, "now"),
+        "invalid now=5: expected a tz-aware datetime, got int",
+        "now",
+        5,
+    ),
     # each parser's default field name
-    (lambda: parse_business_date("2026-1-1"),
-     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
-     "2026-1-1"),
-    (lambda: parse_aware_datetime(NO_OFFSET_TIME, "now"),
-     "invalid now=2026-10-25T05:00:00: no time zone; add an offset such as Z or +01:00", "now",
-     NO_OFFSET_TIME),
-    (lambda: parse_hour("2026-01-01T05:30Z"),
-     "invalid business_date='2026-01-01T05:30Z': not on an hour boundary", "business_date",
-     "2026-01-01T05:30Z"),
-    (lambda: period_ordinal("2026-1-1"),
-     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
-     "2026-1-1"),
-    (lambda: parse_label("2026-1-1", DAILY),
-     "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD", "business_date",
-     "2026-1-1"),
+    (
+        lambda: parse_business_date("2026-1-1"),
+        "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD",
+        "business_date",
+        "2026-1-1",
+    ),
+    (
+        lambda: parse_aware_datetime(NO_OFFSET_TIME, "now"),
+        "invalid now=2026-10-25T05:00:00: no time zone; add an offset such as Z or +01:00",
+        "now",
+        NO_OFFSET_TIME,
+    ),
+    (
+        lambda: parse_hour("2026-01-01T05:30Z"),
+        "invalid business_date='2026-01-01T05:30Z': not on an hour boundary",
+        "business_date",
+        "2026-01-01T05:30Z",
+    ),
+    (
+        lambda: period_ordinal("2026-1-1"),
+        "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD",
+        "business_date",
+        "2026-1-1",
+    ),
+    (
+        lambda: parse_label("2026-1-1", DAILY),
+        "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD",
+        "business_date",
+        "2026-1-1",
+    ),
 ]
 
 
@@ -785,16 +1230,19 @@ def test_luigi_hour_form_is_the_utc_hour(value: str, hour: int) -> None:
 # Instants where the local day's guess is off: Goose Bay repeats 23:00-00:01 on 2001-10-28 (the
 # first correction loop runs); Toronto skipped 23:30-00:30 on 1919-03-31, so the local day
 # started before its midnight's instant (the second loop runs).
-@pytest.mark.parametrize(("zone", "instant"), [
-    ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 1, tzinfo=UTC)),
-    ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 46, tzinfo=UTC)),
-    ("America/Toronto", dt.datetime(1919, 3, 31, 4, 30, tzinfo=UTC)),
-    ("America/Toronto", dt.datetime(1919, 3, 31, 4, 45, tzinfo=UTC)),
-    ("Europe/Berlin", dt.datetime(2026, 10, 24, 22, 0, tzinfo=UTC)),
-    # east of UTC, 2010-03-05 00:00 local came twice (+11 back to +8): the first loop must
-    # judge day ends in the business zone, not in UTC
-    ("Antarctica/Casey", dt.datetime(2010, 3, 4, 15, 0, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    ("zone", "instant"),
+    [
+        ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 1, tzinfo=UTC)),
+        ("America/Goose_Bay", dt.datetime(2001, 10, 28, 3, 46, tzinfo=UTC)),
+        ("America/Toronto", dt.datetime(1919, 3, 31, 4, 30, tzinfo=UTC)),
+        ("America/Toronto", dt.datetime(1919, 3, 31, 4, 45, tzinfo=UTC)),
+        ("Europe/Berlin", dt.datetime(2026, 10, 24, 22, 0, tzinfo=UTC)),
+        # east of UTC, 2010-03-05 00:00 local came twice (+11 back to +8): the first loop must
+        # judge day ends in the business zone, not in UTC
+        ("Antarctica/Casey", dt.datetime(2010, 3, 4, 15, 0, tzinfo=UTC)),
+    ],
+)
 def test_last_closed_is_the_latest_day_whose_interval_has_ended(
     zone: str, instant: dt.datetime
 ) -> None:
@@ -839,12 +1287,15 @@ def _fenced_publish(ledger: gk.Ledger) -> Any:
     return ledger.publish("Report", D, ["Dim"], "fp", producer="pub-1")
 
 
-@pytest.mark.parametrize(("write", "key"), [
-    (_record, ("attempt", "Load", D)),
-    (_begin, ("attempt", "Load", D)),
-    (_publish, ("publication", "Report", D)),
-    (_fenced_publish, ("attempt", "Report", D)),  # the fence: the producer's attempt key
-])
+@pytest.mark.parametrize(
+    ("write", "key"),
+    [
+        (_record, ("attempt", "Load", D)),
+        (_begin, ("attempt", "Load", D)),
+        (_publish, ("publication", "Report", D)),
+        (_fenced_publish, ("attempt", "Report", D)),  # the fence: the producer's attempt key
+    ],
+)
 def test_postgresql_write_waits_for_its_keys_lock(
     pg_ledger_url: str, write: Any, key: tuple[str, str, str]
 ) -> None:
@@ -871,15 +1322,23 @@ def test_postgresql_write_waits_for_its_keys_lock(
             assert not thread.is_alive() and len(ended) == 1
 
 
-@pytest.mark.parametrize(("setup", "call", "message", "where"), [
-    (lambda ledger: ledger.record("Load", D, 1, "r1", "succeeded", T0, now=T0),
-     lambda ledger: ledger.begin_attempt("Other", D, "r1", lease_seconds=60, now=T0),
-     f"run ID r1 already belongs to Load {D} attempt 1; refusing it for Other {D} attempt 0",
-     ("Other", D, 0)),
-    (lambda ledger: ledger.record("Load", D, 2**31 - 1, "r-max", "failed", T0, now=T0),
-     lambda ledger: ledger.begin_attempt("Load", D, "r2", lease_seconds=60, now=T0),
-     f"Load {D}: attempt 2147483647 is the last ordinal there is", ("Load", D, 2**31 - 1)),
-])
+@pytest.mark.parametrize(
+    ("setup", "call", "message", "where"),
+    [
+        (
+            lambda ledger: ledger.record("Load", D, 1, "r1", "succeeded", T0, now=T0),
+            lambda ledger: ledger.begin_attempt("Other", D, "r1", lease_seconds=60, now=T0),
+            f"run ID r1 already belongs to Load {D} attempt 1; refusing it for Other {D} attempt 0",
+            ("Other", D, 0),
+        ),
+        (
+            lambda ledger: ledger.record("Load", D, 2**31 - 1, "r-max", "failed", T0, now=T0),
+            lambda ledger: ledger.begin_attempt("Load", D, "r2", lease_seconds=60, now=T0),
+            f"Load {D}: attempt 2147483647 is the last ordinal there is",
+            ("Load", D, 2**31 - 1),
+        ),
+    ],
+)
 def test_begin_attempt_refusals_name_the_attempt_and_write_nothing(
     ledger: gk.Ledger, setup: Any, call: Any, message: str, where: tuple[str, str, int]
 ) -> None:
@@ -900,8 +1359,7 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
     end = dt.datetime(2026, 10, 23, tzinfo=UTC)
     behind = Watermarks.parse(end, {"Dim": end - dt.timedelta(minutes=5)})
     with pytest.raises(gk.NotReady):
-        ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", watermarks=behind,
-                         now=T0)
+        ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", watermarks=behind, now=T0)
     assert snapshot(ledger) == before
     later = T0 + dt.timedelta(hours=3)
     assert ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=later)
@@ -909,27 +1367,45 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
     assert newest is not None and (newest.revision, newest.published_at) == (2, later)
 
 
-@pytest.mark.parametrize(("hold", "wait", "what"), [
-    (lambda tx: tx._lock_key("publication", "Report", D),  # PostgreSQL's lock; SQLite: the tx
-     lambda ledger: ledger.republish("Report", D, ["Dim"], "fp2", reason="late rows", now=T0),
-     f"publication Report {D}"),
-    (lambda tx: tx.execute("UPDATE gk_attempts SET updated_at = updated_at WHERE run_id = ?",
-                           ("load-1",)),  # the attempt's row lock on PostgreSQL
-     lambda ledger: ledger.heartbeat("load-1", lease_seconds=60),
-     "the lease of run load-1"),
-    (lambda tx: tx._lock_key("attempt", "Load", D),
-     lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
-     f"attempt Load {D}"),
-    (lambda tx: tx._lock_key("attempt", "Load", D),
-     lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
-     f"attempt Load {D}"),
-])
+@pytest.mark.parametrize(
+    ("hold", "wait", "what"),
+    [
+        (
+            lambda tx: tx._lock_key(
+                "publication", "Report", D
+            ),  # PostgreSQL's lock; SQLite: the tx
+            lambda ledger: ledger.republish(
+                "Report", D, ["Dim"], "fp2", reason="late rows", now=T0
+            ),
+            f"publication Report {D}",
+        ),
+        (
+            lambda tx: tx.execute(
+                "UPDATE gk_attempts SET updated_at = updated_at WHERE run_id = ?", ("load-1",)
+            ),  # the attempt's row lock on PostgreSQL
+            lambda ledger: ledger.heartbeat("load-1", lease_seconds=60),
+            "the lease of run load-1",
+        ),
+        (
+            lambda tx: tx._lock_key("attempt", "Load", D),
+            lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
+            f"attempt Load {D}",
+        ),
+        (
+            lambda tx: tx._lock_key("attempt", "Load", D),
+            lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
+            f"attempt Load {D}",
+        ),
+    ],
+)
 def test_lock_timeout_names_what_the_write_waited_for(
     ledger_url: str, hold: Any, wait: Any, what: str
 ) -> None:
     sep = "&" if "?" in ledger_url else "?"
-    with gk.open_ledger(ledger_url) as holder, \
-            gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter:
+    with (
+        gk.open_ledger(ledger_url) as holder,
+        gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter,
+    ):
         succeed(holder, "Dim", D, run_id="dim-1")
         holder.publish("Report", D, ["Dim"], "fp", now=T0)
         holder.begin_attempt("Load", D, "load-1", lease_seconds=60)
@@ -989,7 +1465,8 @@ def test_write_handle_refusal_names_the_publication(ledger: gk.Ledger) -> None:
     assert str(caught.value) == (
         f"publication Report {D}: commit() is not allowed on the write handle: gatekeeper "
         "commits the output together with its publication, or rolls both back; this "
-        "publication will be rolled back")
+        "publication will be rolled back"
+    )
     assert snapshot(ledger) == before
 
 
@@ -998,8 +1475,9 @@ def test_publish_refuses_a_write_that_is_not_callable(ledger: gk.Ledger) -> None
     before = snapshot(ledger)
     with pytest.raises(InvalidInput) as caught:
         ledger.publish("Report", D, ["Dim"], "fp", "INSERT INTO t VALUES (1)", now=T0)
-    assert str(caught.value) == ("invalid write='INSERT INTO t VALUES (1)': expected a callable "
-                                 "taking the write handle")
+    assert str(caught.value) == (
+        "invalid write='INSERT INTO t VALUES (1)': expected a callable taking the write handle"
+    )
     assert (caught.value.field, caught.value.value) == ("write", "INSERT INTO t VALUES (1)")
     assert snapshot(ledger) == before
 
@@ -1008,8 +1486,9 @@ def test_an_unknown_state_is_refused_naming_the_states_there_are(ledger: gk.Ledg
     before = snapshot(ledger)
     with pytest.raises(InvalidInput) as caught:
         ledger.record("Load", D, 1, "load-1", "done", T0, now=T0)
-    assert str(caught.value) == ("invalid state='done': unknown state; expected one of running, "
-                                 "succeeded, failed, abandoned")
+    assert str(caught.value) == (
+        "invalid state='done': unknown state; expected one of running, succeeded, failed, abandoned"
+    )
     assert snapshot(ledger) == before
 
 
@@ -1023,19 +1502,26 @@ def test_record_refuses_unstorable_error_text_naming_the_field(ledger: gk.Ledger
     assert snapshot(ledger) == before
 
 
-@pytest.mark.parametrize("write", [
-    lambda ledger: ledger.record("Load", "2026-10-22T05:00Z", 1, "load-2", "succeeded", T0,
-                                 now=T0),
-    lambda ledger: ledger.begin_attempt("Load", "2026-10-22T05:00Z", "load-2", lease_seconds=60,
-                                        now=T0),
-])
-def test_a_job_keeps_one_period_kind_and_the_refusal_names_it(ledger: gk.Ledger,
-                                                              write: Any) -> None:
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda ledger: ledger.record(
+            "Load", "2026-10-22T05:00Z", 1, "load-2", "succeeded", T0, now=T0
+        ),
+        lambda ledger: ledger.begin_attempt(
+            "Load", "2026-10-22T05:00Z", "load-2", lease_seconds=60, now=T0
+        ),
+    ],
+)
+def test_a_job_keeps_one_period_kind_and_the_refusal_names_it(
+    ledger: gk.Ledger, write: Any
+) -> None:
     ledger.record("Load", D, 1, "load-1", "succeeded", T0, now=T0)
     before = snapshot(ledger)
     with pytest.raises(InvalidInput) as caught:
         write(ledger)
     assert str(caught.value) == (
         f"invalid business_date='2026-10-22T05:00Z': job Load has daily periods (e.g. {D}); "
-        "a job keeps one period kind")
+        "a job keeps one period kind"
+    )
     assert snapshot(ledger) == before

@@ -68,9 +68,11 @@ def now_utc() -> dt.datetime:
 
 def recorder(calls: list[str], cents: int = 17500) -> WriteFn:
     """A write callback that records its call and inserts one sales_totals row."""
+
     def write(tx: Any) -> None:
         calls.append("write")
         tx.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)", (D, cents))
+
     return write
 
 
@@ -80,13 +82,19 @@ def prepare(ledger: gk.Ledger, kind: str) -> None:
         assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-0") is True
 
 
-def fenced(ledger: gk.Ledger, kind: str, producer: str | None, write: WriteFn | None,
-           fingerprint: str = "fp-1") -> bool:
+def fenced(
+    ledger: gk.Ledger,
+    kind: str,
+    producer: str | None,
+    write: WriteFn | None,
+    fingerprint: str = "fp-1",
+) -> bool:
     """Publish or republish CONSUMER's output for D on behalf of ``producer``."""
     if kind == "publish":
         return ledger.publish(CONSUMER, D, UPSTREAM, fingerprint, write, producer=producer)
-    return ledger.republish(CONSUMER, D, UPSTREAM, fingerprint, write, reason="late data",
-                            producer=producer)
+    return ledger.republish(
+        CONSUMER, D, UPSTREAM, fingerprint, write, reason="late data", producer=producer
+    )
 
 
 def pg_sessions(application_name: str) -> int:
@@ -132,7 +140,7 @@ def pg_schema_exists(schema: str) -> bool:
 def assert_nothing_created(url: str) -> None:
     """The ledger at ``url`` (a fixture URL, never opened) still does not exist."""
     if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///"):].partition("?")[0])
+        path = Path(url[len("sqlite:///") :].partition("?")[0])
         assert list(path.parent.iterdir()) == [], "a refused URL created files"
         return
     schema = dict(parse_qsl(urlsplit(url).query))["schema"]
@@ -173,7 +181,8 @@ def test_lease_lost_is_exported_state_conflict() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_fenced_publish_by_live_latest_attempt_records_producer(
-        ledger: gk.Ledger, ready: dict[str, str], kind: str) -> None:
+    ledger: gk.Ledger, ready: dict[str, str], kind: str
+) -> None:
     prepare(ledger, kind)
     own = ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=LEASE)
     calls: list[str] = []
@@ -193,7 +202,8 @@ def test_fenced_publish_by_live_latest_attempt_records_producer(
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_fenced_publish_without_producer_records_none(
-        ledger: gk.Ledger, ready: dict[str, str], kind: str) -> None:
+    ledger: gk.Ledger, ready: dict[str, str], kind: str
+) -> None:
     prepare(ledger, kind)
     ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=LEASE)  # irrelevant without producer
     calls: list[str] = []
@@ -215,10 +225,12 @@ def _superseded(ledger: gk.Ledger) -> str:
 
 def _ended(state: str) -> Callable[[gk.Ledger], str]:
     """Attempt 1 began, then its outcome ``state`` was recorded: it holds no lease."""
+
     def setup(ledger: gk.Ledger) -> str:
         mine = ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=LEASE)
         ledger.record(CONSUMER, D, 1, mine.run_id, state, mine.started_at)
         return mine.run_id
+
     return setup
 
 
@@ -242,7 +254,8 @@ NOT_OWNER: dict[str, tuple[Callable[[gk.Ledger], str], int | None]] = {
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("scenario", sorted(NOT_OWNER))
 def test_fenced_publish_without_live_lease_raises_lease_lost(
-        ledger: gk.Ledger, ready: dict[str, str], kind: str, scenario: str) -> None:
+    ledger: gk.Ledger, ready: dict[str, str], kind: str, scenario: str
+) -> None:
     prepare(ledger, kind)
     setup, taken_over = NOT_OWNER[scenario]
     producer = setup(ledger)
@@ -267,7 +280,8 @@ def test_fenced_publish_without_live_lease_raises_lease_lost(
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("whose", ["unknown", "upstream", "other_date", "other_job"])
 def test_fenced_publish_by_run_id_of_another_key_is_refused(
-        ledger: gk.Ledger, ready: dict[str, str], kind: str, whose: str) -> None:
+    ledger: gk.Ledger, ready: dict[str, str], kind: str, whose: str
+) -> None:
     prepare(ledger, kind)
     ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=LEASE)  # the real, live owner
     if whose == "unknown":
@@ -275,11 +289,11 @@ def test_fenced_publish_by_run_id_of_another_key_is_refused(
     elif whose == "upstream":
         producer = ready["DimCustomer"]
     elif whose == "other_date":
-        producer = ledger.begin_attempt(CONSUMER, "2026-10-22", "pub-22",
-                                        lease_seconds=LEASE).run_id
+        producer = ledger.begin_attempt(
+            CONSUMER, "2026-10-22", "pub-22", lease_seconds=LEASE
+        ).run_id
     else:
-        producer = ledger.begin_attempt("OtherConsumer", D, "other-1",
-                                        lease_seconds=LEASE).run_id
+        producer = ledger.begin_attempt("OtherConsumer", D, "other-1", lease_seconds=LEASE).run_id
     rows = snapshot(ledger)
     calls: list[str] = []
 
@@ -291,7 +305,8 @@ def test_fenced_publish_by_run_id_of_another_key_is_refused(
 
 
 def test_fenced_publish_zombie_refused_after_takeover(
-        ledger: gk.Ledger, ready: dict[str, str]) -> None:
+    ledger: gk.Ledger, ready: dict[str, str]
+) -> None:
     zombie = ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=SHORT_LEASE)
     time.sleep(PAST_SHORT_LEASE)  # the worker "pauses" past its lease
     heir = ledger.begin_attempt(CONSUMER, D, "pub-2", lease_seconds=LEASE)
@@ -301,8 +316,9 @@ def test_fenced_publish_zombie_refused_after_takeover(
     calls: list[str] = []
 
     with pytest.raises(gk.LeaseLost) as caught:  # the zombie wakes and tries to publish
-        ledger.publish(CONSUMER, D, UPSTREAM, "fp-zombie", recorder(calls, 666),
-                       producer=zombie.run_id)
+        ledger.publish(
+            CONSUMER, D, UPSTREAM, "fp-zombie", recorder(calls, 666), producer=zombie.run_id
+        )
     assert calls == [] and snapshot(ledger) == rows
     err = caught.value
     assert (err.attempt, err.run_id) == (1, "pub-1")
@@ -311,33 +327,42 @@ def test_fenced_publish_zombie_refused_after_takeover(
     assert ledger.heartbeat(zombie.run_id, lease_seconds=LEASE) is False  # nor renew
     assert snapshot(ledger) == rows
 
-    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-heir", recorder(calls, 2),
-                          producer=heir.run_id) is True
+    assert (
+        ledger.publish(CONSUMER, D, UPSTREAM, "fp-heir", recorder(calls, 2), producer=heir.run_id)
+        is True
+    )
     pub = ledger.publication(CONSUMER, D)
     assert pub is not None
     assert (pub.run_id, pub.attempt, pub.fingerprint, pub.evidence) == (
-        "pub-2", 2, "fp-heir", ready)
+        "pub-2",
+        2,
+        "fp-heir",
+        ready,
+    )
     assert ledger.read("SELECT business_date, cents FROM sales_totals") == [(D, 2)]
 
 
 def test_fenced_publish_retry_by_same_producer_is_noop(
-        ledger: gk.Ledger, ready: dict[str, str]) -> None:
+    ledger: gk.Ledger, ready: dict[str, str]
+) -> None:
     own = ledger.begin_attempt(CONSUMER, D, "pub-1", lease_seconds=LEASE)
     calls: list[str] = []
-    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", recorder(calls),
-                          producer=own.run_id) is True
+    assert (
+        ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", recorder(calls), producer=own.run_id) is True
+    )
     rows = snapshot(ledger)
 
-    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", recorder(calls),
-                          producer=own.run_id) is False
+    assert (
+        ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", recorder(calls), producer=own.run_id) is False
+    )
 
     assert calls == ["write"] and snapshot(ledger) == rows
     assert count_rows(ledger, "sales_totals") == 1
 
 
 def test_fenced_publish_producer_shown_by_evidence_command(
-        ledger: gk.Ledger, ledger_url: str, ready: dict[str, str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    ledger: gk.Ledger, ledger_url: str, ready: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     from gatekeeper.cli import main
 
     own = ledger.begin_attempt(CONSUMER, D, "producer-run-7f3", lease_seconds=LEASE)
@@ -365,7 +390,8 @@ def test_heartbeat_renews_live_attempt(ledger: gk.Ledger) -> None:
 
 @pytest.mark.parametrize("state", ["succeeded", "failed", "abandoned"])
 def test_heartbeat_of_ended_attempt_is_false_and_writes_nothing(
-        ledger: gk.Ledger, state: str) -> None:
+    ledger: gk.Ledger, state: str
+) -> None:
     began = ledger.begin_attempt(JOB, D, "hb-1", lease_seconds=LEASE)
     ledger.record(JOB, D, 1, "hb-1", state, began.started_at)
     rows = snapshot(ledger)
@@ -402,9 +428,13 @@ SKIP_TABLE = [
 
 
 @pytest.mark.parametrize(("history", "kwargs", "expected", "writes"), SKIP_TABLE)
-def test_begin_attempt_skip_succeeded(ledger: gk.Ledger, history: tuple[str, ...],
-                                      kwargs: dict[str, Any], expected: tuple[int, str],
-                                      writes: bool) -> None:
+def test_begin_attempt_skip_succeeded(
+    ledger: gk.Ledger,
+    history: tuple[str, ...],
+    kwargs: dict[str, Any],
+    expected: tuple[int, str],
+    writes: bool,
+) -> None:
     for number, state in enumerate(history, start=1):
         ledger.record(JOB, D, number, f"old-{number}", state, T0)
     rows = snapshot(ledger)
@@ -435,7 +465,8 @@ def test_begin_attempt_skip_succeeded_still_refuses_live_lease(ledger: gk.Ledger
 @pytest.mark.parametrize("method", ["commit", "rollback", "close"])
 @pytest.mark.parametrize("swallow", [False, True], ids=["raised", "swallowed"])
 def test_write_handle_transaction_control_rolls_back_publication(
-        ledger: gk.Ledger, ready: dict[str, str], method: str, swallow: bool) -> None:
+    ledger: gk.Ledger, ready: dict[str, str], method: str, swallow: bool
+) -> None:
     rows = snapshot(ledger)
     seen: list[BaseException] = []
 
@@ -460,17 +491,26 @@ def test_write_handle_transaction_control_rolls_back_publication(
     assert count_rows(ledger, "sales_totals") == 1
 
 
-@pytest.mark.parametrize(("sql", "params", "row"), [
-    ("INSERT INTO notes (d, t) VALUES (?, 'why? 100%')", (D,), (D, "why? 100%")),
-    ("INSERT INTO notes (d, t) VALUES (?, 'it''s ? %s')", (D,), (D, "it's ? %s")),
-    ("INSERT INTO notes (d, t) VALUES (? /* a ? here, 5% */, ?)", (D, "x"), (D, "x")),
-    ("INSERT INTO notes (d, t) -- why? 100%\nVALUES (?, ?)", (D, "y?"), (D, "y?")),
-    ('INSERT INTO notes ("d", t) VALUES (?, ?)', (D, "%"), (D, "%")),
-], ids=["quoted-question-percent", "escaped-quote", "block-comment", "line-comment",
-        "quoted-identifier"])
+@pytest.mark.parametrize(
+    ("sql", "params", "row"),
+    [
+        ("INSERT INTO notes (d, t) VALUES (?, 'why? 100%')", (D,), (D, "why? 100%")),
+        ("INSERT INTO notes (d, t) VALUES (?, 'it''s ? %s')", (D,), (D, "it's ? %s")),
+        ("INSERT INTO notes (d, t) VALUES (? /* a ? here, 5% */, ?)", (D, "x"), (D, "x")),
+        ("INSERT INTO notes (d, t) -- why? 100%\nVALUES (?, ?)", (D, "y?"), (D, "y?")),
+        ('INSERT INTO notes ("d", t) VALUES (?, ?)', (D, "%"), (D, "%")),
+    ],
+    ids=[
+        "quoted-question-percent",
+        "escaped-quote",
+        "block-comment",
+        "line-comment",
+        "quoted-identifier",
+    ],
+)
 def test_write_handle_placeholders_skip_literals_and_comments(
-        ledger: gk.Ledger, notes: None, sql: str, params: tuple[Any, ...],
-        row: tuple[str, str]) -> None:
+    ledger: gk.Ledger, notes: None, sql: str, params: tuple[Any, ...], row: tuple[str, str]
+) -> None:
     counts: list[int] = []
 
     def write(tx: Any) -> None:
@@ -485,8 +525,9 @@ def test_write_handle_executemany_and_fetch(ledger: gk.Ledger, notes: None) -> N
     seen: dict[str, Any] = {}
 
     def write(tx: Any) -> None:
-        cursor = tx.executemany("INSERT INTO notes (d, t) VALUES (?, ?)",
-                                [(D, "a"), (D, "b?"), (D, "c%")])
+        cursor = tx.executemany(
+            "INSERT INTO notes (d, t) VALUES (?, ?)", [(D, "a"), (D, "b?"), (D, "c%")]
+        )
         seen["rowcount"] = cursor.rowcount
         seen["one"] = tx.execute("SELECT COUNT(*) FROM notes WHERE d = ?", (D,)).fetchone()
         seen["all"] = tx.execute("SELECT t FROM notes WHERE d = ? ORDER BY t", (D,)).fetchall()
@@ -500,21 +541,25 @@ def test_write_handle_executemany_and_fetch(ledger: gk.Ledger, notes: None) -> N
     assert count_rows(ledger, "notes") == 3
 
 
-@pytest.mark.parametrize("sql", [
-    "COMMIT",
-    "commit",
-    "  /* sneaky */ COMMIT",
-    "BEGIN",
-    "ROLLBACK",
-    "SAVEPOINT s1",
-    "RELEASE SAVEPOINT s1",
-    "ROLLBACK TO SAVEPOINT s1",
-    "END",
-    "INSERT INTO notes (d, t) VALUES (?, 'x'); DELETE FROM notes",
-    "INSERT INTO notes (d, t) VALUES (?, 'x'); COMMIT",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COMMIT",
+        "commit",
+        "  /* sneaky */ COMMIT",
+        "BEGIN",
+        "ROLLBACK",
+        "SAVEPOINT s1",
+        "RELEASE SAVEPOINT s1",
+        "ROLLBACK TO SAVEPOINT s1",
+        "END",
+        "INSERT INTO notes (d, t) VALUES (?, 'x'); DELETE FROM notes",
+        "INSERT INTO notes (d, t) VALUES (?, 'x'); COMMIT",
+    ],
+)
 def test_write_handle_refuses_control_and_multiple_statements(
-        ledger: gk.Ledger, notes: None, sql: str) -> None:
+    ledger: gk.Ledger, notes: None, sql: str
+) -> None:
     params = (D,) if "?" in sql else ()
     rows = snapshot(ledger)
 
@@ -529,22 +574,33 @@ def test_write_handle_refuses_control_and_multiple_statements(
     assert snapshot(ledger) == rows
     assert count_rows(ledger, "notes") == 0
     assert ledger.publication(CONSUMER, D) is None
-    assert ledger.publish(CONSUMER, D, UPSTREAM, "fp-1",
-                          lambda tx: tx.execute("INSERT INTO notes (d, t) VALUES (?, 'ok')",
-                                                (D,))) is True
+    assert (
+        ledger.publish(
+            CONSUMER,
+            D,
+            UPSTREAM,
+            "fp-1",
+            lambda tx: tx.execute("INSERT INTO notes (d, t) VALUES (?, 'ok')", (D,)),
+        )
+        is True
+    )
     assert ledger.read("SELECT t FROM notes") == [("ok",)]
 
 
 SESSION_CHANGES = {
-    "postgresql": ["SET lock_timeout = 0", "set search_path to public", "RESET ALL",
-                   "DISCARD ALL", "SET SESSION statement_timeout = 0"],
+    "postgresql": [
+        "SET lock_timeout = 0",
+        "set search_path to public",
+        "RESET ALL",
+        "DISCARD ALL",
+        "SET SESSION statement_timeout = 0",
+    ],
     "sqlite": ["PRAGMA busy_timeout = 0", "PRAGMA foreign_keys = OFF"],
 }
 
 
 @pytest.mark.parametrize("index", range(5))
-def test_write_handle_refuses_session_changes(ledger: gk.Ledger, notes: None,
-                                              index: int) -> None:
+def test_write_handle_refuses_session_changes(ledger: gk.Ledger, notes: None, index: int) -> None:
     """A publication must not leave a changed session (no lock_timeout, another search_path)
     behind on the ledger's connection: such statements are refused and nothing is written."""
     statements = SESSION_CHANGES[ledger.dialect]
@@ -581,7 +637,8 @@ def test_write_handle_set_local_is_allowed_on_postgresql(ledger: gk.Ledger, note
 
 
 def test_write_handle_failed_statement_rolls_back_even_if_swallowed(
-        ledger: gk.Ledger, notes: None) -> None:
+    ledger: gk.Ledger, notes: None
+) -> None:
     """SQLite would go on after a failed statement with part of the output: not here."""
     rows = snapshot(ledger)
 
@@ -639,7 +696,8 @@ def test_ledger_execute_translates_placeholders_by_tokens(ledger: gk.Ledger) -> 
         ledger.execute("CREATE TABLE notes (d TEXT NOT NULL, t TEXT NOT NULL)")
         ledger.execute("INSERT INTO notes (d, t) VALUES (?, 'why? 100%')", (D,))
     assert ledger.read("SELECT d, t FROM notes WHERE t = 'why? 100%' AND d = ?", (D,)) == [
-        (D, "why? 100%")]
+        (D, "why? 100%")
+    ]
 
 
 # -- connections -----------------------------------------------------------------------------
@@ -653,7 +711,9 @@ def test_ledger_reconnects_after_backend_terminated_for_a_write(pg_schema: str) 
         assert ledger.record(JOB, D, 2, "conn-2", "succeeded", T0) is True
 
         assert [(a.attempt, a.run_id, a.state.value) for a in ledger.attempts(JOB, D)] == [
-            (1, "conn-1", "failed"), (2, "conn-2", "succeeded")]
+            (1, "conn-1", "failed"),
+            (2, "conn-2", "succeeded"),
+        ]
         assert pg_sessions(name) == 1  # the new connection keeps the URL's parameters
 
 
@@ -722,7 +782,8 @@ def kill_when_napping(application_name: str, killed: list[int]) -> threading.Thr
             while time.monotonic() < deadline:
                 rows = conn.execute(
                     "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
-                    "AND wait_event = 'PgSleep'", (application_name,),
+                    "AND wait_event = 'PgSleep'",
+                    (application_name,),
                 ).fetchall()
                 for (pid,) in rows:
                     conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
@@ -771,8 +832,9 @@ def test_ledger_connection_lost_during_commit_is_unknown_outcome(pg_schema: str)
 
 
 @pytest.mark.parametrize("seconds", [None, 2])
-def test_ledger_busy_timeout_sets_the_database_lock_wait(ledger_url: str,
-                                                        seconds: int | None) -> None:
+def test_ledger_busy_timeout_sets_the_database_lock_wait(
+    ledger_url: str, seconds: int | None
+) -> None:
     url = ledger_url if seconds is None else with_query(ledger_url, f"busy_timeout={seconds}")
     expected = 30 if seconds is None else seconds
     with gk.open_ledger(url) as opened, opened.transaction():
@@ -784,7 +846,8 @@ def test_ledger_busy_timeout_sets_the_database_lock_wait(ledger_url: str,
 
 # -- bounded waits ---------------------------------------------------------------------------
 def test_publish_lock_wait_past_busy_timeout_is_ledger_error(
-        ledger: gk.Ledger, ledger_url: str, ready: dict[str, str]) -> None:
+    ledger: gk.Ledger, ledger_url: str, ready: dict[str, str]
+) -> None:
     # Both opened before anybody holds a lock (on SQLite opening may need the write lock).
     holder = gk.open_ledger(ledger_url)
     waiter = gk.open_ledger(with_query(ledger_url, "busy_timeout=2"))
@@ -796,6 +859,7 @@ def test_publish_lock_wait_past_busy_timeout_is_ledger_error(
             tx.execute("INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)", (D, 1))
             entered.set()
             release.wait(WAIT)
+
         try:
             outcome.append(holder.publish(CONSUMER, D, UPSTREAM, "fp-1", write))
         except BaseException as exc:  # noqa: BLE001 - reported by the assertions below
@@ -831,27 +895,43 @@ def test_publish_lock_wait_past_busy_timeout_is_ledger_error(
 
 
 def test_cli_record_lock_wait_past_busy_timeout_exits_4(
-        ledger: gk.Ledger, ledger_url: str, tmp_path: Path) -> None:
+    ledger: gk.Ledger, ledger_url: str, tmp_path: Path
+) -> None:
     url = with_query(ledger_url, "busy_timeout=1")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GATEKEEPER_LEDGER_URL", None)
     with ledger.transaction():  # holds the write lock (SQLite) and the key's lock (PostgreSQL)
         ledger.record(JOB, D, 1, "holder", "running", T0)
         proc = subprocess.run(
-            [sys.executable, "-m", "gatekeeper.cli", "--ledger", url,
-             "record", JOB, D, "1", "run-x", "succeeded"],
-            capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env,
+            [
+                sys.executable,
+                "-m",
+                "gatekeeper.cli",
+                "--ledger",
+                url,
+                "record",
+                JOB,
+                D,
+                "1",
+                "run-x",
+                "succeeded",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env=env,
         )
     assert proc.returncode == 4, (proc.returncode, proc.stdout, proc.stderr)
     assert "LedgerError" in proc.stderr, proc.stderr
     assert [(a.attempt, a.run_id, a.state.value) for a in ledger.attempts(JOB, D)] == [
-        (1, "holder", "running")]
+        (1, "holder", "running")
+    ]
 
 
 # -- URL checks ------------------------------------------------------------------------------
 @pytest.mark.parametrize("param", ["frobnicate=1", "schema=other", "application_name=x"])
-def test_open_ledger_sqlite_unknown_query_parameter_is_refused(
-        tmp_path: Path, param: str) -> None:
+def test_open_ledger_sqlite_unknown_query_parameter_is_refused(tmp_path: Path, param: str) -> None:
     name = param.partition("=")[0]
     with pytest.raises(gk.InvalidInput) as caught:
         gk.open_ledger(f"sqlite:///{tmp_path / 'l.db'}?{param}")
@@ -875,8 +955,7 @@ def test_open_ledger_accepts_busy_timeout_and_libpq_parameters(ledger_url: str) 
     with gk.open_ledger(url) as opened:
         assert opened.record(JOB, D, 1, "r1", "succeeded", T0) is True
         if opened.dialect == "postgresql":
-            assert opened.read("SELECT current_setting('application_name')") == [
-                ("gk_custom",)]
+            assert opened.read("SELECT current_setting('application_name')") == [("gk_custom",)]
     with gk.open_ledger(ledger_url) as again:  # same database, without the options
         assert [a.run_id for a in again.attempts(JOB, D)] == ["r1"]
 
@@ -892,5 +971,6 @@ def test_begin_attempt_without_now_uses_database_clock(ledger: gk.Ledger) -> Non
     assert stored is not None and stored.lease_expires_at is not None
     assert abs(stored.started_at - clock) < dt.timedelta(seconds=2)
     assert abs(stored.lease_expires_at - stored.started_at - dt.timedelta(seconds=LEASE)) < (
-        dt.timedelta(seconds=1))
+        dt.timedelta(seconds=1)
+    )
     assert abs(got.started_at - stored.started_at) < dt.timedelta(seconds=1)

@@ -35,7 +35,10 @@ def test_plan_recovery_from_ledger_all_succeeded_is_none(ledger: gk.Ledger) -> N
     record(ledger, GOLD, "succeeded")
     result = plan(ledger)
     assert {k: result[k] for k in ("action", "restart_at_stage", "skipped_stages")} == {
-        "action": "none", "restart_at_stage": None, "skipped_stages": []}
+        "action": "none",
+        "restart_at_stage": None,
+        "skipped_stages": [],
+    }
     assert result["restart_at_job"] is None and result["skipped_jobs"] == []
 
 
@@ -49,7 +52,9 @@ def test_plan_recovery_from_ledger_restarts_gold_after_verified_silver(ledger: g
     assert result["restart_at_job"] == GOLD and result["skipped_jobs"] == [SILVER]
     assert result["business_date"] == DATE
     assert [(s["job"], s["status"], s["run_id"]) for s in result["stages"]] == [
-        (SILVER, "succeeded", silver_run), (GOLD, "failed", f"{GOLD}-{DATE}-1")]
+        (SILVER, "succeeded", silver_run),
+        (GOLD, "failed", f"{GOLD}-{DATE}-1"),
+    ]
     assert snapshot(ledger) == before  # reads only
 
 
@@ -103,7 +108,8 @@ def test_plan_recovery_from_ledger_refuses_running_without_lease(ledger: gk.Ledg
 
 @pytest.mark.parametrize("seconds", [60, 3600])  # expired before now, and exactly at now
 def test_plan_recovery_from_ledger_refuses_expired_lease_as_stalled(
-        ledger: gk.Ledger, seconds: int) -> None:
+    ledger: gk.Ledger, seconds: int
+) -> None:
     record(ledger, SILVER, "succeeded")
     ledger.begin_attempt(GOLD, DATE, "gold-1", lease_seconds=seconds, now=T0)
     before = snapshot(ledger)
@@ -139,7 +145,8 @@ def test_plan_recovery_from_ledger_refuses_downstream_success(ledger: gk.Ledger)
 
 
 def test_plan_recovery_from_ledger_refuses_unverified_or_wrong_verification(
-        ledger: gk.Ledger) -> None:
+    ledger: gk.Ledger,
+) -> None:
     record(ledger, SILVER, "succeeded")
     record(ledger, GOLD, "failed")
     with pytest.raises(RecoveryNotSafe, match="not verified"):
@@ -148,12 +155,22 @@ def test_plan_recovery_from_ledger_refuses_unverified_or_wrong_verification(
         plan(ledger, [1, 2])
 
 
-@pytest.mark.parametrize("stages", [
-    [], (), "SilverCampaigns", {SILVER, GOLD}, None, [SILVER, ""], [SILVER, " "],
-    [SILVER, 2], [SILVER, SILVER], [" Silver"],
-])
-def test_plan_recovery_from_ledger_bad_stages_invalid_input(
-        ledger: gk.Ledger, stages: Any) -> None:
+@pytest.mark.parametrize(
+    "stages",
+    [
+        [],
+        (),
+        "SilverCampaigns",
+        {SILVER, GOLD},
+        None,
+        [SILVER, ""],
+        [SILVER, " "],
+        [SILVER, 2],
+        [SILVER, SILVER],
+        [" Silver"],
+    ],
+)
+def test_plan_recovery_from_ledger_bad_stages_invalid_input(ledger: gk.Ledger, stages: Any) -> None:
     before = snapshot(ledger)
     with pytest.raises(InvalidInput) as caught:
         plan_recovery_from_ledger(ledger, stages, DATE, [], now=LATER)
@@ -169,11 +186,14 @@ def test_plan_recovery_from_ledger_bad_business_date(ledger: gk.Ledger, date: An
 
 
 def test_plan_recovery_from_ledger_accepts_a_date_and_naive_now_is_refused(
-        ledger: gk.Ledger) -> None:
+    ledger: gk.Ledger,
+) -> None:
     record(ledger, SILVER, "succeeded")
     record(ledger, GOLD, "succeeded")
-    assert plan_recovery_from_ledger(ledger, PIPELINE, dt.date(2026, 11, 7), [],
-                                     now=LATER)["action"] == "none"
+    assert (
+        plan_recovery_from_ledger(ledger, PIPELINE, dt.date(2026, 11, 7), [], now=LATER)["action"]
+        == "none"
+    )
     with pytest.raises(InvalidInput) as caught:
         plan_recovery_from_ledger(ledger, PIPELINE, DATE, [], now=dt.datetime(2026, 11, 7))
     assert caught.value.field == "now"

@@ -68,7 +68,8 @@ def test_completed_periods_counts_only_a_succeeded_latest_attempt(ledger: gk.Led
 
 
 def test_completed_periods_with_consumer_needs_the_latest_attempt_succeeded(
-        ledger: gk.Ledger) -> None:
+    ledger: gk.Ledger,
+) -> None:
     """A publication made while attempt 1 stood does not make a failed attempt 2 complete."""
     for day in DATES[:3]:
         succeed(ledger, "Up", day)
@@ -76,28 +77,32 @@ def test_completed_periods_with_consumer_needs_the_latest_attempt_succeeded(
         ledger.publish("Report", day, ["Up"], f"fp-{day}")
     ledger.record("Report", DATES[1], 2, "report-2-2", "failed", T0)
     ledger.record("Report", DATES[2], 2, "report-3-2", "running", T0)
-    assert ledger.completed_periods("Report", DATES[0], DATES[2], consumer="Report") \
-        == {DATES[0]}
+    assert ledger.completed_periods("Report", DATES[0], DATES[2], consumer="Report") == {DATES[0]}
 
 
 def test_bulk_complete_and_range_plan_agree_with_complete(ledger_cfg: gk.Ledger) -> None:
     expected = record_histories(ledger_cfg, "Trivial")
-    one_by_one = {day for day in DATES if Trivial(business_date=dt.date.fromisoformat(day))
-                  .complete()}
+    one_by_one = {
+        day for day in DATES if Trivial(business_date=dt.date.fromisoformat(day)).complete()
+    }
     assert one_by_one == expected
     bulk = Trivial.bulk_complete([dt.date.fromisoformat(day) for day in DATES])
     assert {d.isoformat() for d in bulk} == expected
     now = int(dt.datetime(2026, 11, 30, tzinfo=UTC).timestamp())
-    plan = gk.RangeBusinessDaily(of=Trivial, start=dt.date.fromisoformat(DATES[0]),
-                                 stop=dt.date.fromisoformat(DATES[-1]) + dt.timedelta(days=1),
-                                 now=now).plan()
+    plan = gk.RangeBusinessDaily(
+        of=Trivial,
+        start=dt.date.fromisoformat(DATES[0]),
+        stop=dt.date.fromisoformat(DATES[-1]) + dt.timedelta(days=1),
+        now=now,
+    ).plan()
     assert {d.isoformat() for d in plan.gaps} == set(DATES) - expected
 
 
 # -- a republish after an upstream repair ---------------------------------------------------
 # Kills: _same_revision without its evidence comparison.
 def test_republish_after_upstream_repair_is_a_new_revision_with_fresh_evidence(
-        ledger: gk.Ledger) -> None:
+    ledger: gk.Ledger,
+) -> None:
     first = succeed(ledger, "Dim", D)
     assert ledger.publish("Report", D, ["Dim"], "fp") is True
     assert ledger.republish("Report", D, ["Dim"], "fp", reason="late rows") is True
@@ -105,17 +110,28 @@ def test_republish_after_upstream_repair_is_a_new_revision_with_fresh_evidence(
     assert [s.new_run_id for s in ledger.stale("Report")] == [repaired]
     written: list[int] = []
 
-    assert ledger.republish("Report", D, ["Dim"], "fp", lambda tx: written.append(1),
-                            reason="late rows") is True
+    assert (
+        ledger.republish(
+            "Report", D, ["Dim"], "fp", lambda tx: written.append(1), reason="late rows"
+        )
+        is True
+    )
 
     assert written == [1]
     revisions = ledger.publications("Report", D)
     assert [(p.revision, p.evidence["Dim"]) for p in revisions] == [
-        (3, repaired), (2, first), (1, first)]
+        (3, repaired),
+        (2, first),
+        (1, first),
+    ]
     assert ledger.stale("Report") == []
     rows = snapshot(ledger)  # and now it is a retry: nothing written, write not called
-    assert ledger.republish("Report", D, ["Dim"], "fp", lambda tx: written.append(2),
-                            reason="late rows") is False
+    assert (
+        ledger.republish(
+            "Report", D, ["Dim"], "fp", lambda tx: written.append(2), reason="late rows"
+        )
+        is False
+    )
     assert snapshot(ledger) == rows and written == [1]
 
 
@@ -131,7 +147,8 @@ SAME_REVISION = [
 
 @pytest.mark.parametrize(("change", "repair", "new_revision"), SAME_REVISION)
 def test_republish_is_a_retry_only_when_everything_is_the_same(
-        ledger: gk.Ledger, change: dict[str, str], repair: bool, new_revision: bool) -> None:
+    ledger: gk.Ledger, change: dict[str, str], repair: bool, new_revision: bool
+) -> None:
     succeed(ledger, "Dim", D)
     ledger.publish("Report", D, ["Dim"], "fp")
     ledger.republish("Report", D, ["Dim"], "fp", reason="late")
@@ -157,8 +174,9 @@ def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledge
     now = int(dt.datetime(2026, 11, 1, tzinfo=UTC).timestamp())
 
     def window(first: dt.date = start) -> gk.RangeBusinessDaily:
-        return gk.RangeBusinessDaily(of=DailySalesLoad, start=first, stop=stop, now=now,
-                                     refresh_stale=True)
+        return gk.RangeBusinessDaily(
+            of=DailySalesLoad, start=first, stop=stop, now=now, refresh_stale=True
+        )
 
     assert [s.business_date for s in ledger_cfg.stale("DailySalesLoad")] == [stop.isoformat()]
     assert window().stale_refreshes() == []
@@ -166,12 +184,14 @@ def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledge
     assert build(DimCustomer(business_date=start, attempt=2)).scheduling_succeeded
     refreshes = window().stale_refreshes()
     assert [(t.business_date, t.republish_reason) for t in refreshes] == [
-        (start, "upstream repaired: DimCustomer attempt 2")]
+        (start, "upstream repaired: DimCustomer attempt 2")
+    ]
     assert window(days[1]).stale_refreshes() == []  # start inclusive, stop exclusive
     rows = snapshot(ledger_cfg)["gk_publications"]
     assert build(window()).scheduling_succeeded
-    published = {day: [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)]
-                 for day in days}
+    published = {
+        day: [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)] for day in days
+    }
     assert published == {days[0]: [2, 1], days[1]: [1], days[2]: [1]}
     assert len(snapshot(ledger_cfg)["gk_publications"]) == len(rows) + 1
 
@@ -179,8 +199,7 @@ def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledge
 # -- heartbeats renew running attempts only ---------------------------------------------------
 # Kills: heartbeat accepting any non-abandoned state.
 @pytest.mark.parametrize("state", ["succeeded", "failed"])
-def test_heartbeat_never_puts_a_lease_on_a_finished_attempt(ledger: gk.Ledger,
-                                                            state: str) -> None:
+def test_heartbeat_never_puts_a_lease_on_a_finished_attempt(ledger: gk.Ledger, state: str) -> None:
     began = ledger.begin_attempt("Load", D, "run-1", lease_seconds=60, now=T0)
     ledger.record("Load", D, 1, "run-1", state, began.started_at, now=T0)
     later = T0 + dt.timedelta(seconds=30)
@@ -206,13 +225,15 @@ def heartbeat_url(ledger_url: str, ledger: gk.Ledger) -> Iterator[str]:
 
 @pytest.mark.parametrize("state", ["succeeded", "failed", "abandoned"])
 def test_heartbeat_thread_reports_the_lease_lost_once_the_attempt_ended(
-        ledger: gk.Ledger, heartbeat_url: str, state: str) -> None:
+    ledger: gk.Ledger, heartbeat_url: str, state: str
+) -> None:
     lease_seconds = 0.3  # beats every 0.1 s
     began = ledger.begin_attempt("Load", D, "run-1", lease_seconds=lease_seconds)
     with Heartbeat(heartbeat_url, "run-1", lease_seconds) as beating:
         if state == "abandoned":  # a later attempt takes over once the lease has expired
-            ledger.begin_attempt("Load", D, "run-2", lease_seconds=60,
-                                 now=began.started_at + dt.timedelta(hours=1))
+            ledger.begin_attempt(
+                "Load", D, "run-2", lease_seconds=60, now=began.started_at + dt.timedelta(hours=1)
+            )
         else:
             ledger.record("Load", D, 1, "run-1", state, began.started_at)
         assert beating.lost.wait(timeout=10), f"lease of a {state} attempt not reported lost"
@@ -257,25 +278,32 @@ def test_not_ready_names_the_date_the_attempt_and_the_watermark(ledger: gk.Ledge
 
     readiness = caught.value.readiness
     assert readiness.business_date == D and readiness.blockers == {
-        "Feed": "watermark", "Other": "watermark"}
+        "Feed": "watermark",
+        "Other": "watermark",
+    }
     assert readiness.details == {
         "Feed": f"watermark {seen.isoformat()} < required {END.isoformat()}",
         "Other": f"watermark none < required {END.isoformat()}",
     }
     assert str(caught.value) == (
         f"{D}: not ready, blocked by Feed (attempt 1 watermark {seen.isoformat()} < required "
-        f"{END.isoformat()}), Other (attempt 1 watermark none < required {END.isoformat()})")
+        f"{END.isoformat()}), Other (attempt 1 watermark none < required {END.isoformat()})"
+    )
     assert snapshot(ledger) == rows
     assert gk.check_ready(ledger, ["Feed"], D).business_date == D
 
 
-@pytest.mark.parametrize(("required", "observed", "field"), [
-    ("2026-10-23T00:00:00", {}, "watermark_required"),  # naive: no offset
-    (END, {"": END}, "watermarks[]"),
-    (END, {"Feed": "yesterday"}, "watermarks[Feed]"),
-])
-def test_watermarks_parse_names_the_refused_field(required: Any, observed: dict[str, Any],
-                                                  field: str) -> None:
+@pytest.mark.parametrize(
+    ("required", "observed", "field"),
+    [
+        ("2026-10-23T00:00:00", {}, "watermark_required"),  # naive: no offset
+        (END, {"": END}, "watermarks[]"),
+        (END, {"Feed": "yesterday"}, "watermarks[Feed]"),
+    ],
+)
+def test_watermarks_parse_names_the_refused_field(
+    required: Any, observed: dict[str, Any], field: str
+) -> None:
     with pytest.raises(gk.InvalidInput) as caught:
         Watermarks.parse(required, observed)
     assert caught.value.field == field
@@ -290,29 +318,59 @@ def test_records_to_json_is_the_documented_shape(ledger: gk.Ledger) -> None:
     assert began.to_json()["lease_expires_at"] == (T0 + dt.timedelta(seconds=60)).isoformat()
     attempt = ledger.latest("Dim", "2026-10-21")
     assert attempt is not None and attempt.to_json() == {
-        "job": "Dim", "business_date": "2026-10-21", "attempt": 1, "run_id": "dim-0",
-        "state": "failed", "started_at": T0.isoformat(), "updated_at": T0.isoformat(),
-        "lease_expires_at": None, "error": "boom"}
+        "job": "Dim",
+        "business_date": "2026-10-21",
+        "attempt": 1,
+        "run_id": "dim-0",
+        "state": "failed",
+        "started_at": T0.isoformat(),
+        "updated_at": T0.isoformat(),
+        "lease_expires_at": None,
+        "error": "boom",
+    }
     marks = Watermarks.parse(END, {"Dim": END})
-    assert ledger.publish("Report", D, ["Dim"], "fp", watermarks=marks, location="/out/r.csv",
-                          now=T0)
+    assert ledger.publish(
+        "Report", D, ["Dim"], "fp", watermarks=marks, location="/out/r.csv", now=T0
+    )
     publication = ledger.publication("Report", D)
     assert publication is not None and publication.to_json() == {
-        "consumer": "Report", "business_date": D, "revision": 1, "fingerprint": "fp",
-        "required_jobs": ["Dim"], "evidence": {"Dim": "dim-1"},
-        "evidence_attempts": {"Dim": 1}, "watermarks": {"Dim": END.isoformat()},
-        "published_at": T0.isoformat(), "reason": None, "location": "/out/r.csv",
-        "run_id": None, "attempt": None}
+        "consumer": "Report",
+        "business_date": D,
+        "revision": 1,
+        "fingerprint": "fp",
+        "required_jobs": ["Dim"],
+        "evidence": {"Dim": "dim-1"},
+        "evidence_attempts": {"Dim": 1},
+        "watermarks": {"Dim": END.isoformat()},
+        "published_at": T0.isoformat(),
+        "reason": None,
+        "location": "/out/r.csv",
+        "run_id": None,
+        "attempt": None,
+    }
     succeed(ledger, "Dim", D, attempt=2, run_id="dim-2")
     [stale] = ledger.stale("Report")
     assert stale.to_json() == {
-        "consumer": "Report", "business_date": D, "revision": 1, "job": "Dim", "job_date": D,
-        "old_run_id": "dim-1", "old_attempt": 1, "new_run_id": "dim-2", "new_attempt": 2}
+        "consumer": "Report",
+        "business_date": D,
+        "revision": 1,
+        "job": "Dim",
+        "job_date": D,
+        "old_run_id": "dim-1",
+        "old_attempt": 1,
+        "new_run_id": "dim-2",
+        "new_attempt": 2,
+    }
     readiness = gk.check_ready(ledger, ["Dim", "Other"], D)
     assert readiness.to_json() == {
-        "business_date": D, "ready": False, "required": ["Dim", "Other"],
-        "evidence": {"Dim": "dim-2"}, "blockers": {"Other": "missing"},
-        "attempts": {"Dim": 2}, "details": {}}
+        "business_date": D,
+        "ready": False,
+        "required": ["Dim", "Other"],
+        "evidence": {"Dim": "dim-2"},
+        "blockers": {"Other": "missing"},
+        "attempts": {"Dim": 2},
+        "details": {},
+    }
 
 
 # -- staleness: one entry per (date, upstream) (mutmut survivors in ledger/staleness.py) -------
@@ -325,17 +383,22 @@ def test_stale_lists_every_repaired_upstream_of_every_date(ledger: gk.Ledger) ->
         for job in ("Dim", "Fact"):
             succeed(ledger, job, day, attempt=2, run_id=f"{job}-{day}-2")
     found = [(s.business_date, s.job, s.old_run_id, s.new_run_id) for s in ledger.stale("Report")]
-    assert found == [(day, job, f"{job}-{day}-1", f"{job}-{day}-2")
-                     for day in days for job in ("Dim", "Fact")]
+    assert found == [
+        (day, job, f"{job}-{day}-1", f"{job}-{day}-2") for day in days for job in ("Dim", "Fact")
+    ]
     assert [s.business_date for s in ledger.stale("Report", since=D)] == [D, D]
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"consumer": ""}, "consumer"),
-    ({"consumer": "Report", "since": "2026-13-01"}, "since"),
-])
-def test_stale_names_the_refused_field(ledger: gk.Ledger, kwargs: dict[str, Any],
-                                       field: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"consumer": ""}, "consumer"),
+        ({"consumer": "Report", "since": "2026-13-01"}, "since"),
+    ],
+)
+def test_stale_names_the_refused_field(
+    ledger: gk.Ledger, kwargs: dict[str, Any], field: str
+) -> None:
     with pytest.raises(gk.InvalidInput) as caught:
         ledger.stale(**kwargs)
     assert caught.value.field == field
@@ -357,6 +420,7 @@ def test_stale_lists_a_shared_upstream_date_once_per_publication(ledger: gk.Ledg
     for day in days:
         ledger.publish("Weekly", day, [("Dim", "2026-10-20")], f"fp-{day}")
     succeed(ledger, "Dim", "2026-10-20", attempt=2, run_id="dim-20-2")
-    found = [(s.business_date, s.revision, s.job_date, s.new_run_id)
-             for s in ledger.stale("Weekly")]
+    found = [
+        (s.business_date, s.revision, s.job_date, s.new_run_id) for s in ledger.stale("Weekly")
+    ]
     assert found == [(day, 1, "2026-10-20", "dim-20-2") for day in days]

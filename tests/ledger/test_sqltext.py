@@ -60,7 +60,7 @@ def test_prepare_translates_placeholders_and_percent_on_postgresql(sql: str, exp
     "sql",
     [
         "SELECT ?, '100%', 'why?' -- c?",
-        "SELECT \"a?\", `b?`, [c?] FROM t WHERE x = ?;",
+        'SELECT "a?", `b?`, [c?] FROM t WHERE x = ?;',
         "SELECT $1, :name, @x, $y FROM t",
         "SELECT /* a /* b */ ?",
         "SELECT 'it''s' -- 50%",

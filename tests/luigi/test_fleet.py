@@ -37,6 +37,7 @@ from tests.helpers.luigid_support import Luigid, stop_all
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
+
 def runs(control: Path) -> dict[str, list[str]]:
     """Date -> the outcomes of its runs of the body, in order."""
     found: dict[str, list[str]] = collections.defaultdict(list)
@@ -86,8 +87,14 @@ def twin_folders(tmp_path: Path) -> tuple[Path, Path]:
 CASES = {
     # name: (plain class, gatekeeper class, file made for BAD, extra flags, runs of BAD, exit)
     "always-failing": ("PlainRetry2", "GkRetry2", "fail", (), ["failed"], 30),
-    "always-failing-keep-alive": ("PlainRetry2", "GkRetry2", "fail", KEEP_ALIVE,
-                                  ["failed", "failed"], 30),
+    "always-failing-keep-alive": (
+        "PlainRetry2",
+        "GkRetry2",
+        "fail",
+        KEEP_ALIVE,
+        ["failed", "failed"],
+        30,
+    ),
     "flaky-keep-alive": ("PlainRetry3", "GkRetry3", "flaky", KEEP_ALIVE, ["failed", "ok"], 0),
 }
 
@@ -96,7 +103,8 @@ CASES = {
 @pytest.mark.parametrize("where", ["local", "luigid"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
-        tmp_path: Path, sqlite_url: str, case: str, where: str) -> None:
+    tmp_path: Path, sqlite_url: str, case: str, where: str
+) -> None:
     """One date fails (always, or on its first run only); RangeDaily over the plain task and a
     forward RangeBusinessDaily over its twin, ``--workers 2``: the same runs of every date,
     the same events, the same exit code and, under luigid, the same final statuses (DISABLED
@@ -104,18 +112,27 @@ def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
     plain_cls, gk_cls, marker, extra, bad_runs, code = CASES[case]
     plain, mine = twin_folders(tmp_path)
     cfg = write_config(tmp_path, sqlite_url)
-    server = Luigid(tmp_path / "luigid", LUIGID_RETRY) if (
-        where == "luigid") else None
+    server = Luigid(tmp_path / "luigid", LUIGID_RETRY) if (where == "luigid") else None
     if server is not None:
         server.start()
     try:
         results, shown = {}, {}
         for twin, cls, control in (("plain", plain_cls, plain), ("gk", gk_cls, mine)):
             (control / f"{marker}-{BAD}").touch()
-            results[twin] = run(cfg, tmp_path, range_args(
-                twin, cls, control, "--workers", "2", *(("--strategy", "forward")
-                                                        if twin == "gk" else ()),
-                *extra, *scheduler_args(server)))
+            results[twin] = run(
+                cfg,
+                tmp_path,
+                range_args(
+                    twin,
+                    cls,
+                    control,
+                    "--workers",
+                    "2",
+                    *(("--strategy", "forward") if twin == "gk" else ()),
+                    *extra,
+                    *scheduler_args(server),
+                ),
+            )
             if server is not None:  # read at once: the next run's requests prune it
                 shown[twin] = statuses(server, cls)
     finally:
@@ -129,8 +146,9 @@ def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
     assert events(mine) == events(plain)
     if server is not None:
         assert shown["gk"] == shown["plain"]
-        assert shown["gk"][BAD] == ("DISABLED" if case == "always-failing-keep-alive" else
-                                    "FAILED" if code else "DONE")
+        assert shown["gk"][BAD] == (
+            "DISABLED" if case == "always-failing-keep-alive" else "FAILED" if code else "DONE"
+        )
     with gk.open_ledger(sqlite_url) as ledger:
         states = [a.state.value for a in ledger.attempts(gk_cls, BAD)]
     assert states == ["failed" if outcome == "failed" else "succeeded" for outcome in bad_runs]
@@ -138,7 +156,8 @@ def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
 
 @pytest.mark.timeout(120)
 def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     """Contiguous (the default): the failing date is retried as Luigi retries a task
     (retry_count = 2, then DISABLED in luigid) and no later date starts; the run ends
     task_failed, never missing_data (exit 30 with the [retcode] section)."""
@@ -150,16 +169,16 @@ def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
     server.start()
     try:
         began = time.monotonic()
-        result = run(cfg, tmp_path, range_args("gk", "GkRetry2", mine, *KEEP_ALIVE,
-                                               *scheduler_args(server)))
+        result = run(
+            cfg, tmp_path, range_args("gk", "GkRetry2", mine, *KEEP_ALIVE, *scheduler_args(server))
+        )
         took = time.monotonic() - began
         shown = statuses(server, "GkRetry2")
     finally:
         server.stop()
     assert result.returncode == 30, result.stderr[-3000:]
     assert took < 60
-    assert runs(mine) == {"2026-10-01": ["ok"], "2026-10-02": ["ok"],
-                          BAD: ["failed", "failed"]}
+    assert runs(mine) == {"2026-10-01": ["ok"], "2026-10-02": ["ok"], BAD: ["failed", "failed"]}
     assert shown == {"2026-10-01": "DONE", "2026-10-02": "DONE", BAD: "DISABLED"}
     assert "were missing external dependencies" not in result.stderr
 
@@ -168,7 +187,8 @@ def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("inline", ["true", "false"])
 def test_fleet_worker_timeout_kills_the_period_as_range_daily_does(
-        tmp_path: Path, sqlite_url: str, inline: str) -> None:
+    tmp_path: Path, sqlite_url: str, inline: str
+) -> None:
     """``worker_timeout = 2``, a 4 s body, ``--workers 2``: every period is terminated at its
     timeout, TIMEOUT fires, the run exits task_failed, as RangeDaily's do; each attempt is
     recorded failed with Luigi's reason. ``--inline true`` or not: such a class is scheduled."""
@@ -178,9 +198,20 @@ def test_fleet_worker_timeout_kills_the_period_as_range_daily_does(
     for twin, cls, control in (("plain", "PlainTimeout", plain), ("gk", "GkTimeout", mine)):
         (control / "sleep").write_text("4")
         extra = ("--inline", inline, "--strategy", "forward") if twin == "gk" else ()
-        results[twin] = run(cfg, tmp_path, range_args(
-            twin, cls, control, "--workers", "2", *extra, *scheduler_args(None),
-            stop="2026-10-03"))
+        results[twin] = run(
+            cfg,
+            tmp_path,
+            range_args(
+                twin,
+                cls,
+                control,
+                "--workers",
+                "2",
+                *extra,
+                *scheduler_args(None),
+                stop="2026-10-03",
+            ),
+        )
     for twin, result in results.items():
         assert result.returncode == 30, (twin, result.stderr[-3000:])
     assert runs(plain) == runs(mine) == {}  # no body ran to its end
@@ -198,7 +229,8 @@ def test_fleet_worker_timeout_kills_the_period_as_range_daily_does(
 # -- resources ---------------------------------------------------------------------------------
 @pytest.mark.timeout(120)
 def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     """``[resources] db=1`` in luigid: two forward ranges of a class needing ``db`` and a
     plain Luigi task needing it too, started together: at most one body holds it at any
     instant (read from the bodies' own start and end times)."""
@@ -212,24 +244,44 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
     processes: list[subprocess.Popen[str]] = []
     try:
         commands = [
-            range_args("gk", "GkDb", control, "--strategy", "forward", "--workers", "3",
-                       stop="2026-10-04") + ["--of-params", json.dumps(
-                           {"control": str(control), "lane": lane})]
+            range_args(
+                "gk", "GkDb", control, "--strategy", "forward", "--workers", "3", stop="2026-10-04"
+            )
+            + ["--of-params", json.dumps({"control": str(control), "lane": lane})]
             for lane in ("a", "b")
-        ] + [["--module", "tests.helpers.fleet_tasks", "PlainDb", "--date", "2026-10-01",
-              "--control", str(control), "--workers", "3"]]
+        ] + [
+            [
+                "--module",
+                "tests.helpers.fleet_tasks",
+                "PlainDb",
+                "--date",
+                "2026-10-01",
+                "--control",
+                str(control),
+                "--workers",
+                "3",
+            ]
+        ]
         for args in commands:
-            processes.append(subprocess.Popen(
-                luigi_command(*args, *scheduler_args(server), "--no-lock"), cwd=tmp_path,
-                env=luigi_env(cfg), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                text=True, start_new_session=True))
+            processes.append(
+                subprocess.Popen(
+                    luigi_command(*args, *scheduler_args(server), "--no-lock"),
+                    cwd=tmp_path,
+                    env=luigi_env(cfg),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
         outputs = [p.communicate(timeout=90)[0] for p in processes]
     finally:
         stop_all(processes)
         server.stop()
     assert [p.returncode for p in processes] == [0, 0, 0], outputs
-    spans = sorted(tuple(map(float, line.split()[1:3]))
-                   for line in (control / "runs").read_text().splitlines())
+    spans = sorted(
+        tuple(map(float, line.split()[1:3])) for line in (control / "runs").read_text().splitlines()
+    )
     assert len(spans) == 7  # 3 dates x 2 lanes + the plain task
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, spans  # never two holders at once
@@ -238,7 +290,8 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
 # -- priority and batch_method ------------------------------------------------------------------
 @pytest.mark.timeout(120)
 def test_fleet_priority_is_sent_to_luigid_for_inline_periods(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     """A class's priority (10) is what luigid lists for its periods, inline or under
     RangeDaily, with the worker that ran each."""
     plain, mine = twin_folders(tmp_path)
@@ -246,29 +299,34 @@ def test_fleet_priority_is_sent_to_luigid_for_inline_periods(
     server = Luigid(tmp_path / "luigid")
     server.start()
     try:
-        for twin, cls, control in (("plain", "PlainPriority", plain),
-                                   ("gk", "GkPriority", mine)):
-            result = run(cfg, tmp_path, range_args(twin, cls, control,
-                                                   *scheduler_args(server)))
+        for twin, cls, control in (("plain", "PlainPriority", plain), ("gk", "GkPriority", mine)):
+            result = run(cfg, tmp_path, range_args(twin, cls, control, *scheduler_args(server)))
             assert result.returncode == 0, result.stderr[-3000:]
-        listed = {cls: [task for task in server.rpc(
-            "task_list", status="DONE", search=cls).values() if task["name"] == cls]
-            for cls in ("PlainPriority", "GkPriority")}
+        listed = {
+            cls: [
+                task
+                for task in server.rpc("task_list", status="DONE", search=cls).values()
+                if task["name"] == cls
+            ]
+            for cls in ("PlainPriority", "GkPriority")
+        }
     finally:
         server.stop()
     assert {cls: sorted(t["priority"] for t in tasks) for cls, tasks in listed.items()} == {
-        "PlainPriority": [10] * 5, "GkPriority": [10] * 5}
+        "PlainPriority": [10] * 5,
+        "GkPriority": [10] * 5,
+    }
     for cls, tasks in listed.items():  # each lists the worker that ran it
         assert all(len(t["workers"]) == 1 for t in tasks), (cls, tasks)
 
 
 def test_fleet_batched_class_is_refused_naming_why_and_nothing_is_written(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     control = tmp_path / "control"
     control.mkdir()
     cfg = write_config(tmp_path, sqlite_url)
-    result = run(cfg, tmp_path, range_args("gk", "GkBatched", control,
-                                           *scheduler_args(None)))
+    result = run(cfg, tmp_path, range_args("gk", "GkBatched", control, *scheduler_args(None)))
     assert result.returncode == 35, result.stderr[-3000:]
     assert "batches region (batch_method)" in result.stderr
     assert "cannot record per period" in result.stderr
@@ -281,7 +339,8 @@ def test_fleet_batched_class_is_refused_naming_why_and_nothing_is_written(
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("processes", [2, 3, 4])
 def test_fleet_processes_started_together_share_a_forward_fill(
-        tmp_path: Path, pg_ledger_url: str, processes: int) -> None:
+    tmp_path: Path, pg_ledger_url: str, processes: int
+) -> None:
     """2, 3 and 4 ``luigi`` processes started at the same instant on one luigid (forward,
     ``--workers 2``, 40 dates, a 0.2 s body, the README recipe's [retcode] and keep-alive):
     each process runs at least one period, every date is attempted once, each exits 0."""
@@ -293,10 +352,28 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(cfg, tmp_path, luigi_command(
-            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
-                        "--task-limit", "100", start="2026-09-22", stop="2026-11-01"),
-            *scheduler_args(server), "--no-lock"), processes)
+        started = start(
+            cfg,
+            tmp_path,
+            luigi_command(
+                *range_args(
+                    "gk",
+                    "GkDay",
+                    control,
+                    "--strategy",
+                    "forward",
+                    "--workers",
+                    "2",
+                    "--task-limit",
+                    "100",
+                    start="2026-09-22",
+                    stop="2026-11-01",
+                ),
+                *scheduler_args(server),
+                "--no-lock",
+            ),
+            processes,
+        )
         outputs = [p.communicate(timeout=120)[0] for p in started]
     finally:
         stop_all(started)
@@ -306,17 +383,18 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     forty = [str(dt.date(2026, 9, 22) + dt.timedelta(days=n)) for n in range(40)]
     assert sorted(line[0] for line in lines) == forty  # every date once
     ran_by = collections.Counter(
-        next(p.pid for p in started if str(p.pid) in (line[3], line[4])) for line in lines)
+        next(p.pid for p in started if str(p.pid) in (line[3], line[4])) for line in lines
+    )
     assert len(ran_by) == processes, ran_by  # each process ran a share
     with gk.open_ledger(pg_ledger_url) as ledger:
-        assert all(len(ledger.attempts("GkDay", date)) == 1
-                   for date in {line[0] for line in lines})
+        assert all(len(ledger.attempts("GkDay", date)) == 1 for date in {line[0] for line in lines})
 
 
 # -- exit codes tell the truth ---------------------------------------------------------------
 @pytest.mark.timeout(240)
 def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     """luigid is SIGKILLed mid-fill (two processes x ``--workers 2``, forward, 200 dates) and
     restarted on its port: each process either finishes the fill against the new luigid and
     exits 0, or exits non-zero; none exits 0 with a due period unfilled, and no date is
@@ -330,10 +408,28 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(cfg, tmp_path, luigi_command(
-            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
-                        "--task-limit", "300", start="2026-04-15", stop="2026-11-01"),
-            *scheduler_args(server), "--no-lock"), 2)
+        started = start(
+            cfg,
+            tmp_path,
+            luigi_command(
+                *range_args(
+                    "gk",
+                    "GkDay",
+                    control,
+                    "--strategy",
+                    "forward",
+                    "--workers",
+                    "2",
+                    "--task-limit",
+                    "300",
+                    start="2026-04-15",
+                    stop="2026-11-01",
+                ),
+                *scheduler_args(server),
+                "--no-lock",
+            ),
+            2,
+        )
         deadline = time.monotonic() + 60
         while len(runs(control)) < 20:
             assert time.monotonic() < deadline, "the fill did not start"
@@ -349,8 +445,9 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
         server.stop()
     assert all(outcomes == ["ok"] for outcomes in runs(control).values())  # none twice
     for process, output in zip(started, outputs, strict=True):
-        closing = [line for line in output.splitlines()
-                   if "gatekeeper: RangeBusinessDaily GkDay:" in line][-1]
+        closing = [
+            line for line in output.splitlines() if "gatekeeper: RangeBusinessDaily GkDay:" in line
+        ][-1]
         if process.returncode == 0:
             assert "filled 200/200 due" in closing, output[-3000:]
         else:
@@ -361,7 +458,8 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
 
 @pytest.mark.timeout(120)
 def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
-        tmp_path: Path, sqlite_url: str) -> None:
+    tmp_path: Path, sqlite_url: str
+) -> None:
     """Contiguous fills stay in order: of two processes started together on one luigid, the
     one that cannot help says the range is being filled by the other's worker (not "N gaps
     remain") and, leaving with the window unfilled, exits non-zero; the other fills it all
@@ -374,9 +472,11 @@ def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        args = luigi_command(*range_args("gk", "GkDay", control, start="2026-10-02",
-                                         stop="2026-11-01"),
-                             *scheduler_args(server), "--no-lock")
+        args = luigi_command(
+            *range_args("gk", "GkDay", control, start="2026-10-02", stop="2026-11-01"),
+            *scheduler_args(server),
+            "--no-lock",
+        )
         started = start(cfg, tmp_path, args)
         while not (control / "runs").exists():
             assert started[0].poll() is None, started[0].communicate()[0][-3000:]
@@ -388,6 +488,9 @@ def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
         server.stop()
     assert [p.returncode for p in started] == [0, 10], [o[-3000:] for o in outputs]
     assert "filled 30/30 due (30 this run)" in outputs[0]
-    assert re.search(r"RangeBusinessDaily GkDay: filled \d+/30 due \(\d+ this run\); \d+ gaps "
-                     r"being filled by Worker\(salt=", outputs[1]), outputs[1][-3000:]
+    assert re.search(
+        r"RangeBusinessDaily GkDay: filled \d+/30 due \(\d+ this run\); \d+ gaps "
+        r"being filled by Worker\(salt=",
+        outputs[1],
+    ), outputs[1][-3000:]
     assert all(outcomes == ["ok"] for outcomes in runs(control).values())

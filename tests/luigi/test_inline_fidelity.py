@@ -38,20 +38,44 @@ def day(start: dt.date, offset: int) -> str:
     return (start + dt.timedelta(days=offset)).isoformat()
 
 
-def fill(folder: Path, cfg: Path, mode: str, strategy: str, *scheduler: str,
-         workers: str = "1") -> subprocess.CompletedProcess[str]:
+def fill(
+    folder: Path, cfg: Path, mode: str, strategy: str, *scheduler: str, workers: str = "1"
+) -> subprocess.CompletedProcess[str]:
     """Fill the mode's window of Hooked (date 1 complete by then, date 2 failing)."""
     start, control = WINDOWS[mode], folder / mode
     control.mkdir()
     (control / f"done-{day(start, 1)}").write_text("")
     (control / f"fail-{day(start, 2)}").write_text("")
-    return subprocess.run(luigi_command(
-        "--module", "tests.helpers.inline_tasks", "RangeBusinessDaily", "--of", "Hooked",
-        "--of-params", json.dumps({"control": str(control)}), "--start", start.isoformat(),
-        "--stop", day(start, DAYS), "--now", NOW, "--strategy", strategy,
-        "--inline", "true" if mode == "inline" else "false", "--no-progress",
-        "--workers", workers, *scheduler), cwd=folder, env=luigi_env(cfg),
-        capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        luigi_command(
+            "--module",
+            "tests.helpers.inline_tasks",
+            "RangeBusinessDaily",
+            "--of",
+            "Hooked",
+            "--of-params",
+            json.dumps({"control": str(control)}),
+            "--start",
+            start.isoformat(),
+            "--stop",
+            day(start, DAYS),
+            "--now",
+            NOW,
+            "--strategy",
+            strategy,
+            "--inline",
+            "true" if mode == "inline" else "false",
+            "--no-progress",
+            "--workers",
+            workers,
+            *scheduler,
+        ),
+        cwd=folder,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def seen(folder: Path, mode: str) -> dict[int, list[dict[str, Any]]]:
@@ -62,22 +86,30 @@ def seen(folder: Path, mode: str) -> dict[int, list[dict[str, Any]]]:
         note = json.loads(line)
         offset = (dt.date.fromisoformat(note.pop("date")) - start).days
         note.pop("pid")
-        found.setdefault(offset, []).append(json.loads(
-            json.dumps(note).replace(day(start, offset), f"D{offset}")))
+        found.setdefault(offset, []).append(
+            json.loads(json.dumps(note).replace(day(start, offset), f"D{offset}"))
+        )
     return found
 
 
 def expected_seen() -> dict[int, list[dict[str, Any]]]:
-    bound = {"set_status_message": True, "set_progress_percentage": True,
-             "set_tracking_url": True}
+    bound = {"set_status_message": True, "set_progress_percentage": True, "set_tracking_url": True}
     return {
-        0: [{"what": "event START"}, {"what": "run", "bound": bound, "attempt": 1},
-            {"what": "event PROCESSING_TIME"}, {"what": "on_success", "bound": False},
-            {"what": "user handler SUCCESS"}, {"what": "event SUCCESS"}],
+        0: [
+            {"what": "event START"},
+            {"what": "run", "bound": bound, "attempt": 1},
+            {"what": "event PROCESSING_TIME"},
+            {"what": "on_success", "bound": False},
+            {"what": "user handler SUCCESS"},
+            {"what": "event SUCCESS"},
+        ],
         # 1: complete() true by then: not run, no hook, no event
-        2: [{"what": "event START"}, {"what": "run", "bound": bound, "attempt": 1},
+        2: [
+            {"what": "event START"},
+            {"what": "run", "bound": bound, "attempt": 1},
             {"what": "event FAILURE"},
-            {"what": "on_failure", "error": "injected failure for D2"}],
+            {"what": "on_failure", "error": "injected failure for D2"},
+        ],
         # 3, 4: a contiguous fill stops at its first failure
     }
 
@@ -110,7 +142,8 @@ def sqlite_cfg(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("scheduler", ["local", "luigid"])
 def test_inline_period_sees_what_a_scheduled_one_sees(
-        tmp_path: Path, sqlite_cfg: Path, scheduler: str, request: pytest.FixtureRequest) -> None:
+    tmp_path: Path, sqlite_cfg: Path, scheduler: str, request: pytest.FixtureRequest
+) -> None:
     """Every hook, inline and scheduled (``--inline false``), under each scheduler."""
     server: Luigid | None = None
     where: tuple[str, ...] = ("--local-scheduler",)
@@ -127,8 +160,7 @@ def test_inline_period_sees_what_a_scheduled_one_sees(
     assert shown["inline"]["ran successfully"] == ["- 1 Hooked(business_date=D0)"]
     assert shown["inline"]["failed"] == ["- 1 Hooked(business_date=D2)"]
     # date 1: Luigi checks a yielded task's complete() without listing it; inline says so
-    assert shown["inline"]["complete ones were encountered"] == [
-        "- 1 Hooked(business_date=D1)"]
+    assert shown["inline"]["complete ones were encountered"] == ["- 1 Hooked(business_date=D1)"]
     assert "complete ones were encountered" not in shown["scheduled"]
     if server is not None:
         check_luigid_lists(server)
@@ -145,9 +177,16 @@ def listed(server: Luigid, mode: str) -> dict[int, tuple[Any, ...]]:
             if not 0 <= offset < DAYS:
                 continue
             error = server.rpc("fetch_error", task_id=task_id)["error"]
-            found[offset] = tuple(normalize(str(v), mode) for v in (
-                status, task["status_message"], task["progress_percentage"],
-                task["tracking_url"], error))
+            found[offset] = tuple(
+                normalize(str(v), mode)
+                for v in (
+                    status,
+                    task["status_message"],
+                    task["progress_percentage"],
+                    task["tracking_url"],
+                    error,
+                )
+            )
     return found
 
 
@@ -156,8 +195,13 @@ def check_luigid_lists(server: Luigid) -> None:
     views = {mode: listed(server, mode) for mode in WINDOWS}
     ran = {
         0: ("DONE", "working on D0", "50", "http://tracking.example/D0", '"filled D0"'),
-        2: ("FAILED", "working on D2", "50", "http://tracking.example/D2",
-            '"explained D2: injected failure for D2"'),
+        2: (
+            "FAILED",
+            "working on D2",
+            "50",
+            "http://tracking.example/D2",
+            '"explained D2: injected failure for D2"',
+        ),
     }
     assert {k: v for k, v in views["scheduled"].items() if k != 1} == ran
     assert {k: v for k, v in views["inline"].items() if k != 1} == ran
@@ -165,12 +209,12 @@ def check_luigid_lists(server: Luigid) -> None:
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_forward_summary_names_every_inline_period(tmp_path: Path, sqlite_cfg: Path,
-                                                   workers: str) -> None:
+def test_forward_summary_names_every_inline_period(
+    tmp_path: Path, sqlite_cfg: Path, workers: str
+) -> None:
     """With ``--workers 2`` Luigi runs the chunk in a forked child: the periods it ran
     inline still reach the parent's summary."""
-    done = fill(tmp_path, sqlite_cfg, "inline", "forward", "--local-scheduler",
-                workers=workers)
+    done = fill(tmp_path, sqlite_cfg, "inline", "forward", "--local-scheduler", workers=workers)
     assert done.returncode == TASK_FAILED, done.stderr[-3000:]
     shown = summary(done.stderr, "inline")
     assert shown["ran successfully"] == ["- 3 Hooked(business_date=D0) ..."]
@@ -208,21 +252,52 @@ def fleet(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
 
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_luigid_two_workers_run_each_inline_period_once(
-        tmp_path: Path, luigid: Luigid, pg_ledger_url: str,  # noqa: F811 - fixtures
-        fleet: list[subprocess.Popen[bytes]], strategy: str) -> None:
+    tmp_path: Path,
+    luigid: Luigid,
+    pg_ledger_url: str,  # noqa: F811 - fixtures
+    fleet: list[subprocess.Popen[bytes]],
+    strategy: str,
+) -> None:
     cfg = write_config(tmp_path, pg_ledger_url)
     command = luigi_command(
-        "--module", "tests.helpers.luigi_tasks", "RangeBusinessDaily", "--of", "Controlled",
-        "--of-params", json.dumps({"control": str(tmp_path)}), "--start", FLEET_DATES[0],
-        "--stop", day(FLEET_START, len(FLEET_DATES)), "--now", NOW, "--strategy", strategy,
-        "--scheduler-host", HOST, "--scheduler-port", str(luigid.port), "--workers", "2",
-        "--no-lock", "--no-progress", *PEER_RETCODES)
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "RangeBusinessDaily",
+        "--of",
+        "Controlled",
+        "--of-params",
+        json.dumps({"control": str(tmp_path)}),
+        "--start",
+        FLEET_DATES[0],
+        "--stop",
+        day(FLEET_START, len(FLEET_DATES)),
+        "--now",
+        NOW,
+        "--strategy",
+        strategy,
+        "--scheduler-host",
+        HOST,
+        "--scheduler-port",
+        str(luigid.port),
+        "--workers",
+        "2",
+        "--no-lock",
+        "--no-progress",
+        *PEER_RETCODES,
+    )
     logs = [tmp_path / f"worker-{n}.log" for n in (1, 2)]
     for log in logs:
         with open(log, "wb") as out:
-            fleet.append(subprocess.Popen(command, cwd=tmp_path, env=luigi_env(cfg),
-                                          stdout=out, stderr=subprocess.STDOUT,
-                                          start_new_session=True))
+            fleet.append(
+                subprocess.Popen(
+                    command,
+                    cwd=tmp_path,
+                    env=luigi_env(cfg),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
     codes = [process.wait(timeout=240) for process in fleet]
     output = "\n".join(log.read_text(errors="replace") for log in logs)
     assert codes == [0, 0], output[-6000:]
@@ -234,24 +309,50 @@ def test_luigid_two_workers_run_each_inline_period_once(
     ran = sorted(line.split()[2] for line in (tmp_path / "ran").read_text().splitlines())
     assert ran == FLEET_DATES  # run() itself ran once per date
     listed_done = luigid.rpc("task_list", status="DONE", search="Controlled")
-    assert sorted(task["params"]["business_date"] for task in listed_done.values()
-                  if task["name"] == "Controlled") == FLEET_DATES
+    assert (
+        sorted(
+            task["params"]["business_date"]
+            for task in listed_done.values()
+            if task["name"] == "Controlled"
+        )
+        == FLEET_DATES
+    )
     assert luigid.rpc("task_list", status="FAILED") == {}
 
 
 def test_inline_period_held_by_another_worker_is_waited_for_not_run_twice(
-        tmp_path: Path, sqlite_cfg: Path) -> None:
+    tmp_path: Path, sqlite_cfg: Path
+) -> None:
     """Another worker's live attempt holds date 1: the chunk waits, then finds it complete."""
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     held = day(FLEET_START, 1)
     with gk.open_ledger(url) as ledger:
         holder = ledger.begin_attempt("Controlled", held, "holder-run", lease_seconds=300)
-    process = subprocess.Popen(luigi_command(
-        "--module", "tests.helpers.luigi_tasks", "RangeBusinessDaily", "--of", "Controlled",
-        "--of-params", json.dumps({"control": str(tmp_path)}), "--start", FLEET_DATES[0],
-        "--stop", day(FLEET_START, 3), "--now", NOW, "--local-scheduler", "--no-progress"),
-        cwd=tmp_path, env=luigi_env(sqlite_cfg), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        luigi_command(
+            "--module",
+            "tests.helpers.luigi_tasks",
+            "RangeBusinessDaily",
+            "--of",
+            "Controlled",
+            "--of-params",
+            json.dumps({"control": str(tmp_path)}),
+            "--start",
+            FLEET_DATES[0],
+            "--stop",
+            day(FLEET_START, 3),
+            "--now",
+            NOW,
+            "--local-scheduler",
+            "--no-progress",
+        ),
+        cwd=tmp_path,
+        env=luigi_env(sqlite_cfg),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         waited = []
         assert process.stdout is not None
@@ -261,18 +362,28 @@ def test_inline_period_held_by_another_worker_is_waited_for_not_run_twice(
                 break
         assert process.poll() is None, "".join(waited)
         with gk.open_ledger(url) as ledger:
-            ledger.record("Controlled", held, holder.attempt, holder.run_id,
-                          gk.RunState.SUCCEEDED, holder.started_at)
+            ledger.record(
+                "Controlled",
+                held,
+                holder.attempt,
+                holder.run_id,
+                gk.RunState.SUCCEEDED,
+                holder.started_at,
+            )
         rest, _ = process.communicate(timeout=120)
     finally:
         stop_all([process])
     assert process.returncode == 0, "".join(waited) + rest
     with gk.open_ledger(url) as ledger:
-        history = [(a.business_date, a.attempt, a.run_id == "holder-run", a.state)
-                   for a in ledger.history("Controlled")]
-    assert history == [(FLEET_DATES[0], 1, False, gk.RunState.SUCCEEDED),
-                       (held, 1, True, gk.RunState.SUCCEEDED),
-                       (FLEET_DATES[2], 1, False, gk.RunState.SUCCEEDED)]
+        history = [
+            (a.business_date, a.attempt, a.run_id == "holder-run", a.state)
+            for a in ledger.history("Controlled")
+        ]
+    assert history == [
+        (FLEET_DATES[0], 1, False, gk.RunState.SUCCEEDED),
+        (held, 1, True, gk.RunState.SUCCEEDED),
+        (FLEET_DATES[2], 1, False, gk.RunState.SUCCEEDED),
+    ]
     ran = [line.split()[2] for line in (tmp_path / "ran").read_text().splitlines()]
     assert ran == [FLEET_DATES[0], FLEET_DATES[2]]  # date 1's run() never ran here
     assert "complete ones were encountered:\n    - 1 Controlled(business_date=" + held in rest

@@ -26,10 +26,10 @@ END = dt.datetime(2026, 10, 25, tzinfo=UTC)  # end of the 24th's interval in UTC
 TICK = dt.timedelta(microseconds=1)
 
 
-@pytest.mark.parametrize(("seen", "ready"), [(END - TICK, False), (END, True),
-                                             (END + TICK, True), (None, False)])
-def test_watermark_gate_half_open(ledger: gk.Ledger, seen: dt.datetime | None,
-                                  ready: bool) -> None:
+@pytest.mark.parametrize(
+    ("seen", "ready"), [(END - TICK, False), (END, True), (END + TICK, True), (None, False)]
+)
+def test_watermark_gate_half_open(ledger: gk.Ledger, seen: dt.datetime | None, ready: bool) -> None:
     run_id = succeed(ledger, "Feed", D)
     marks = Watermarks.parse(END, {"Feed": seen})
     readiness = ledger.readiness(["Feed"], D, marks)
@@ -86,8 +86,11 @@ def test_revision_history_intact_after_three_republishes(ledger: gk.Ledger) -> N
     assert ledger.republish("C", D, ["A"], "fp4", reason="correction 4") is False  # retry
     revisions = ledger.publications("C", D)
     assert [(p.revision, p.fingerprint, p.reason) for p in revisions] == [
-        (4, "fp4", "correction 4"), (3, "fp3", "correction 3"), (2, "fp2", "correction 2"),
-        (1, "fp1", None)]
+        (4, "fp4", "correction 4"),
+        (3, "fp3", "correction 3"),
+        (2, "fp2", "correction 2"),
+        (1, "fp1", None),
+    ]
     assert [p.evidence["A"] for p in revisions] == runs[::-1]
 
 
@@ -117,20 +120,16 @@ def test_repaired_upstream_marks_exactly_dependent_dates_stale(ledger: gk.Ledger
     ledger.record("Dim", "2026-10-22", 2, "dim-22-2", "failed", T0)  # a failed repair: not stale
     repaired = succeed(ledger, "Dim", "2026-10-23", attempt=2)
     found = ledger.stale("Report")
-    assert [(s.business_date, s.job, s.old_run_id, s.new_run_id, s.new_attempt) for s in found] \
-        == [("2026-10-23", "Dim", first["2026-10-23"], repaired, 2)]
+    assert [(s.business_date, s.job, s.old_run_id, s.new_run_id, s.new_attempt) for s in found] == [
+        ("2026-10-23", "Dim", first["2026-10-23"], repaired, 2)
+    ]
     assert found[0].reason == "upstream repaired: Dim attempt 2"
     assert ledger.stale("Report", since="2026-10-24") == []
 
 
-
-
-
-
-
-
 def test_luigi_watermark_blocks_until_the_source_reaches_the_period_end(
-        ledger_cfg: gk.Ledger, tmp_path: Path) -> None:
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     day = dt.date(2026, 10, 24)
     task = FeedReport(business_date=day, control=str(tmp_path))
     (tmp_path / "watermark").write_text((END - TICK).isoformat())
@@ -152,8 +151,9 @@ def test_luigi_republish_reason_creates_a_revision_once(ledger_cfg: gk.Ledger) -
     assert not fix.complete()
     assert build(fix).scheduling_succeeded
     rows = snapshot(ledger_cfg)
-    assert build(DailySalesLoad(business_date=day,
-                                republish_reason="late conversions")).scheduling_succeeded
+    assert build(
+        DailySalesLoad(business_date=day, republish_reason="late conversions")
+    ).scheduling_succeeded
     assert snapshot(ledger_cfg) == rows
     revisions = ledger_cfg.publications("DailySalesLoad", day)
     assert [(p.revision, p.reason) for p in revisions] == [(2, "late conversions"), (1, None)]
@@ -161,28 +161,35 @@ def test_luigi_republish_reason_creates_a_revision_once(ledger_cfg: gk.Ledger) -
     assert latest is not None and revisions[0].evidence["DimCustomer"] == latest.run_id
 
 
-def test_refresh_stale_republishes_exactly_the_stale_dates(ledger_cfg: gk.Ledger,
-                                                           sqlite_url: str) -> None:
+def test_refresh_stale_republishes_exactly_the_stale_dates(
+    ledger_cfg: gk.Ledger, sqlite_url: str
+) -> None:
     start, stop = dt.date(2026, 10, 1), dt.date(2026, 10, 6)
     now = int(dt.datetime(2026, 11, 1, tzinfo=UTC).timestamp())
 
     def fill(refresh: bool) -> Any:
-        return build(gk.RangeBusinessDaily(of=DailySalesLoad, start=start, stop=stop, now=now,
-                                           refresh_stale=refresh))
+        return build(
+            gk.RangeBusinessDaily(
+                of=DailySalesLoad, start=start, stop=stop, now=now, refresh_stale=refresh
+            )
+        )
 
     assert fill(False).scheduling_succeeded
     assert build(DimCustomer(business_date=dt.date(2026, 10, 3), attempt=2)).scheduling_succeeded
     stale = ledger_cfg.stale("DailySalesLoad")
     assert [s.business_date for s in stale] == ["2026-10-03"]
     assert gk.RangeBusinessDaily(of=DailySalesLoad, start=start, stop=stop, now=now).complete()
-    assert not gk.RangeBusinessDaily(of=DailySalesLoad, start=start, stop=stop, now=now,
-                                     refresh_stale=True).complete()
+    assert not gk.RangeBusinessDaily(
+        of=DailySalesLoad, start=start, stop=stop, now=now, refresh_stale=True
+    ).complete()
     assert fill(True).scheduling_succeeded
     for day in ("2026-10-01", "2026-10-02", "2026-10-04", "2026-10-05"):
         assert [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)] == [1]
     fixed = ledger_cfg.publications("DailySalesLoad", "2026-10-03")
     assert [(p.revision, p.reason) for p in fixed] == [
-        (2, "upstream repaired: DimCustomer attempt 2"), (1, None)]
+        (2, "upstream repaired: DimCustomer attempt 2"),
+        (1, None),
+    ]
     assert ledger_cfg.stale("DailySalesLoad") == []
     rows = snapshot(ledger_cfg)
     assert fill(True).scheduling_succeeded  # a second run does nothing
@@ -192,13 +199,16 @@ def test_refresh_stale_republishes_exactly_the_stale_dates(ledger_cfg: gk.Ledger
 def test_cli_stale_and_evidence_show_revisions(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         old = succeed(ledger, "Dim", D)
-        ledger.publish("Report", D, ["Dim"], "fp1",
-                       watermarks=Watermarks.parse(END, {"Dim": END}))
+        ledger.publish("Report", D, ["Dim"], "fp1", watermarks=Watermarks.parse(END, {"Dim": END}))
         new = succeed(ledger, "Dim", D, attempt=2)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url,
-                               *args], capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     stale = cli("stale", "Report", "--json")
     assert stale.returncode == 1

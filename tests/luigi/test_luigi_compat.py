@@ -66,15 +66,16 @@ def run_probe(name: str, **build_args: Any) -> tuple[Any, bool]:
 def test_worker_scheduler_is_the_local_scheduler_under_local_scheduler() -> None:
     scheduler, remote = run_probe("local", local_scheduler=True)
     assert isinstance(scheduler, luigi.scheduler.Scheduler), (
-        f"{REPORTER_SCHEDULER} is {scheduler!r} under --local-scheduler")
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under --local-scheduler"
+    )
     assert remote is False
 
 
 def test_worker_scheduler_is_luigids_client_under_luigid(luigid: Luigid) -> None:
-    scheduler, remote = run_probe("central", scheduler_host="127.0.0.1",
-                                  scheduler_port=luigid.port)
+    scheduler, remote = run_probe("central", scheduler_host="127.0.0.1", scheduler_port=luigid.port)
     assert isinstance(scheduler, luigi.rpc.RemoteScheduler), (
-        f"{REPORTER_SCHEDULER} is {scheduler!r} under luigid")
+        f"{REPORTER_SCHEDULER} is {scheduler!r} under luigid"
+    )
     assert remote is True
 
 
@@ -90,11 +91,13 @@ def test_worker_scheduler_internal_exists_on_a_real_reporter() -> None:
     reporter = luigi.worker.TaskStatusReporter(scheduler, "task-id", "worker-id", None)
     assert getattr(reporter, "_scheduler", None) is scheduler, (
         f"{REPORTER_SCHEDULER} is gone from Luigi {luigi.__version__}: "
-        "update gatekeeper/luigi/compat.py.worker_scheduler")
+        "update gatekeeper/luigi/compat.py.worker_scheduler"
+    )
     forwarded = luigi.worker.TaskProcess.forward_reporter_attributes
     assert forwarded.get("update_status_message") == "set_status_message", (
         f"Luigi {luigi.__version__} no longer binds task.set_status_message to "
-        "TaskStatusReporter.update_status_message: update luigi_compat.worker_scheduler")
+        "TaskStatusReporter.update_status_message: update luigi_compat.worker_scheduler"
+    )
 
 
 def test_worker_scheduler_raises_naming_the_internal_when_it_is_gone() -> None:
@@ -110,8 +113,10 @@ def test_worker_scheduler_raises_naming_the_internal_when_it_is_gone() -> None:
 
 def test_instance_cache_token_changes_exactly_when_luigi_clears_its_cache() -> None:
     first = instance_cache_token()
-    assert instance_cache_token() is first, "Luigi's instance cache no longer returns the "\
+    assert instance_cache_token() is first, (
+        "Luigi's instance cache no longer returns the "
         "same instance for the same parameters: update luigi_compat.instance_cache_token"
+    )
     Register.clear_instance_cache()
     second = instance_cache_token()
     assert second is not first
@@ -131,7 +136,8 @@ def test_instance_cache_token_probe_matches_what_luigi_computes() -> None:
     probe = luigi_compat.GatekeeperInstanceCacheProbe
     assert probe.get_params() == luigi.Config.get_params.__func__(probe)  # type: ignore[attr-defined]
     assert probe.get_param_values([], (), {}) == luigi.Config.get_param_values.__func__(
-        probe, [], (), {})  # type: ignore[attr-defined]
+        probe, [], (), {}
+    )  # type: ignore[attr-defined]
 
 
 def test_settings_rereads_luigi_cfg_after_the_instance_cache_is_cleared() -> None:
@@ -163,12 +169,16 @@ def private_luigi_uses(source: str, private: set[str]) -> list[str]:
     uses: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            roots.update((a.asname or a.name).split(".")[0] for a in node.names
-                         if a.name.split(".")[0] == "luigi")
+            roots.update(
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if a.name.split(".")[0] == "luigi"
+            )
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "luigi":
             roots.update(a.asname or a.name for a in node.names)
-            uses += [f"line {node.lineno}: import {a.name}" for a in node.names
-                     if a.name.startswith("_")]
+            uses += [
+                f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")
+            ]
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             root: ast.AST = node
@@ -176,12 +186,17 @@ def private_luigi_uses(source: str, private: set[str]) -> list[str]:
                 root = root.value
             private_attr = node.attr.startswith("_") and not node.attr.endswith("__")
             if node.attr == "__self__" or (
-                    private_attr and isinstance(root, ast.Name) and root.id in roots):
+                private_attr and isinstance(root, ast.Name) and root.id in roots
+            ):
                 uses.append(f"line {node.lineno}: .{node.attr}")
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in {"getattr", "hasattr", "setattr"} and len(node.args) > 1
-              and isinstance(node.args[1], ast.Constant)
-              and node.args[1].value in private | {"__self__"}):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"getattr", "hasattr", "setattr"}
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in private | {"__self__"}
+        ):
             uses.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
     return uses
 
@@ -190,28 +205,34 @@ def test_no_private_luigi_use_outside_luigi_compat() -> None:
     private = luigi_private_names()
     found = {
         str(path.relative_to(PACKAGE.parent)): uses
-        for path in sorted(PACKAGE.rglob("*.py")) if path.relative_to(PACKAGE).as_posix() != "luigi/compat.py"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).as_posix() != "luigi/compat.py"
         if (uses := private_luigi_uses(path.read_text(), private))
     }
     assert not found, f"private Luigi internals outside gatekeeper/luigi/compat.py: {found}"
 
 
-@pytest.mark.parametrize("snippet", [
-    "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
-    "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
-    "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
-    "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
-    "from luigi.parameter import _no_value\n",
-    "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
+        "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
+        "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
+        "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
+        "from luigi.parameter import _no_value\n",
+        "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
+    ],
+)
 def test_private_luigi_uses_finds_the_known_patterns(snippet: str) -> None:
     assert private_luigi_uses(snippet, luigi_private_names()), snippet
 
 
 def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None:
-    snippet = ("import luigi\nfrom luigi.task_register import Register\n"
-               "Register.clear_instance_cache()\nluigi.interface.core()\n"
-               "class T:\n    def f(self):\n        return self._gk_clock\n")
+    snippet = (
+        "import luigi\nfrom luigi.task_register import Register\n"
+        "Register.clear_instance_cache()\nluigi.interface.core()\n"
+        "class T:\n    def f(self):\n        return self._gk_clock\n"
+    )
     assert private_luigi_uses(snippet, luigi_private_names()) == []
 
 
@@ -282,11 +303,14 @@ def test_outside_a_worker_nothing_is_found() -> None:
     assert luigi_compat.running_worker(task) is None
 
 
-@pytest.mark.parametrize("status, ran, section", [
-    ("DONE", True, "ran successfully"),
-    ("DONE", False, "complete ones were encountered"),
-    ("FAILED", True, "failed"),
-])
+@pytest.mark.parametrize(
+    "status, ran, section",
+    [
+        ("DONE", True, "ran successfully"),
+        ("DONE", False, "complete ones were encountered"),
+        ("FAILED", True, "failed"),
+    ],
+)
 def test_add_to_summary_counts_the_task(status: str, ran: bool, section: str) -> None:
     worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
     luigi_compat.add_to_summary(worker, InlineCompatProbe(name="period"), status, ran=ran)
@@ -326,10 +350,10 @@ class ForkingProbe(luigi.Task):
         fd = channel.summary_channel(key)
         Path(self.marker).write_text(f"{luigi_compat.running_worker(self) is None} {fd is None}")
         if fd is not None:
-            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"),
-                                         "DONE", ran=True)
-            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-bad"),
-                                         "FAILED", ran=True)
+            channel.send_to_summary(fd, InlineCompatProbe(name=f"{self.name}-ok"), "DONE", ran=True)
+            channel.send_to_summary(
+                fd, InlineCompatProbe(name=f"{self.name}-bad"), "FAILED", ran=True
+            )
 
 
 def test_forked_task_counts_its_periods_in_the_parents_summary(tmp_path: Path) -> None:
@@ -365,7 +389,8 @@ def test_forked_history_keeps_entries_and_reads_whole_lines(tmp_path: Path) -> N
 
 
 def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """A forked task process of a local-scheduler worker relays its reports through the
     channel; the parent makes them on its scheduler when it next appends (as it does before
     telling the scheduler the chunk's own result)."""
@@ -377,10 +402,19 @@ def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
         history = channel.ForkedHistory([], fd, scheduler)
         probe = InlineCompatProbe(name="relayed")
         for status in ("RUNNING", "FAILED"):  # as InlineRuns reports a failed period
-            channel.relay_to_scheduler(fd, "add_task", {
-                "task_id": probe.task_id, "worker": "w", "status": status, "runnable": False,
-                "family": probe.task_family, "params": probe.to_str_params(),
-                "retry_policy_dict": {"retry_count": 1}})
+            channel.relay_to_scheduler(
+                fd,
+                "add_task",
+                {
+                    "task_id": probe.task_id,
+                    "worker": "w",
+                    "status": status,
+                    "runnable": False,
+                    "family": probe.task_family,
+                    "params": probe.to_str_params(),
+                    "retry_policy_dict": {"retry_count": 1},
+                },
+            )
         assert scheduler.task_list("", "") == {}  # not until the parent reads the channel
         history.append((probe, "PENDING", True))
         listed = scheduler.task_list("", "")
@@ -405,8 +439,10 @@ def test_missing_worker_internals_for_the_channel_are_named() -> None:
         scheduling(process)
 
 
-@pytest.mark.parametrize("internal", ["_add_task_history", "_scheduler", "_scheduled_tasks",
-                                      "_get_work_response_history"])
+@pytest.mark.parametrize(
+    "internal",
+    ["_add_task_history", "_scheduler", "_scheduled_tasks", "_get_work_response_history"],
+)
 def test_missing_worker_internals_for_the_summary_are_named(internal: str) -> None:
     worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
     delattr(worker, internal)
@@ -424,9 +460,12 @@ def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
     done, other = InlineCompatProbe(name="done"), InlineCompatProbe(name="other")
     done.gatekeeper_summary = True  # type: ignore[attr-defined]
     done.complete = lambda: True  # type: ignore[method-assign]
-    response = {"task_id": None, "running_tasks": [
-        {"task_id": done.task_id, "worker": "w2"}, {"task_id": other.task_id, "worker": "w2"}]}
-    history = channel.SettledWorkHistory(
-        [response], {done.task_id: done, other.task_id: other})
-    assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [
-        [other.task_id]]
+    response = {
+        "task_id": None,
+        "running_tasks": [
+            {"task_id": done.task_id, "worker": "w2"},
+            {"task_id": other.task_id, "worker": "w2"},
+        ],
+    }
+    history = channel.SettledWorkHistory([response], {done.task_id: done, other.task_id: other})
+    assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [[other.task_id]]

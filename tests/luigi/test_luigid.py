@@ -32,20 +32,40 @@ JOBS = (*DIMS, "DailySalesLoad")
 RUN_TIMEOUT = 120.0
 
 
-def range_args(server: Luigid, start: dt.date = START, stop: dt.date = STOP,
-               *extra: str) -> list[str]:
+def range_args(
+    server: Luigid, start: dt.date = START, stop: dt.date = STOP, *extra: str
+) -> list[str]:
     return luigi_command(
-        "--module", "example_pipelines.sales", "RangeBusinessDaily", "--of", "DailySalesLoad",
-        "--start", start.isoformat(), "--stop", stop.isoformat(), "--now", str(NOW),
-        "--task-limit", "100", "--scheduler-host", HOST, "--scheduler-port", str(server.port),
-        "--workers", "2", "--no-lock", *PEER_RETCODES, *extra,
+        "--module",
+        "example_pipelines.sales",
+        "RangeBusinessDaily",
+        "--of",
+        "DailySalesLoad",
+        "--start",
+        start.isoformat(),
+        "--stop",
+        stop.isoformat(),
+        "--now",
+        str(NOW),
+        "--task-limit",
+        "100",
+        "--scheduler-host",
+        HOST,
+        "--scheduler-port",
+        str(server.port),
+        "--workers",
+        "2",
+        "--no-lock",
+        *PEER_RETCODES,
+        *extra,
     )
 
 
 def range_id(start: dt.date = START, stop: dt.date = STOP, **params: object) -> str:
     """The task ID luigid knows the range by (the same parameters as range_args)."""
-    return gk.RangeBusinessDaily(of=DailySalesLoad, start=start, stop=stop, now=NOW,
-                                 task_limit=100, **params).task_id
+    return gk.RangeBusinessDaily(
+        of=DailySalesLoad, start=start, stop=stop, now=NOW, task_limit=100, **params
+    ).task_id
 
 
 class Workers:
@@ -59,15 +79,24 @@ class Workers:
     def start(self, command: list[str]) -> subprocess.Popen[bytes]:
         log = self.folder / f"worker-{len(self.processes) + 1}.log"
         with open(log, "wb") as out:
-            process = subprocess.Popen(command, cwd=self.folder, env=luigi_env(self.config),
-                                       stdout=out, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=self.folder,
+                env=luigi_env(self.config),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.processes.append(process)
         self.logs.append(log)
         return process
 
-    def wait(self, watch: Callable[[], None] = lambda: None,
-             until: Callable[[], bool] | None = None, timeout: float = RUN_TIMEOUT) -> None:
+    def wait(
+        self,
+        watch: Callable[[], None] = lambda: None,
+        until: Callable[[], bool] | None = None,
+        timeout: float = RUN_TIMEOUT,
+    ) -> None:
         """Call ``watch`` every 50 ms until every worker exited (or ``until()`` holds)."""
         deadline = time.monotonic() + timeout
         while any(p.poll() is None for p in self.processes):
@@ -85,8 +114,9 @@ class Workers:
         return "\n".join(log.read_text(errors="replace") for log in self.logs)
 
     def tails(self) -> str:
-        return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}"
-                         for log in self.logs)
+        return "\n".join(
+            f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in self.logs
+        )
 
     def stop(self) -> None:
         stop_all(self.processes)
@@ -112,7 +142,8 @@ def worker_pids(names: list[str]) -> set[int]:
 
 @pytest.mark.parametrize("second", ["together", "mid_fill"])
 def test_luigid_two_workers_run_every_task_once(
-        luigid: Luigid, workers: Workers, pg_ledger_url: str, second: str) -> None:
+    luigid: Luigid, workers: Workers, pg_ledger_url: str, second: str
+) -> None:
     first = workers.start(range_args(luigid))
     if second == "mid_fill":  # join while the first worker's range waits on its first chunk
         workers.wait(until=lambda: done_count(luigid, "DailySalesLoad") > 0)
@@ -134,8 +165,10 @@ def test_luigid_two_workers_run_every_task_once(
         assert count_rows(ledger, "sales_totals") == len(DATES)
         totals = ledger.read("SELECT business_date FROM sales_totals ORDER BY business_date")
         assert [row[0] for row in totals] == DATES
-        per_date = ledger.read("SELECT consumer, period, COUNT(*) FROM gk_publications "
-                               "GROUP BY consumer, period ORDER BY period")
+        per_date = ledger.read(
+            "SELECT consumer, period, COUNT(*) FROM gk_publications "
+            "GROUP BY consumer, period ORDER BY period"
+        )
         assert [tuple(row) for row in per_date] == [("DailySalesLoad", d, 1) for d in DATES]
         for job in JOBS:  # no task ran twice: one attempt per (job, date), and it succeeded
             history = [(a.business_date, a.attempt, a.state) for a in ledger.history(job)]
@@ -143,23 +176,29 @@ def test_luigid_two_workers_run_every_task_once(
         for date in DATES:
             publication = ledger.publication("DailySalesLoad", date)
             assert publication is not None and publication.revision == 1
-            evidence = {(i.job, i.business_date): (i.run_id, i.attempt)
-                        for i in publication.items}
+            evidence = {(i.job, i.business_date): (i.run_id, i.attempt) for i in publication.items}
             latest = {job: ledger.latest(job, date) for job in DIMS}
-            assert evidence == {(job, date): (a.run_id, a.attempt)
-                                for job, a in latest.items() if a is not None}, date
-            assert all(a is not None and a.state is gk.RunState.SUCCEEDED
-                       for a in latest.values()), date
+            assert evidence == {
+                (job, date): (a.run_id, a.attempt) for job, a in latest.items() if a is not None
+            }, date
+            assert all(
+                a is not None and a.state is gk.RunState.SUCCEEDED for a in latest.values()
+            ), date
 
 
-def expected_status(filled: int, through: str, then: str, skipped: int = 0,
-                    total: int = len(DATES)) -> tuple[str, int]:
-    return (f"filled {filled}/{total}, contiguous through {through}, {then}, "
-            f"{skipped} skipped by policy", 100 * filled // total)
+def expected_status(
+    filled: int, through: str, then: str, skipped: int = 0, total: int = len(DATES)
+) -> tuple[str, int]:
+    return (
+        f"filled {filled}/{total}, contiguous through {through}, {then}, "
+        f"{skipped} skipped by policy",
+        100 * filled // total,
+    )
 
 
-def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers,
-                                                pg_ledger_url: str) -> None:
+def test_luigid_shows_range_status_and_progress(
+    luigid: Luigid, workers: Workers, pg_ledger_url: str
+) -> None:
     task_id = range_id()
     seen: list[tuple[str, int | None]] = []
 
@@ -177,8 +216,10 @@ def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers
 
     final = expected_status(60, "2026-10-30", "next due at never")
     steps = [  # while filling: the message as each date fills (the watcher), then the final
-        *(expected_status(n, DATES[n - 1] if n else "nothing", f"next {DATES[n]}")
-          for n in range(len(DATES))),
+        *(
+            expected_status(n, DATES[n - 1] if n else "nothing", f"next {DATES[n]}")
+            for n in range(len(DATES))
+        ),
         final,
     ]
     messages = [message for message, _ in steps]
@@ -193,8 +234,10 @@ def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers
     listed = luigid.rpc("task_list", status="DONE", search="RangeBusinessDaily")[task_id]
     assert (listed["status_message"], listed["progress_percentage"]) == final
     chunks = luigid.rpc("task_list", status="DONE", search="ContiguousChunk").values()
-    assert sorted((chunk["status_message"], chunk["progress_percentage"]) for chunk in chunks
-                  ) == [("filled 28/28", 100), ("filled 32/32", 100)]  # each chunk's last
+    assert sorted((chunk["status_message"], chunk["progress_percentage"]) for chunk in chunks) == [
+        ("filled 28/28", 100),
+        ("filled 32/32", 100),
+    ]  # each chunk's last
 
     # a catch-up policy: August's 31 dates are due, only the last 3 are filled
     august = (dt.date(2026, 8, 1), dt.date(2026, 9, 1))
@@ -202,8 +245,10 @@ def test_luigid_shows_range_status_and_progress(luigid: Luigid, workers: Workers
     workers.wait()
     assert workers.codes() == [0, 0], workers.tails()
     assert luigid.status_of(range_id(*august, catchup="last:3")) == expected_status(
-        3, "nothing", "next due at never", skipped=28, total=31)
+        3, "nothing", "next due at never", skipped=28, total=31
+    )
     with gk.open_ledger(pg_ledger_url) as ledger:
-        published = ledger.read("SELECT period FROM gk_publications WHERE period < ? "
-                                "ORDER BY period", (DATES[0],))
+        published = ledger.read(
+            "SELECT period FROM gk_publications WHERE period < ? ORDER BY period", (DATES[0],)
+        )
         assert [row[0] for row in published] == ["2026-08-29", "2026-08-30", "2026-08-31"]

@@ -45,6 +45,7 @@ def restart_later(server: OwnPostgres, after: float, down: float) -> threading.T
         server.stop()
         time.sleep(down)
         server.start()
+
     thread = threading.Thread(target=restart, daemon=True)
     thread.start()
     return thread
@@ -70,12 +71,14 @@ def test_ledger_write_and_read_ride_out_a_restart(own_pg: OwnPostgres) -> None:
 
 
 @pytest.mark.postgres
-def test_ledger_past_its_reconnect_window_fails_and_writes_nothing(
-        own_pg: OwnPostgres) -> None:
+def test_ledger_past_its_reconnect_window_fails_and_writes_nothing(own_pg: OwnPostgres) -> None:
     with gk.open_ledger(f"{own_pg.url}?reconnect_window=1") as ledger:
         own_pg.stop()
-        with pytest.raises(gk.LedgerError, match=r"still unreachable after 1s "
-                                                 r"\(reconnect_window\)"):
+        with pytest.raises(
+            gk.LedgerError,
+            match=r"still unreachable after 1s "
+            r"\(reconnect_window\)",
+        ):
             ledger.begin_attempt("J", "2026-10-01", uuid.uuid4().hex, lease_seconds=60)
         own_pg.start()
         assert ledger.history("J") == []
@@ -104,13 +107,32 @@ def test_fill_rides_out_a_5s_postgresql_restart(own_pg: OwnPostgres, tmp_path: P
     luigid.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(cfg, tmp_path, luigi_command(
-            *range_args("gk", "GkDay", control, "--strategy", "forward", "--workers", "2",
-                        "--task-limit", "100", start="2026-08-23", stop="2026-11-01"),
-            *scheduler_args(luigid), "--no-lock"), 2)
+        started = start(
+            cfg,
+            tmp_path,
+            luigi_command(
+                *range_args(
+                    "gk",
+                    "GkDay",
+                    control,
+                    "--strategy",
+                    "forward",
+                    "--workers",
+                    "2",
+                    "--task-limit",
+                    "100",
+                    start="2026-08-23",
+                    stop="2026-11-01",
+                ),
+                *scheduler_args(luigid),
+                "--no-lock",
+            ),
+            2,
+        )
         deadline = time.monotonic() + 60
-        while not (control / "runs").exists() or len(
-                (control / "runs").read_text().splitlines()) < 5:
+        while (
+            not (control / "runs").exists() or len((control / "runs").read_text().splitlines()) < 5
+        ):
             assert time.monotonic() < deadline, "the fill did not start"
             time.sleep(0.05)
         restart = restart_later(own_pg, 0, 5)
@@ -120,8 +142,12 @@ def test_fill_rides_out_a_5s_postgresql_restart(own_pg: OwnPostgres, tmp_path: P
         stop_all(started)
         luigid.stop()
     assert [p.returncode for p in started] == [0, 0], [o[-3000:] for o in outputs]
-    assert all("connection" not in line.lower() or "gatekeeper" not in line
-               for o in outputs for line in o.splitlines() if "failed" in line.lower())
+    assert all(
+        "connection" not in line.lower() or "gatekeeper" not in line
+        for o in outputs
+        for line in o.splitlines()
+        if "failed" in line.lower()
+    )
     dates = [line.split()[0] for line in (control / "runs").read_text().splitlines()]
     assert len(dates) == 70 and len(set(dates)) == 70  # every date's body ran once
     with gk.open_ledger(own_pg.url) as ledger:

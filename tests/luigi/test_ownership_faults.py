@@ -58,27 +58,33 @@ def output_of(path: Path) -> str:
     return path.read_text(errors="replace") if path.exists() else "<no output>"
 
 
-def wait_for_file(path: Path, proc: subprocess.Popen[Any], log: Path,
-                  timeout: float = 60) -> None:
+def wait_for_file(path: Path, proc: subprocess.Popen[Any], log: Path, timeout: float = 60) -> None:
     """Wait for ``path``; fail at once (with the process's output) if ``proc`` exits first."""
     deadline = time.monotonic() + timeout
     while not path.exists():
         if proc.poll() is not None:
-            raise AssertionError(f"worker exited ({proc.returncode}) before {path.name}:\n"
-                                 f"{output_of(log)}")
+            raise AssertionError(
+                f"worker exited ({proc.returncode}) before {path.name}:\n{output_of(log)}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(f"{path} did not appear within {timeout}s:\n{output_of(log)}")
         time.sleep(0.05)
 
 
-def start_worker(cfg: Path, args: Sequence[str], cwd: Path, log: Path,
-                 prefix: Sequence[str] = ()) -> subprocess.Popen[Any]:
+def start_worker(
+    cfg: Path, args: Sequence[str], cwd: Path, log: Path, prefix: Sequence[str] = ()
+) -> subprocess.Popen[Any]:
     """A `luigi` process in its own session (so its whole group can be stopped or killed);
     output goes to a file, never a pipe that a stopped reader could fill."""
     with log.open("w") as sink:
-        return subprocess.Popen([*prefix, *luigi_command(*args, "--local-scheduler", "--no-lock")],
-                                cwd=cwd, env=luigi_env(cfg), stdout=sink,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [*prefix, *luigi_command(*args, "--local-scheduler", "--no-lock")],
+            cwd=cwd,
+            env=luigi_env(cfg),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def finish(proc: subprocess.Popen[Any] | None) -> None:
@@ -114,10 +120,12 @@ def ledger_writable(url: str, application_name: str | None) -> bool:
             row = conn.execute(
                 "SELECT count(*), count(*) FILTER (WHERE state IS DISTINCT FROM 'idle') "
                 "FROM pg_stat_activity WHERE application_name = %s",
-                (application_name,)).fetchone()
+                (application_name,),
+            ).fetchone()
         assert row is not None and row[0] > 0, (
             f"no session named {application_name}: the ledger URL's application_name was "
-            "not passed to libpq, so this check would see nothing")
+            "not passed to libpq, so this check would see nothing"
+        )
         return bool(row[1] == 0)
     lite = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=0, isolation_level=None)
     try:
@@ -130,8 +138,9 @@ def ledger_writable(url: str, application_name: str | None) -> bool:
         lite.close()
 
 
-def stop_outside_transaction(proc: subprocess.Popen[Any], url: str,
-                             application_name: str | None, timeout: float = 20) -> None:
+def stop_outside_transaction(
+    proc: subprocess.Popen[Any], url: str, application_name: str | None, timeout: float = 20
+) -> None:
     """SIGSTOP ``proc``'s group at a moment none of its threads (the heartbeat) is inside a
     ledger transaction, so the frozen worker holds no lock another worker would wait on."""
     deadline = time.monotonic() + timeout
@@ -147,8 +156,16 @@ def stop_outside_transaction(proc: subprocess.Popen[Any], url: str,
 
 def problems(output: str) -> str:
     """The error lines of a luigi process's output (a short assertion message)."""
-    wanted = ("Error", "Exception", "Conflict", "LeaseHeld", "LeaseLost", "NotReady",
-              "Unfulfilled", "failed")
+    wanted = (
+        "Error",
+        "Exception",
+        "Conflict",
+        "LeaseHeld",
+        "LeaseLost",
+        "NotReady",
+        "Unfulfilled",
+        "failed",
+    )
     lines = [line for line in output.splitlines() if any(w in line for w in wanted)]
     return "\n".join(lines[:60]) or output[-3000:]
 
@@ -164,8 +181,9 @@ def require_faketime() -> str:
 
 # -- 1. zombie -------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
-                                                               tmp_path: Path) -> None:
+def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(
+    ledger_url: str, tmp_path: Path
+) -> None:
     lease = 3.0
     application_name = None
     url = ledger_url
@@ -174,16 +192,26 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
         url = f"{url}&application_name={application_name}"
     cfg = write_config(tmp_path, url, lease_seconds=lease)
     with gk.open_ledger(ledger_url) as ledger:
-        upstream = {job: f"{job}-{uuid.uuid4().hex[:8]}"
-                    for job in ("ZombieUpstreamA", "ZombieUpstreamB")}
+        upstream = {
+            job: f"{job}-{uuid.uuid4().hex[:8]}" for job in ("ZombieUpstreamA", "ZombieUpstreamB")
+        }
         for job, run_id in upstream.items():
             ledger.record(job, D, 1, run_id, "succeeded", dt.datetime.now(UTC))
         with ledger.transaction():
-            ledger.execute("CREATE TABLE zombie_out (business_date TEXT NOT NULL, "
-                           "run_id TEXT NOT NULL, attempt INTEGER NOT NULL)")
+            ledger.execute(
+                "CREATE TABLE zombie_out (business_date TEXT NOT NULL, "
+                "run_id TEXT NOT NULL, attempt INTEGER NOT NULL)"
+            )
     (tmp_path / "hang").touch()  # the first worker to claim it waits inside build()
-    args = ("--module", "tests.helpers.luigi_tasks", "ZombieGated", "--business-date", DATE,
-            "--control", str(tmp_path))
+    args = (
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "ZombieGated",
+        "--business-date",
+        DATE,
+        "--control",
+        str(tmp_path),
+    )
     log1 = tmp_path / "worker1.log"
     worker1: subprocess.Popen[Any] | None = None
     try:
@@ -199,8 +227,7 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
                 (frozen,) = ledger.attempts("ZombieGated", D)
                 assert frozen.run_id == zombie_run and frozen.state is gk.RunState.RUNNING
                 assert frozen.lease_expires_at is not None
-                if db_now(ledger, ledger_url) > frozen.lease_expires_at + dt.timedelta(
-                        seconds=0.5):
+                if db_now(ledger, ledger_url) > frozen.lease_expires_at + dt.timedelta(seconds=0.5):
                     break
                 assert time.monotonic() < deadline, "the frozen worker's lease never expired"
                 time.sleep(0.2)
@@ -211,7 +238,10 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
         with gk.open_ledger(ledger_url) as ledger:
             first, second = ledger.attempts("ZombieGated", D)
             assert (first.attempt, first.run_id, first.state) == (
-                1, zombie_run, gk.RunState.ABANDONED)
+                1,
+                zombie_run,
+                gk.RunState.ABANDONED,
+            )
             assert (second.attempt, second.state) == (2, gk.RunState.SUCCEEDED)
             published = ledger.publication("ZombieGated", D)
             assert published is not None
@@ -225,20 +255,36 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
         assert worker1.returncode == TASK_FAILED, out1
         assert "LeaseLost" in out1, out1
         assert second.run_id in out1 or "attempt 2" in out1, (
-            "LeaseLost should name the attempt that took over\n" + out1)
+            "LeaseLost should name the attempt that took over\n" + out1
+        )
 
         with gk.open_ledger(ledger_url) as ledger:
-            assert [(a.attempt, a.run_id, a.state) for a in ledger.attempts("ZombieGated", D)
-                    ] == [(1, zombie_run, gk.RunState.ABANDONED),
-                          (2, second.run_id, gk.RunState.SUCCEEDED)]
+            assert [(a.attempt, a.run_id, a.state) for a in ledger.attempts("ZombieGated", D)] == [
+                (1, zombie_run, gk.RunState.ABANDONED),
+                (2, second.run_id, gk.RunState.SUCCEEDED),
+            ]
             (only,) = ledger.publications("ZombieGated", D)
             assert (only.revision, only.run_id, only.attempt) == (1, second.run_id, 2)
             assert only.evidence == upstream
             rows = ledger.read("SELECT business_date, run_id, attempt FROM zombie_out")
             assert [tuple(r) for r in rows] == [(DATE, second.run_id, 2)]
-        evidence = subprocess.run([sys.executable, "-m", "gatekeeper.cli", "--ledger",
-                                   ledger_url, "evidence", "ZombieGated", DATE], cwd=tmp_path,
-                                  env=luigi_env(cfg), capture_output=True, text=True, timeout=60)
+        evidence = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gatekeeper.cli",
+                "--ledger",
+                ledger_url,
+                "evidence",
+                "ZombieGated",
+                DATE,
+            ],
+            cwd=tmp_path,
+            env=luigi_env(cfg),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert evidence.returncode == 0, evidence.stdout + evidence.stderr
         assert second.run_id in evidence.stdout, evidence.stdout  # the producer is shown
         assert zombie_run not in evidence.stdout, evidence.stdout
@@ -248,14 +294,20 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(ledger_url: str,
 
 # -- 2. held transaction ---------------------------------------------------------------------
 @pytest.mark.slow
-def test_heartbeat_renews_while_run_holds_a_transaction(pg_ledger_url: str,
-                                                        tmp_path: Path) -> None:
+def test_heartbeat_renews_while_run_holds_a_transaction(pg_ledger_url: str, tmp_path: Path) -> None:
     lease = 2.0
     hold = 5 * lease  # far longer than a lease: only the heartbeat keeps it alive
     cfg = write_config(tmp_path, pg_ledger_url, lease_seconds=lease)
     (tmp_path / "hold").write_text(str(hold))
-    args = ("--module", "tests.helpers.luigi_tasks", "HeldTransaction", "--business-date", DATE,
-            "--control", str(tmp_path))
+    args = (
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "HeldTransaction",
+        "--business-date",
+        DATE,
+        "--control",
+        str(tmp_path),
+    )
     log1 = tmp_path / "worker1.log"
     worker1: subprocess.Popen[Any] | None = None
     try:
@@ -265,8 +317,8 @@ def test_heartbeat_renews_while_run_holds_a_transaction(pg_ledger_url: str,
         time.sleep(lease * 1.5)  # without renewals the lease would have expired by now
         second = run_luigi(cfg, *args, "--no-lock", cwd=tmp_path, timeout=60)
         assert not (tmp_path / "held-done").exists(), (
-            "inconclusive: the transaction ended before the second worker started; "
-            "raise `hold`")
+            "inconclusive: the transaction ended before the second worker started; raise `hold`"
+        )
         out2 = second.stdout + second.stderr
         assert second.returncode == TASK_FAILED, out2
         assert "LeaseHeld" in out2, out2
@@ -275,8 +327,9 @@ def test_heartbeat_renews_while_run_holds_a_transaction(pg_ledger_url: str,
         assert worker1.returncode == 0, output_of(log1)
         assert (tmp_path / "held-done").exists()
         with gk.open_ledger(pg_ledger_url) as ledger:
-            assert [(a.attempt, a.run_id, a.state) for a in ledger.attempts(
-                "HeldTransaction", D)] == [(1, holder, gk.RunState.SUCCEEDED)]
+            assert [
+                (a.attempt, a.run_id, a.state) for a in ledger.attempts("HeldTransaction", D)
+            ] == [(1, holder, gk.RunState.SUCCEEDED)]
     finally:
         finish(worker1)
 
@@ -287,8 +340,15 @@ def test_fast_clock_worker_gets_lease_held(pg_ledger_url: str, tmp_path: Path) -
     faketime = require_faketime()
     cfg = write_config(tmp_path, pg_ledger_url, lease_seconds=60)
     (tmp_path / "hang").touch()
-    args = ("--module", "tests.helpers.luigi_tasks", "Hanging", "--business-date", DATE,
-            "--control", str(tmp_path))
+    args = (
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "Hanging",
+        "--business-date",
+        DATE,
+        "--control",
+        str(tmp_path),
+    )
     log1 = tmp_path / "worker1.log"
     worker1: subprocess.Popen[Any] | None = None
     try:
@@ -296,9 +356,13 @@ def test_fast_clock_worker_gets_lease_held(pg_ledger_url: str, tmp_path: Path) -
         wait_for_file(tmp_path / "started", worker1, log1)
         _, _, holder = (tmp_path / "started").read_text().split()
         fast = subprocess.run(
-            [faketime, "-f", "+10m",
-             *luigi_command(*args, "--local-scheduler", "--no-lock")],
-            cwd=tmp_path, env=luigi_env(cfg), capture_output=True, text=True, timeout=90)
+            [faketime, "-f", "+10m", *luigi_command(*args, "--local-scheduler", "--no-lock")],
+            cwd=tmp_path,
+            env=luigi_env(cfg),
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
         out2 = fast.stdout + fast.stderr
         assert fast.returncode == TASK_FAILED, out2
         assert "LeaseHeld" in out2, out2
@@ -318,16 +382,37 @@ RACE_DATES = [dt.date(2026, 9, 1) + dt.timedelta(days=n) for n in range(30)]
 @pytest.mark.slow
 def test_two_forward_ranges_attempt_every_period_once(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
-    command = luigi_command("--module", "tests.helpers.luigi_tasks", "RangeBusinessDaily",
-                            "--of", "RaceGated", "--start", "2026-09-01", "--stop", "2026-10-01",
-                            "--strategy", "forward", "--workers", "2", "--local-scheduler",
-                            "--no-lock")
+    command = luigi_command(
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "RangeBusinessDaily",
+        "--of",
+        "RaceGated",
+        "--start",
+        "2026-09-01",
+        "--stop",
+        "2026-10-01",
+        "--strategy",
+        "forward",
+        "--workers",
+        "2",
+        "--local-scheduler",
+        "--no-lock",
+    )
     procs: list[subprocess.Popen[str]] = []
     try:
         for _ in range(2):
-            procs.append(subprocess.Popen(command, cwd=tmp_path, env=luigi_env(cfg),
-                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                          text=True, start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    command,
+                    cwd=tmp_path,
+                    env=luigi_env(cfg),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
         outputs = [p.communicate(timeout=240)[0] for p in procs]
     finally:
         for proc in procs:
@@ -342,8 +427,9 @@ def test_two_forward_ranges_attempt_every_period_once(ledger_url: str, tmp_path:
         if code == TASK_FAILED:  # a race loser: it failed a period with LeaseHeld
             assert "LeaseHeld" in out, problems(out)
     if TASK_FAILED in codes:  # finish what the losers left, once, sequentially
-        rerun = subprocess.run(command, cwd=tmp_path, env=luigi_env(cfg), capture_output=True,
-                               text=True, timeout=240)
+        rerun = subprocess.run(
+            command, cwd=tmp_path, env=luigi_env(cfg), capture_output=True, text=True, timeout=240
+        )
         assert rerun.returncode == 0, problems(rerun.stdout + rerun.stderr)
 
     with gk.open_ledger(ledger_url) as ledger:
@@ -351,18 +437,27 @@ def test_two_forward_ranges_attempt_every_period_once(ledger_url: str, tmp_path:
             by_date: dict[str, list[tuple[int, str]]] = {}
             for attempt in ledger.history(job):
                 by_date.setdefault(attempt.business_date, []).append(
-                    (attempt.attempt, attempt.state.value))
+                    (attempt.attempt, attempt.state.value)
+                )
             assert by_date == {d.isoformat(): [(1, "succeeded")] for d in RACE_DATES}, (
-                job, by_date)
+                job,
+                by_date,
+            )
         for day in RACE_DATES:
             (only,) = ledger.publications("RaceGated", day)
             producer = ledger.latest("RaceGated", day)
             assert producer is not None
             assert (only.revision, only.run_id, only.attempt) == (1, producer.run_id, 1)
             assert only.evidence == {
-                job: ledger.attempts(job, day)[0].run_id for job in RACE_JOBS[:2]}
-    stale = subprocess.run([sys.executable, "-m", "gatekeeper.cli", "--ledger", ledger_url,
-                            "stale", "RaceGated"], cwd=tmp_path, env=luigi_env(cfg),
-                           capture_output=True, text=True, timeout=60)
+                job: ledger.attempts(job, day)[0].run_id for job in RACE_JOBS[:2]
+            }
+    stale = subprocess.run(
+        [sys.executable, "-m", "gatekeeper.cli", "--ledger", ledger_url, "stale", "RaceGated"],
+        cwd=tmp_path,
+        env=luigi_env(cfg),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert stale.returncode == 0, stale.stdout + stale.stderr
     assert "no stale publications" in stale.stdout, stale.stdout

@@ -24,9 +24,6 @@ STOP = dt.date(2026, 10, 11)  # ten dates
 NOW = int(dt.datetime(2026, 11, 30, tzinfo=UTC).timestamp())
 
 
-
-
-
 def ran_dates(folder: Path) -> list[str]:
     path = folder / "ran"
     return [line.split()[2] for line in path.read_text().splitlines()] if path.exists() else []
@@ -50,7 +47,8 @@ def dates(n: int, first: dt.date = START) -> list[str]:
 
 @pytest.mark.parametrize("inline", [True, False])
 def test_contiguous_fill_stops_at_failure_and_leaves_later_dates(
-        ledger_cfg: gk.Ledger, tmp_path: Path, inline: bool) -> None:
+    ledger_cfg: gk.Ledger, tmp_path: Path, inline: bool
+) -> None:
     (tmp_path / "fail-2026-10-04").touch()
     result = build(daily(folder=tmp_path, inline=inline))
     assert not result.scheduling_succeeded
@@ -63,8 +61,9 @@ def test_contiguous_fill_stops_at_failure_and_leaves_later_dates(
 
 
 @pytest.mark.parametrize(("inline", "workers"), [(True, 1), (True, 2), (False, 2)])
-def test_forward_fill_continues_past_failure(ledger_cfg: gk.Ledger, tmp_path: Path,
-                                             inline: bool, workers: int) -> None:
+def test_forward_fill_continues_past_failure(
+    ledger_cfg: gk.Ledger, tmp_path: Path, inline: bool, workers: int
+) -> None:
     (tmp_path / "fail-2026-10-04").touch()
     result = build(daily(folder=tmp_path, strategy="forward", inline=inline), workers=workers)
     assert not result.scheduling_succeeded
@@ -73,11 +72,14 @@ def test_forward_fill_continues_past_failure(ledger_cfg: gk.Ledger, tmp_path: Pa
     if workers == 1:
         assert ran_dates(tmp_path) == dates(10)  # oldest first
     (tmp_path / "fail-2026-10-04").unlink()
-    assert build(daily(folder=tmp_path, strategy="forward", inline=inline),
-                 workers=workers).scheduling_succeeded
+    assert build(
+        daily(folder=tmp_path, strategy="forward", inline=inline), workers=workers
+    ).scheduling_succeeded
     assert succeeded(ledger_cfg, "Controlled") == dates(10)
     assert [a.state.value for a in ledger_cfg.attempts("Controlled", "2026-10-04")] == [
-        "failed", "succeeded"]
+        "failed",
+        "succeeded",
+    ]
 
 
 def test_forward_fill_of_gated_task_schedules_its_requirements(ledger_cfg: gk.Ledger) -> None:
@@ -92,8 +94,9 @@ def test_reverse_fills_newest_first(ledger_cfg: gk.Ledger, tmp_path: Path) -> No
     assert ran_dates(tmp_path) == dates(10)[-3:][::-1]
 
 
-def test_catchup_none_fills_latest_and_reports_the_rest(ledger_cfg: gk.Ledger,
-                                                        tmp_path: Path) -> None:
+def test_catchup_none_fills_latest_and_reports_the_rest(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     rng = daily(folder=tmp_path, catchup="none")
     plan = rng.plan()
     assert [d.isoformat() for d in plan.skipped_by_policy] == dates(9)
@@ -144,25 +147,30 @@ def test_range_fires_range_events(ledger_cfg: gk.Ledger) -> None:
     seen: dict[str, Any] = {}
     for event in (RangeEvent.COMPLETE_COUNT, RangeEvent.COMPLETE_FRACTION, RangeEvent.DELAY):
         gk.RangeBusinessDaily.event_handler(event)(
-            lambda family, value, event=event: seen.__setitem__(event, (family, value)))
+            lambda family, value, event=event: seen.__setitem__(event, (family, value))
+        )
     build(daily(of=Trivial))
     assert seen[RangeEvent.COMPLETE_COUNT] == ("Trivial", 1)
     assert seen[RangeEvent.COMPLETE_FRACTION] == ("Trivial", 0.1)
     assert seen[RangeEvent.DELAY] == ("Trivial", 9)
 
 
-@pytest.mark.parametrize(("kw", "field"), [
-    ({"catchup": "last:0"}, "catchup"),
-    ({"catchup": "some"}, "catchup"),
-    ({"lateness": "-2h"}, "lateness"),
-    ({"timezone": "Mars/Olympus"}, "timezone"),
-    ({"start": dt.date(2026, 10, 12)}, "stop"),
-    ({"reverse": True, "strategy": "forward"}, "reverse"),
-    ({"of": luigi.Task}, "of"),
-    ({"of": HourlyLoad}, "of"),
-])
-def test_range_bad_input_names_the_field(ledger_cfg: gk.Ledger, kw: dict[str, Any],
-                                         field: str) -> None:
+@pytest.mark.parametrize(
+    ("kw", "field"),
+    [
+        ({"catchup": "last:0"}, "catchup"),
+        ({"catchup": "some"}, "catchup"),
+        ({"lateness": "-2h"}, "lateness"),
+        ({"timezone": "Mars/Olympus"}, "timezone"),
+        ({"start": dt.date(2026, 10, 12)}, "stop"),
+        ({"reverse": True, "strategy": "forward"}, "reverse"),
+        ({"of": luigi.Task}, "of"),
+        ({"of": HourlyLoad}, "of"),
+    ],
+)
+def test_range_bad_input_names_the_field(
+    ledger_cfg: gk.Ledger, kw: dict[str, Any], field: str
+) -> None:
     rows = snapshot(ledger_cfg)
     with pytest.raises(gk.InvalidInput) as caught:
         daily(**{"of": Trivial, **kw}).complete()
@@ -172,13 +180,15 @@ def test_range_bad_input_names_the_field(ledger_cfg: gk.Ledger, kw: dict[str, An
 
 
 def test_hourly_range_fills_hours(ledger_cfg: gk.Ledger) -> None:
-    rng = gk.RangeBusinessHourly(of=HourlyLoad, start=dt.datetime(2026, 10, 1, 0),
-                                 stop=dt.datetime(2026, 10, 1, 6), now=NOW)
+    rng = gk.RangeBusinessHourly(
+        of=HourlyLoad, start=dt.datetime(2026, 10, 1, 0), stop=dt.datetime(2026, 10, 1, 6), now=NOW
+    )
     assert build(rng).scheduling_succeeded
     keys = [a.business_date for a in ledger_cfg.history("HourlyLoad")]
     assert keys == [f"2026-10-01T0{h}:00Z" for h in range(6)]
-    assert gk.RangeBusinessHourly(of=HourlyLoad, start=dt.datetime(2026, 10, 1, 0),
-                                  stop=dt.datetime(2026, 10, 1, 6), now=NOW).complete()
+    assert gk.RangeBusinessHourly(
+        of=HourlyLoad, start=dt.datetime(2026, 10, 1, 0), stop=dt.datetime(2026, 10, 1, 6), now=NOW
+    ).complete()
     assert HourlyLoad(business_hour=dt.datetime(2026, 10, 1, 3)).complete()
 
 

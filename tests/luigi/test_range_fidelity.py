@@ -93,7 +93,8 @@ class LegacyLoaded(gk.BusinessDateTask):
         items = list(parameter_tuples)
         legacy = [d for d in items if d < LEGACY_UNTIL]
         rest = gk.BusinessDateTask.bulk_complete.__func__(  # type: ignore[attr-defined]
-            cls, [d for d in items if d >= LEGACY_UNTIL])
+            cls, [d for d in items if d >= LEGACY_UNTIL]
+        )
         return legacy + list(rest)
 
     def run(self) -> None:
@@ -103,10 +104,17 @@ class LegacyLoaded(gk.BusinessDateTask):
 # -- point 4: the range's completeness is the of class's bulk_complete -----------------------
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_range_plans_periods_whose_output_files_were_deleted(
-        ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str) -> None:
+    ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str
+) -> None:
     def fill() -> gk.RangeBusinessDaily:
-        return gk.RangeBusinessDaily(of=FileOutput, of_params={"folder": str(tmp_path)},
-                                     start=START, stop=STOP, now=NOW, strategy=strategy)
+        return gk.RangeBusinessDaily(
+            of=FileOutput,
+            of_params={"folder": str(tmp_path)},
+            start=START,
+            stop=STOP,
+            now=NOW,
+            strategy=strategy,
+        )
 
     assert build(fill()).scheduling_succeeded
     assert sorted(p.name for p in tmp_path.glob("*.txt")) == [f"{d}.txt" for d in dates(5)]
@@ -118,18 +126,28 @@ def test_range_plans_periods_whose_output_files_were_deleted(
     assert not rng.complete()  # the range agrees with complete()
     assert keys(rng.plan()) == ["2026-10-02", "2026-10-04"]
     chunks = [list(c.keys) for c in rng.chunk_tasks()]
-    assert chunks == ([["2026-10-02", "2026-10-04"]] if strategy == "contiguous" else
-                      [["2026-10-02"], ["2026-10-04"]])  # forward: one due period a chunk here
+    assert chunks == (
+        [["2026-10-02", "2026-10-04"]]
+        if strategy == "contiguous"
+        else [["2026-10-02"], ["2026-10-04"]]
+    )  # forward: one due period a chunk here
     if strategy == "contiguous":  # the first chunk run() yields holds both
         assert [list(c.keys) for c in rng.run()] == [["2026-10-02", "2026-10-04"]]
 
 
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_range_fill_rewrites_deleted_output_files(
-        ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str) -> None:
+    ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str
+) -> None:
     def fill() -> gk.RangeBusinessDaily:
-        return gk.RangeBusinessDaily(of=FileOutput, of_params={"folder": str(tmp_path)},
-                                     start=START, stop=STOP, now=NOW, strategy=strategy)
+        return gk.RangeBusinessDaily(
+            of=FileOutput,
+            of_params={"folder": str(tmp_path)},
+            start=START,
+            stop=STOP,
+            now=NOW,
+            strategy=strategy,
+        )
 
     assert build(fill()).scheduling_succeeded
     for gone in ("2026-10-02", "2026-10-04"):
@@ -137,31 +155,40 @@ def test_range_fill_rewrites_deleted_output_files(
     assert build(fill()).scheduling_succeeded
     assert sorted(p.name for p in tmp_path.glob("*.txt")) == [f"{d}.txt" for d in dates(5)]
     assert [a.state.value for a in ledger_cfg.attempts("FileOutput", "2026-10-02")] == [
-        "succeeded", "succeeded"]
+        "succeeded",
+        "succeeded",
+    ]
     assert [a.attempt for a in ledger_cfg.attempts("FileOutput", "2026-10-03")] == [1]
     assert fill().complete()
 
 
 def test_range_bulk_complete_correctly_interfaced_daily(ledger_cfg: gk.Ledger) -> None:
-    rng = gk.RangeBusinessDaily(of=BulkCompleteDaily, start=dt.date(2015, 11, 1),
-                                stop=dt.date(2015, 12, 1),
-                                now=epoch(dt.datetime(2015, 12, 1)))
+    rng = gk.RangeBusinessDaily(
+        of=BulkCompleteDaily,
+        start=dt.date(2015, 11, 1),
+        stop=dt.date(2015, 12, 1),
+        now=epoch(dt.datetime(2015, 12, 1)),
+    )
     assert keys(rng.plan()) == ["2015-11-29", "2015-11-30"]
     assert not rng.complete()
     assert [c.keys for c in rng.chunk_tasks()] == [("2015-11-29", "2015-11-30")]
 
 
 def test_range_bulk_complete_correctly_interfaced_hourly(ledger_cfg: gk.Ledger) -> None:
-    rng = gk.RangeBusinessHourly(of=BulkCompleteHourly, start=dt.datetime(2015, 11, 1),
-                                 stop=dt.datetime(2015, 12, 1),
-                                 now=epoch(dt.datetime(2015, 12, 1)))
+    rng = gk.RangeBusinessHourly(
+        of=BulkCompleteHourly,
+        start=dt.datetime(2015, 11, 1),
+        stop=dt.datetime(2015, 12, 1),
+        now=epoch(dt.datetime(2015, 12, 1)),
+    )
     assert keys(rng.plan()) == ["2015-11-30T22:00Z", "2015-11-30T23:00Z"]
 
 
 def test_range_honours_a_users_bulk_complete_override(ledger_cfg: gk.Ledger) -> None:
     def fill() -> gk.RangeBusinessDaily:
-        return gk.RangeBusinessDaily(of=LegacyLoaded, of_params={"region": "us"},
-                                     start=START, stop=STOP, now=NOW)
+        return gk.RangeBusinessDaily(
+            of=LegacyLoaded, of_params={"region": "us"}, start=START, stop=STOP, now=NOW
+        )
 
     assert keys(fill().plan()) == dates(3, LEGACY_UNTIL)
     assert build(fill()).scheduling_succeeded
@@ -195,8 +222,10 @@ BAD_PARAMETERS = [
     (("--of", "Trivial", "--of-params", '{"nope": 1}'), "of_params.nope"),
     (("--of", "Trivial", "--of-params", '{"attempt": -1}'), "attempt"),
     (("--of", "Trivial", "--Trivial-attempt=-1"), "attempt"),
-    (("--of", "Trivial", "--of-params", '{"business_date": "2026-10-01"}'),
-     "of_params.business_date"),
+    (
+        ("--of", "Trivial", "--of-params", '{"business_date": "2026-10-01"}'),
+        "of_params.business_date",
+    ),
     (("--of", "RegionLoad", "--of-params", '{"region": "eu", "tier": "x"}'), "of_params.tier"),
     (("--of", "RegionLoad", "--of-params", '{"region": "eu", "tier": 1.5}'), "of_params.tier"),
     (("--of", "RegionLoad"), "of_params.region"),
@@ -213,8 +242,8 @@ BAD_PARAMETERS = [
 @pytest.mark.parametrize(("args", "field"), BAD_PARAMETERS)
 @pytest.mark.parametrize("window", ["fresh", "complete"])
 def test_luigi_range_bad_parameter_is_a_scheduling_error_naming_it(
-        sqlite_url: str, tmp_path: Path, args: tuple[str, ...], field: str,
-        window: str) -> None:
+    sqlite_url: str, tmp_path: Path, args: tuple[str, ...], field: str, window: str
+) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         if window == "complete":
             for job in ("Trivial", "RegionLoad(region=eu, tier=1)", "HourlyLoad"):
@@ -222,9 +251,20 @@ def test_luigi_range_bad_parameter_is_a_scheduling_error_naming_it(
                     succeed(ledger, job, date)
         rows = snapshot(ledger)
     cfg = write_config(tmp_path, sqlite_url)
-    done = run_luigi(cfg, "--module", "tests.helpers.luigi_tasks", "RangeBusinessDaily", *args,
-                     "--start", "2026-10-01", "--stop", "2026-10-04", "--now", str(NOW),
-                     cwd=tmp_path)
+    done = run_luigi(
+        cfg,
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "RangeBusinessDaily",
+        *args,
+        "--start",
+        "2026-10-01",
+        "--stop",
+        "2026-10-04",
+        "--now",
+        str(NOW),
+        cwd=tmp_path,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 35, output
     assert f"invalid {field}" in output
@@ -234,19 +274,24 @@ def test_luigi_range_bad_parameter_is_a_scheduling_error_naming_it(
 
 
 def test_range_bad_parameter_refused_before_any_record_on_each_backend(
-        ledger_cfg: gk.Ledger) -> None:
+    ledger_cfg: gk.Ledger,
+) -> None:
     from tests.helpers.luigi_tasks import Trivial
 
     for date in dates(3):
         succeed(ledger_cfg, "Trivial", date)
     rows = snapshot(ledger_cfg)
-    rng = gk.RangeBusinessDaily(of=Trivial, of_params={"nope": 1}, start=START,
-                                stop=dt.date(2026, 10, 4), now=NOW)
+    rng = gk.RangeBusinessDaily(
+        of=Trivial, of_params={"nope": 1}, start=START, stop=dt.date(2026, 10, 4), now=NOW
+    )
     with pytest.raises(gk.InvalidInput) as caught:
         rng.complete()
     assert caught.value.field == "of_params.nope"
-    result = build(gk.RangeBusinessDaily(of=Trivial, of_params={"nope": 1}, start=START,
-                                         stop=dt.date(2026, 10, 4), now=NOW))
+    result = build(
+        gk.RangeBusinessDaily(
+            of=Trivial, of_params={"nope": 1}, start=START, stop=dt.date(2026, 10, 4), now=NOW
+        )
+    )
     assert not result.scheduling_succeeded
     assert snapshot(ledger_cfg) == rows
 
@@ -255,8 +300,9 @@ def test_range_bad_parameter_refused_before_any_record_on_each_backend(
 def test_range_session_is_built_once_and_frozen(ledger_cfg: gk.Ledger) -> None:
     from tests.helpers.luigi_tasks import Trivial
 
-    rng = gk.RangeBusinessDaily(of=Trivial, start=START, stop=STOP, now=NOW,
-                                strategy="forward", task_limit=3)
+    rng = gk.RangeBusinessDaily(
+        of=Trivial, start=START, stop=STOP, now=NOW, strategy="forward", task_limit=3
+    )
     session = rng.session()
     assert rng.session() is session
     assert session.keys == tuple(dates(3))

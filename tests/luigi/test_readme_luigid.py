@@ -32,7 +32,7 @@ MARKER = "<!-- luigid-recipe -->"
 def recipe() -> tuple[str, list[str]]:
     """(the luigi.cfg block, the command lines) that follow the marker in docs/deployment.md."""
     text = (ROOT / "docs" / "deployment.md").read_text()
-    after = text[text.index(MARKER):]
+    after = text[text.index(MARKER) :]
     blocks = re.findall(r"```[a-z]*\n(.*?)```", after, flags=re.DOTALL)
     commands = [line.split("  #")[0].strip() for line in blocks[1].splitlines() if line.strip()]
     return blocks[0], commands
@@ -61,21 +61,39 @@ def test_readme_luigid_recipe_runs_as_written(tmp_path: Path, pg_dsn: str) -> No
     cfg.write_text(config.replace("scheduler.internal", HOST).replace("8082", port))
     env = luigi_env(cfg)
     env["GATEKEEPER_PG_DSN"] = pg_dsn
-    server_args = shlex.split(luigid_line.replace("0.0.0.0", HOST).replace("8082", port)
-                              .replace("/var/lib/luigid", str(tmp_path))
-                              .replace("/var/log/luigid", str(tmp_path / "logs")))
+    server_args = shlex.split(
+        luigid_line.replace("0.0.0.0", HOST)
+        .replace("8082", port)
+        .replace("/var/lib/luigid", str(tmp_path))
+        .replace("/var/log/luigid", str(tmp_path / "logs"))
+    )
     (tmp_path / "logs").mkdir()
     bin_dir = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin"
     processes: list[subprocess.Popen[bytes]] = []
     try:
-        processes.append(subprocess.Popen(
-            [str(bin_dir / server_args[0]), *server_args[1:]], cwd=tmp_path, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        processes.append(
+            subprocess.Popen(
+                [str(bin_dir / server_args[0]), *server_args[1:]],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        )
         wait_for_port(int(port), processes[0])
         worker = shlex.split(worker_line)
-        hosts = [subprocess.Popen([str(bin_dir / worker[0]), *worker[1:]], cwd=tmp_path,
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  start_new_session=True) for _ in range(2)]
+        hosts = [
+            subprocess.Popen(
+                [str(bin_dir / worker[0]), *worker[1:]],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            for _ in range(2)
+        ]
         processes.extend(hosts)
         outputs = [p.communicate(timeout=240)[0].decode(errors="replace") for p in hosts]
         assert [p.returncode for p in hosts] == [0, 0], "\n".join(outputs)
@@ -87,7 +105,9 @@ def test_readme_luigid_recipe_runs_as_written(tmp_path: Path, pg_dsn: str) -> No
         for job in ("DimCustomer", "DimProduct", "DailySalesLoad"):
             for date in dates:
                 assert [a.state.value for a in ledger.attempts(job, date)] == ["succeeded"], (
-                    job, date)
+                    job,
+                    date,
+                )
         assert count_rows(ledger, "gk_publications") == len(dates)
         assert count_rows(ledger, "sales_totals") == len(dates)
 

@@ -51,6 +51,7 @@ def logged(fn: Callable[[Any], None]) -> Callable[[Any], None]:
     @functools.wraps(fn)
     def wrapper(self: Any) -> None:
         fn(self)
+
     return wrapper
 
 
@@ -83,8 +84,14 @@ class OverridesAndCallsSuper(GatekeeperBase):
         SEEN["OverridesAndCallsSuper.after"] = self.run_id
 
 
-SOURCES = [FromMixin, FromIntermediateBase, FromDecorator, FromAssignment, FromGatekeeperBase,
-           OverridesAndCallsSuper]
+SOURCES = [
+    FromMixin,
+    FromIntermediateBase,
+    FromDecorator,
+    FromAssignment,
+    FromGatekeeperBase,
+    OverridesAndCallsSuper,
+]
 
 
 @pytest.mark.parametrize("cls", SOURCES, ids=lambda c: c.__name__)
@@ -111,10 +118,12 @@ def test_run_generator_refused_at_class_definition_even_from_a_mixin() -> None:
             yield from ()
 
     with pytest.raises(TypeError, match="dynamic dependencies"):
+
         class Yields(YieldingMixin, gk.BusinessDateTask):  # noqa: F841 - refused on creation
             pass
 
     with pytest.raises(TypeError, match="dynamic dependencies"):
+
         class YieldsInBody(gk.BusinessDateTask):  # noqa: F841
             def run(self) -> Iterator[Any]:
                 yield from ()
@@ -122,8 +131,10 @@ def test_run_generator_refused_at_class_definition_even_from_a_mixin() -> None:
 
 def hidden_generator(fn: Callable[[Any], Iterator[Any]]) -> Callable[[Any], Any]:
     """A decorator that hides that the method is a generator function."""
+
     def wrapper(self: Any) -> Any:
         return fn(self)
+
     return wrapper
 
 

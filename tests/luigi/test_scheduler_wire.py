@@ -20,9 +20,17 @@ pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luig
 
 
 def report(period: str, status: str = "DONE") -> dict[str, Any]:
-    return {"task_id": f"Wired_{period}", "worker": "wire-test", "family": "Wired",
-            "module": "tests.wired", "params": {"business_date": period}, "resources": {},
-            "status": status, "runnable": False, "expl": json.dumps(f"filled {period}")}
+    return {
+        "task_id": f"Wired_{period}",
+        "worker": "wire-test",
+        "family": "Wired",
+        "module": "tests.wired",
+        "params": {"business_date": period},
+        "resources": {},
+        "status": status,
+        "runnable": False,
+        "expl": json.dumps(f"filled {period}"),
+    }
 
 
 def listed(server: Luigid, status: str = "DONE") -> list[str]:
@@ -42,16 +50,18 @@ def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # no
     for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
         assert wire.call("add_task", report(day)) is None  # add_task answers null
     connection = wire.connection
-    wire.call("set_task_status_message", {"task_id": "Wired_2026-01-03",
-                                          "status_message": "working"})
+    wire.call(
+        "set_task_status_message", {"task_id": "Wired_2026-01-03", "status_message": "working"}
+    )
     assert wire.connection is connection is not None  # kept alive, not reopened
     wire.close()
     assert listed(luigid) == ["2026-01-01", "2026-01-02", "2026-01-03"]
     assert luigid.rpc("get_task_status_message", task_id="Wired_2026-01-03") == {
-        "taskId": "Wired_2026-01-03", "statusMessage": "working"}
+        "taskId": "Wired_2026-01-03",
+        "statusMessage": "working",
+    }
     # the explanation arrives as Luigi's client would send it (a JSON string)
-    assert luigid.rpc("fetch_error", task_id="Wired_2026-01-02")["error"] == (
-        '"filled 2026-01-02"')
+    assert luigid.rpc("fetch_error", task_id="Wired_2026-01-02")["error"] == ('"filled 2026-01-02"')
 
 
 def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigid) -> None:  # noqa: F811
@@ -69,23 +79,25 @@ def test_luigid_answering_an_error_falls_back(luigid: Luigid) -> None:  # noqa: 
     assert listed(luigid) == ["2026-03-01"]
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("http://127.0.0.1:8082", ("127.0.0.1", 8082, "")),
-    ("http://luigid.internal", ("luigid.internal", 80, "")),
-    ("http://127.0.0.1:8082/luigi/", ("127.0.0.1", 8082, "/luigi")),
-    ("https://127.0.0.1:8082", None),  # TLS: certificates as requests checks them
-    ("http+unix://%2Ftmp%2Fluigid.sock", None),
-    ("http://user:secret@127.0.0.1:8082", None),  # credentials: requests sends them
-    ("http://127.0.0.1:notaport", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("http://127.0.0.1:8082", ("127.0.0.1", 8082, "")),
+        ("http://luigid.internal", ("luigid.internal", 80, "")),
+        ("http://127.0.0.1:8082/luigi/", ("127.0.0.1", 8082, "/luigi")),
+        ("https://127.0.0.1:8082", None),  # TLS: certificates as requests checks them
+        ("http+unix://%2Ftmp%2Fluigid.sock", None),
+        ("http://user:secret@127.0.0.1:8082", None),  # credentials: requests sends them
+        ("http://127.0.0.1:notaport", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_direct_only_where_it_is_what_luigi_sends(url: str | None, expected: Any) -> None:
     assert direct_target(url) == expected
 
 
-def test_a_configured_proxy_keeps_reports_on_luigis_client(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_configured_proxy_keeps_reports_on_luigis_client(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("http_proxy", "http://proxy.example:3128")
     monkeypatch.setenv("no_proxy", "localhost")
     assert direct_target("http://luigid.internal:8082") is None
@@ -93,8 +105,10 @@ def test_a_configured_proxy_keeps_reports_on_luigis_client(
 
 
 def test_remote_scheduler_url_is_read_from_luigis_client() -> None:
-    assert luigi_compat.remote_scheduler_url(
-        luigi.rpc.RemoteScheduler("http://127.0.0.1:8082/")) == "http://127.0.0.1:8082"
+    assert (
+        luigi_compat.remote_scheduler_url(luigi.rpc.RemoteScheduler("http://127.0.0.1:8082/"))
+        == "http://127.0.0.1:8082"
+    )
     assert luigi_compat.remote_scheduler_url(luigi.scheduler.Scheduler()) is None
     client = luigi.rpc.RemoteScheduler("http://127.0.0.1:8082")
     del client._url

@@ -24,9 +24,6 @@ pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luig
 D = dt.date(2026, 10, 23)
 
 
-
-
-
 def states(ledger: gk.Ledger, job: str, date: dt.date = D) -> list[tuple[int, str]]:
     return [(a.attempt, a.state.value) for a in ledger.attempts(job, date)]
 
@@ -42,8 +39,9 @@ def test_job_id_is_family_plus_significant_params() -> None:
         RegionLoad.job_id_for()
 
 
-def test_attempts_allocated_across_failing_and_succeeding_runs(ledger_cfg: gk.Ledger,
-                                                                tmp_path: Path) -> None:
+def test_attempts_allocated_across_failing_and_succeeding_runs(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     (tmp_path / "fail").touch()
     task = Controlled(business_date=D, control=str(tmp_path))
     assert not build(task).scheduling_succeeded
@@ -58,8 +56,9 @@ def test_attempts_allocated_across_failing_and_succeeding_runs(ledger_cfg: gk.Le
     assert (tmp_path / "ran").read_text().count("\n") == 3
 
 
-def test_exception_in_run_is_recorded_failed_and_reraised(ledger_cfg: gk.Ledger,
-                                                          tmp_path: Path) -> None:
+def test_exception_in_run_is_recorded_failed_and_reraised(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     (tmp_path / "fail").touch()
     task = Controlled(business_date=D, control=str(tmp_path))
     with pytest.raises(RuntimeError, match="injected failure"):
@@ -68,8 +67,9 @@ def test_exception_in_run_is_recorded_failed_and_reraised(ledger_cfg: gk.Ledger,
     assert task.run_id == ledger_cfg.attempts("Controlled", D)[0].run_id
 
 
-def test_explicit_attempt_below_max_is_refused_before_run(ledger_cfg: gk.Ledger,
-                                                          tmp_path: Path) -> None:
+def test_explicit_attempt_below_max_is_refused_before_run(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     ledger_cfg.record("Controlled", D, 2, "old-2", "failed", T0)
     rows = snapshot(ledger_cfg)
     for wanted in (1, 2):
@@ -93,9 +93,6 @@ def test_explicit_attempt_reruns_a_complete_date_once(ledger_cfg: gk.Ledger) -> 
     assert ledger_cfg.publication("DailySalesLoad", D) == published  # evidence untouched
 
 
-
-
-
 def test_gate_closed_gated_task_does_not_run_and_names_blockers(ledger_cfg: gk.Ledger) -> None:
     ledger_cfg.record("DimCustomer", D, 1, "c1", "succeeded", T0)
     ledger_cfg.record("DimProduct", D, 1, "p1", "succeeded", T0)
@@ -110,8 +107,9 @@ def test_gate_closed_gated_task_does_not_run_and_names_blockers(ledger_cfg: gk.L
 
 def test_backfill_that_ran_today_does_not_make_today_ready(ledger_cfg: gk.Ledger) -> None:
     backfill = dt.date(2026, 10, 16)
-    assert build(DimCustomer(business_date=backfill),
-                 DimProduct(business_date=backfill)).scheduling_succeeded
+    assert build(
+        DimCustomer(business_date=backfill), DimProduct(business_date=backfill)
+    ).scheduling_succeeded
     ran_on = ledger_cfg.latest("DimCustomer", backfill)
     assert ran_on is not None and ran_on.started_at.date() != backfill  # it ran "today"
     messages = failures_of(ExternalGated(business_date=D))
@@ -123,8 +121,10 @@ def test_backfill_that_ran_today_does_not_make_today_ready(ledger_cfg: gk.Ledger
 def test_gated_task_publishes_with_latest_upstream_run_ids(ledger_cfg: gk.Ledger) -> None:
     task = DailySalesLoad(business_date=D)
     assert build(task).scheduling_succeeded
-    expected = {job: ledger_cfg.latest(job, D).run_id  # type: ignore[union-attr]
-                for job in ("DimCustomer", "DimProduct")}
+    expected = {
+        job: ledger_cfg.latest(job, D).run_id  # type: ignore[union-attr]
+        for job in ("DimCustomer", "DimProduct")
+    }
     assert task.output().evidence() == expected
     assert task.output().exists() and task.complete()
     assert sales_total(ledger_cfg, D) is not None
@@ -134,7 +134,8 @@ def test_gated_task_publishes_with_latest_upstream_run_ids(ledger_cfg: gk.Ledger
 
 
 def test_gated_task_rerun_with_same_output_is_noop_and_different_is_conflict(
-        ledger_cfg: gk.Ledger) -> None:
+    ledger_cfg: gk.Ledger,
+) -> None:
     assert build(DailySalesLoad(business_date=D)).scheduling_succeeded
     published = ledger_cfg.publication("DailySalesLoad", D)
     again = DailySalesLoad(business_date=D, attempt=2)
@@ -192,9 +193,11 @@ def test_bulk_complete_answers_3653_dates_in_one_query(sqlite_url: str) -> None:
         with ledger.transaction():
             for i, date in enumerate(dates):
                 if i % 10:
-                    ledger.execute("INSERT INTO gk_attempts VALUES (?, ?, 1, ?, 'succeeded', ?, ?, "
-                                   "NULL, NULL)", ("Trivial", date.isoformat(), f"r{i}",
-                                                   ledger.ts_in(T0), ledger.ts_in(T0)))
+                    ledger.execute(
+                        "INSERT INTO gk_attempts VALUES (?, ?, 1, ?, 'succeeded', ?, ?, "
+                        "NULL, NULL)",
+                        ("Trivial", date.isoformat(), f"r{i}", ledger.ts_in(T0), ledger.ts_in(T0)),
+                    )
         seen = query_counter(ledger)
         done = Trivial.bulk_complete(dates)
         assert len(seen) == 1 and seen[0].startswith("SELECT")
@@ -207,14 +210,18 @@ def test_bulk_complete_answers_3653_dates_in_one_query(sqlite_url: str) -> None:
 
 def test_bulk_complete_with_of_params_partial(ledger_cfg: gk.Ledger) -> None:
     ledger_cfg.record("RegionLoad(region=eu, tier=1)", D, 1, "eu", "succeeded", T0)
-    ledger_cfg.record("RegionLoad(region=us, tier=1)", D - dt.timedelta(1), 1, "us", "succeeded",
-                      T0)
+    ledger_cfg.record(
+        "RegionLoad(region=us, tier=1)", D - dt.timedelta(1), 1, "us", "succeeded", T0
+    )
     eu = functools.partial(RegionLoad, region="eu")
     dates = [D - dt.timedelta(1), D]
     assert RegionLoad.bulk_complete.__func__(eu, dates) == [D]  # type: ignore[attr-defined]
-    assert RegionLoad.bulk_complete([{"business_date": D, "region": "us"},
-                                     {"business_date": D - dt.timedelta(1), "region": "us"}]) == [
-        {"business_date": D - dt.timedelta(1), "region": "us"}]
+    assert RegionLoad.bulk_complete(
+        [
+            {"business_date": D, "region": "us"},
+            {"business_date": D - dt.timedelta(1), "region": "us"},
+        ]
+    ) == [{"business_date": D - dt.timedelta(1), "region": "us"}]
     in_bulk = RegionLoad.bulk_complete.__func__(eu, dates)  # type: ignore[attr-defined]
     for date in dates:
         task = RegionLoad(business_date=date, region="eu")
@@ -227,8 +234,9 @@ def test_gated_bulk_complete_requires_publication(ledger_cfg: gk.Ledger) -> None
     assert not ExternalGated(business_date=D).complete()
 
 
-def test_file_publication_written_atomically_and_checked(ledger_cfg: gk.Ledger,
-                                                         tmp_path: Path) -> None:
+def test_file_publication_written_atomically_and_checked(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
     (tmp_path / "content").write_text("region,cents\neu,17500\n")
     task = Report(business_date=D, folder=str(tmp_path))
     assert build(task).scheduling_succeeded
@@ -257,8 +265,9 @@ class AbandonedThenFails(gk.BusinessDateTask):
 
     def run(self) -> None:
         assert self.run_id is not None and self.attempt_ordinal is not None
-        self.ledger().record(self.job_id, self.business_date, self.attempt_ordinal, self.run_id,
-                             "abandoned", T0)
+        self.ledger().record(
+            self.job_id, self.business_date, self.attempt_ordinal, self.run_id, "abandoned", T0
+        )
         raise RuntimeError("the run's own error")
 
 

@@ -51,9 +51,15 @@ def daily_job(job: str, states: list[PeriodStatus], start: str = "2026-10-01") -
 
 
 def one_of_each(first_day: int = 1) -> list[PeriodStatus]:
-    return [PeriodStatus(f"2026-10-{first_day + i:02d}", s, attempt=1 if i < 4 else None,
-                         run_id=f"run-{i}" if i < 4 else None)
-            for i, s in enumerate(ALL_STATES)]
+    return [
+        PeriodStatus(
+            f"2026-10-{first_day + i:02d}",
+            s,
+            attempt=1 if i < 4 else None,
+            run_id=f"run-{i}" if i < 4 else None,
+        )
+        for i, s in enumerate(ALL_STATES)
+    ]
 
 
 def test_render_report_cells_carry_job_period_and_state() -> None:
@@ -61,13 +67,14 @@ def test_render_report_cells_carry_job_period_and_state() -> None:
     page = Elements(render_report([daily_job("Sales", states)], generated_at=NOW))
     cells = page.cells()
     assert [(c["data-job"], c["data-period"], c["data-state"]) for c in cells] == [
-        ("Sales", s.period, s.state.value) for s in states]
+        ("Sales", s.period, s.state.value) for s in states
+    ]
     assert all(c["title"].startswith(f"{c['data-period']}: ") for c in cells)
     assert page.first("body")["class"] == "compact"  # short daily windows side by side
 
 
 def test_render_report_escapes_user_text() -> None:
-    job = "Load(region=<eu>, q=\"a&b\")"
+    job = 'Load(region=<eu>, q="a&b")'
     error = "</script><script>alert('x')</script> & \"quoted\""
     states = [PeriodStatus("2026-10-01", PeriodState.FAILED, 2, "run<1>", error)]
     html = render_report([daily_job(job, states)], generated_at=NOW)
@@ -81,16 +88,31 @@ def test_render_report_escapes_user_text() -> None:
 
 
 def test_render_report_tooltip_names_attempt_run_error_revision_and_evidence() -> None:
-    states = [PeriodStatus("2026-10-05", PeriodState.SUCCEEDED, 3, "sales-5-3", revision=2,
-                           evidence={"DimCustomer": "cust-5-1", "DimProduct@2026-10-04": "p-4"}),
-              PeriodStatus("2026-10-06", PeriodState.RUNNING, 1, "sales-6-1",
-                           lease_expires_at=NOW + dt.timedelta(minutes=5))]
+    states = [
+        PeriodStatus(
+            "2026-10-05",
+            PeriodState.SUCCEEDED,
+            3,
+            "sales-5-3",
+            revision=2,
+            evidence={"DimCustomer": "cust-5-1", "DimProduct@2026-10-04": "p-4"},
+        ),
+        PeriodStatus(
+            "2026-10-06",
+            PeriodState.RUNNING,
+            1,
+            "sales-6-1",
+            lease_expires_at=NOW + dt.timedelta(minutes=5),
+        ),
+    ]
     cells = Elements(render_report([daily_job("Sales", states)], generated_at=NOW)).cells()
     assert cells[0]["title"] == (
         "2026-10-05: succeeded\nattempt 3, run sales-5-3\npublished revision 2\n"
-        "  evidence DimCustomer: run cust-5-1\n  evidence DimProduct@2026-10-04: run p-4")
-    assert cells[1]["title"] == ("2026-10-06: running\nattempt 1, run sales-6-1\n"
-                                 "lease until 2026-10-23T07:05:00+00:00")
+        "  evidence DimCustomer: run cust-5-1\n  evidence DimProduct@2026-10-04: run p-4"
+    )
+    assert cells[1]["title"] == (
+        "2026-10-06: running\nattempt 1, run sales-6-1\nlease until 2026-10-23T07:05:00+00:00"
+    )
 
 
 def test_render_report_counts_every_state() -> None:
@@ -110,18 +132,23 @@ def test_render_report_legend_has_one_swatch_per_state_in_the_cells_colour() -> 
     html = render_report([daily_job("Sales", one_of_each())], generated_at=NOW)
     swatches = [a for t, a in Elements(html).found if "data-color" in a]
     assert [(a["data-state"], a["data-color"]) for a in swatches] == [
-        (s.value, colour) for s, (colour, _) in PALETTE.items()]
+        (s.value, colour) for s, (colour, _) in PALETTE.items()
+    ]
     for state, (colour, _) in PALETTE.items():
         assert f'[data-state="{state.value}"]{{background:{colour}}}' in html
-    assert PALETTE[PeriodState.FAILED][0] not in {c for s, (c, _) in PALETTE.items()
-                                                 if s is not PeriodState.FAILED}
+    assert PALETTE[PeriodState.FAILED][0] not in {
+        c for s, (c, _) in PALETTE.items() if s is not PeriodState.FAILED
+    }
 
 
-@pytest.mark.parametrize(("first", "column"), [
-    ("2026-10-01", 4),   # a Thursday: fourth column of a Monday-first week
-    ("2026-10-05", 1),   # a Monday
-    ("2026-10-11", 7),   # a Sunday
-])
+@pytest.mark.parametrize(
+    ("first", "column"),
+    [
+        ("2026-10-01", 4),  # a Thursday: fourth column of a Monday-first week
+        ("2026-10-05", 1),  # a Monday
+        ("2026-10-11", 7),  # a Sunday
+    ],
+)
 def test_render_report_daily_month_starts_on_its_weekday(first: str, column: int) -> None:
     states = [PeriodStatus(first, PeriodState.MISSING)]
     cell = Elements(render_report([daily_job("Sales", states, first)], generated_at=NOW)).cells()[0]
@@ -129,8 +156,9 @@ def test_render_report_daily_month_starts_on_its_weekday(first: str, column: int
 
 
 def test_render_report_hourly_is_a_day_by_24_grid() -> None:
-    plan = plan_range([], start="2026-10-22T05:00Z", stop="2026-10-24T00:00Z", now=NOW,
-                      period="hourly")
+    plan = plan_range(
+        [], start="2026-10-22T05:00Z", stop="2026-10-24T00:00Z", now=NOW, period="hourly"
+    )
     keys = [f"2026-10-22T{h:02d}:00Z" for h in range(5, 24)]
     keys += [f"2026-10-23T{h:02d}:00Z" for h in range(24)]
     states = tuple(PeriodStatus(k, PeriodState.NOT_DUE) for k in keys)
@@ -138,8 +166,10 @@ def test_render_report_hourly_is_a_day_by_24_grid() -> None:
     cells = page.cells()
     assert [c["data-period"] for c in cells] == keys
     starts = {c["data-period"]: c.get("style") for c in cells if "style" in c}
-    assert starts == {"2026-10-22T05:00Z": "grid-column-start:7",   # hour 5 after the label
-                      "2026-10-23T00:00Z": "grid-column-start:2"}
+    assert starts == {
+        "2026-10-22T05:00Z": "grid-column-start:7",  # hour 5 after the label
+        "2026-10-23T00:00Z": "grid-column-start:2",
+    }
     assert any(a.get("class") == "hg" for _, a in page.found)
     assert page.first("body").get("class") is None  # a day x 24 grid is not put side by side
 
@@ -153,10 +183,18 @@ def test_cli_report_writes_the_file_and_prints_counts(ledger_url: str, tmp_path:
     assert data["output"] == str(out)
     counts = {j["job"]: j["counts"] for j in data["jobs"]}
     assert counts["DimCustomer"] == dict.fromkeys(counts["DimCustomer"], 0) | {
-        "succeeded": 21, "failed": 1, "not_due": 9}
+        "succeeded": 21,
+        "failed": 1,
+        "not_due": 9,
+    }
     assert counts["DailySalesLoad"] == dict.fromkeys(counts["DimCustomer"], 0) | {
-        "succeeded": 16, "running": 1, "abandoned": 1, "missing": 2, "skipped": 2,
-        "not_due": 9}
+        "succeeded": 16,
+        "running": 1,
+        "abandoned": 1,
+        "missing": 2,
+        "skipped": 2,
+        "not_due": 9,
+    }
     cells = Elements(out.read_text(encoding="utf-8")).cells()
     assert len(cells) == 3 * 31
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -172,18 +210,21 @@ def test_cli_report_replaces_an_existing_file(sqlite_url: str, tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.db", "report.html"]
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (("--start", "2026-13-01"), "start"),
-    (("--stop", "2026-09-01"), "stop"),
-    (("--now", "2026-10-23T07:00"), "now"),
-    (("--lateness", "-2h"), "lateness"),
-    (("--catchup", "last:0"), "catchup"),
-    (("--timezone", "Mars/Olympus"), "timezone"),
-    (("--period", "hourly"), "start"),
-    (("DimProduct",), "job"),
-    (("-o", "{tmp}/missing-folder/report.html"), "output"),
-    (("-o", "{tmp}"), "output"),
-])
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("--start", "2026-13-01"), "start"),
+        (("--stop", "2026-09-01"), "stop"),
+        (("--now", "2026-10-23T07:00"), "now"),
+        (("--lateness", "-2h"), "lateness"),
+        (("--catchup", "last:0"), "catchup"),
+        (("--timezone", "Mars/Olympus"), "timezone"),
+        (("--period", "hourly"), "start"),
+        (("DimProduct",), "job"),
+        (("-o", "{tmp}/missing-folder/report.html"), "output"),
+        (("-o", "{tmp}"), "output"),
+    ],
+)
 def test_cli_report_bad_input_exits_2_and_writes_nothing(
     sqlite_url: str, tmp_path: Path, args: tuple[str, ...], field: str
 ) -> None:
@@ -191,8 +232,14 @@ def test_cli_report_bad_input_exits_2_and_writes_nothing(
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
     out = tmp_path / "report.html"
-    base = {"--start": "2026-10-01", "--stop": "2026-11-01", "--now": NOW.isoformat(),
-            "--lateness": "2h", "--timezone": "UTC", "-o": str(out)}
+    base = {
+        "--start": "2026-10-01",
+        "--stop": "2026-11-01",
+        "--now": NOW.isoformat(),
+        "--lateness": "2h",
+        "--timezone": "UTC",
+        "-o": str(out),
+    }
     jobs = ["DimProduct"]
     extra = [a.replace("{tmp}", str(tmp_path)) for a in args]
     if extra[0] in base:
@@ -201,8 +248,12 @@ def test_cli_report_bad_input_exits_2_and_writes_nothing(
         jobs += extra
     flat = [f"{k}={v}" for k, v in base.items()]  # --lateness=-2h is not read as an option
     done = subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, "report", *jobs,
-         *flat], capture_output=True, text=True, timeout=120, check=False)
+        [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, "report", *jobs, *flat],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert "InvalidInput" in done.stderr and field in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.db"]
@@ -213,8 +264,10 @@ def test_cli_report_bad_input_exits_2_and_writes_nothing(
 def test_cli_report_unavailable_ledger_exits_4(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     done = report_command(
-        "postgresql://postgres@127.0.0.1:1/test?connect_timeout=5&reconnect_window=1", out,
-        "DimProduct")
+        "postgresql://postgres@127.0.0.1:1/test?connect_timeout=5&reconnect_window=1",
+        out,
+        "DimProduct",
+    )
     assert done.returncode == 4 and "LedgerError" in done.stderr
     assert "still unreachable after 1s (reconnect_window)" in done.stderr
     assert not out.exists()
@@ -224,10 +277,16 @@ def expected_state(job: str, day: int) -> str:
     """The scenario of ``build_month`` at NOW with catch-up last:19, written out by hand."""
     if day >= 23:
         return "not_due"
-    special = {("DimCustomer", 22): "failed", ("DimProduct", 15): "missing",
-               ("DailySalesLoad", 1): "skipped", ("DailySalesLoad", 2): "skipped",
-               ("DailySalesLoad", 9): "abandoned", ("DailySalesLoad", 15): "missing",
-               ("DailySalesLoad", 21): "running", ("DailySalesLoad", 22): "missing"}
+    special = {
+        ("DimCustomer", 22): "failed",
+        ("DimProduct", 15): "missing",
+        ("DailySalesLoad", 1): "skipped",
+        ("DailySalesLoad", 2): "skipped",
+        ("DailySalesLoad", 9): "abandoned",
+        ("DailySalesLoad", 15): "missing",
+        ("DailySalesLoad", 21): "running",
+        ("DailySalesLoad", 22): "missing",
+    }
     return special.get((job, day), "succeeded")
 
 
@@ -252,7 +311,9 @@ def test_report_in_chromium_every_cell_has_its_state_and_no_console_message(
     found = {(c["data-job"], c["data-period"]): c for c in dom.cells()}
     assert {k: c["data-state"] for k, c in found.items()} == {
         (job, f"2026-10-{day:02d}"): expected_state(job, day)
-        for job in JOBS for day in range(1, 32)}
+        for job in JOBS
+        for day in range(1, 32)
+    }
     failed = found[("DimCustomer", "2026-10-22")]["title"]
     assert "attempt 2, run cust-22-2" in failed and '"Service Unavailable" & retries' in failed
     published = found[("DailySalesLoad", "2026-10-05")]["title"]
@@ -292,7 +353,9 @@ def test_chromium_checks_can_fail(month_report: Path, tmp_path: Path) -> None:
     assert any("notDefined" in line for line in dump_dom(broken).console)
     tampered = tmp_path / "tampered.html"
     text = month_report.read_text(encoding="utf-8")
-    tampered.write_text(text.replace('data-state="failed" title', 'data-state="succeeded" title',
-                                     1), encoding="utf-8")
+    tampered.write_text(
+        text.replace('data-state="failed" title', 'data-state="succeeded" title', 1),
+        encoding="utf-8",
+    )
     ready = Elements(dump_dom(tampered).dom).first("body")["data-ready"]
     assert ready.startswith("mismatch: ") and "DimCustomer failed" in ready

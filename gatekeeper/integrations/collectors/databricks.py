@@ -34,8 +34,19 @@ from gatekeeper.integrations.collectors.databricks_api import (
 if TYPE_CHECKING:
     from gatekeeper.ledger import Ledger
 
-__all__ = ["STATE_MAP", "CollectError", "CollectReport", "Skip", "SkipKind", "collect",
-           "fetch_runs", "map_state", "observe", "plan_attempts", "workspace_client"]
+__all__ = [
+    "STATE_MAP",
+    "CollectError",
+    "CollectReport",
+    "Skip",
+    "SkipKind",
+    "collect",
+    "fetch_runs",
+    "map_state",
+    "observe",
+    "plan_attempts",
+    "workspace_client",
+]
 
 RUN_ID_PREFIX = "databricks:"
 
@@ -46,55 +57,57 @@ ANY = "*"  # in STATE_MAP: whatever the outcome field holds, or none
 #: ``state.life_cycle_state`` and ``state.result_state``; ``status`` rows read the newer
 #: ``status.state`` and ``status.termination_details.code``. An exact outcome row wins over an
 #: ``ANY`` row. A value not in the table is never interpreted (see ``map_state``).
-STATE_MAP: Mapping[tuple[str, str, str], RunState] = MappingProxyType({
-    ("state", "PENDING", ANY): RUNNING,
-    ("state", "QUEUED", ANY): RUNNING,
-    ("state", "RUNNING", ANY): RUNNING,
-    ("state", "TERMINATING", ANY): RUNNING,
-    ("state", "BLOCKED", ANY): RUNNING,
-    ("state", "WAITING_FOR_RETRY", ANY): RUNNING,
-    ("state", "TERMINATED", "SUCCESS"): SUCCEEDED,
-    ("state", "TERMINATED", "FAILED"): FAILED,
-    ("state", "TERMINATED", "TIMEDOUT"): FAILED,
-    ("state", "TERMINATED", "CANCELED"): FAILED,
-    ("state", "TERMINATED", "UPSTREAM_FAILED"): FAILED,
-    ("state", "TERMINATED", "UPSTREAM_CANCELED"): FAILED,
-    ("state", "TERMINATED", "MAXIMUM_CONCURRENT_RUNS_REACHED"): FAILED,
-    ("state", "TERMINATED", "SUCCESS_WITH_FAILURES"): FAILED,
-    ("state", "SKIPPED", ANY): FAILED,
-    ("state", "INTERNAL_ERROR", ANY): FAILED,
-    ("status", "PENDING", ANY): RUNNING,
-    ("status", "QUEUED", ANY): RUNNING,
-    ("status", "RUNNING", ANY): RUNNING,
-    ("status", "TERMINATING", ANY): RUNNING,
-    ("status", "BLOCKED", ANY): RUNNING,
-    ("status", "WAITING", ANY): RUNNING,  # status's name for WAITING_FOR_RETRY
-    ("status", "TERMINATED", "SUCCESS"): SUCCEEDED,
-    ("status", "TERMINATED", "RUN_EXECUTION_ERROR"): FAILED,
-    ("status", "TERMINATED", "CANCELED"): FAILED,
-    ("status", "TERMINATED", "USER_CANCELED"): FAILED,
-    ("status", "TERMINATED", "SKIPPED"): FAILED,
-    ("status", "TERMINATED", "INTERNAL_ERROR"): FAILED,
-    ("status", "TERMINATED", "SUCCESS_WITH_FAILURES"): FAILED,
-    ("status", "TERMINATED", "MAX_CONCURRENT_RUNS_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "MAX_JOB_QUEUE_SIZE_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "MAX_SPARK_CONTEXTS_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "WORKSPACE_RUN_LIMIT_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "BUDGET_POLICY_LIMIT_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "DRIVER_ERROR"): FAILED,
-    ("status", "TERMINATED", "CLUSTER_ERROR"): FAILED,
-    ("status", "TERMINATED", "CLOUD_FAILURE"): FAILED,
-    ("status", "TERMINATED", "CLUSTER_REQUEST_LIMIT_EXCEEDED"): FAILED,
-    ("status", "TERMINATED", "INVALID_CLUSTER_REQUEST"): FAILED,
-    ("status", "TERMINATED", "INVALID_RUN_CONFIGURATION"): FAILED,
-    ("status", "TERMINATED", "LIBRARY_INSTALLATION_ERROR"): FAILED,
-    ("status", "TERMINATED", "REPOSITORY_CHECKOUT_FAILED"): FAILED,
-    ("status", "TERMINATED", "STORAGE_ACCESS_ERROR"): FAILED,
-    ("status", "TERMINATED", "UNAUTHORIZED_ERROR"): FAILED,
-    ("status", "TERMINATED", "RESOURCE_NOT_FOUND"): FAILED,
-    ("status", "TERMINATED", "FEATURE_DISABLED"): FAILED,
-    ("status", "TERMINATED", "BREAKING_CHANGE"): FAILED,
-})
+STATE_MAP: Mapping[tuple[str, str, str], RunState] = MappingProxyType(
+    {
+        ("state", "PENDING", ANY): RUNNING,
+        ("state", "QUEUED", ANY): RUNNING,
+        ("state", "RUNNING", ANY): RUNNING,
+        ("state", "TERMINATING", ANY): RUNNING,
+        ("state", "BLOCKED", ANY): RUNNING,
+        ("state", "WAITING_FOR_RETRY", ANY): RUNNING,
+        ("state", "TERMINATED", "SUCCESS"): SUCCEEDED,
+        ("state", "TERMINATED", "FAILED"): FAILED,
+        ("state", "TERMINATED", "TIMEDOUT"): FAILED,
+        ("state", "TERMINATED", "CANCELED"): FAILED,
+        ("state", "TERMINATED", "UPSTREAM_FAILED"): FAILED,
+        ("state", "TERMINATED", "UPSTREAM_CANCELED"): FAILED,
+        ("state", "TERMINATED", "MAXIMUM_CONCURRENT_RUNS_REACHED"): FAILED,
+        ("state", "TERMINATED", "SUCCESS_WITH_FAILURES"): FAILED,
+        ("state", "SKIPPED", ANY): FAILED,
+        ("state", "INTERNAL_ERROR", ANY): FAILED,
+        ("status", "PENDING", ANY): RUNNING,
+        ("status", "QUEUED", ANY): RUNNING,
+        ("status", "RUNNING", ANY): RUNNING,
+        ("status", "TERMINATING", ANY): RUNNING,
+        ("status", "BLOCKED", ANY): RUNNING,
+        ("status", "WAITING", ANY): RUNNING,  # status's name for WAITING_FOR_RETRY
+        ("status", "TERMINATED", "SUCCESS"): SUCCEEDED,
+        ("status", "TERMINATED", "RUN_EXECUTION_ERROR"): FAILED,
+        ("status", "TERMINATED", "CANCELED"): FAILED,
+        ("status", "TERMINATED", "USER_CANCELED"): FAILED,
+        ("status", "TERMINATED", "SKIPPED"): FAILED,
+        ("status", "TERMINATED", "INTERNAL_ERROR"): FAILED,
+        ("status", "TERMINATED", "SUCCESS_WITH_FAILURES"): FAILED,
+        ("status", "TERMINATED", "MAX_CONCURRENT_RUNS_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "MAX_JOB_QUEUE_SIZE_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "MAX_SPARK_CONTEXTS_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "WORKSPACE_RUN_LIMIT_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "BUDGET_POLICY_LIMIT_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "DRIVER_ERROR"): FAILED,
+        ("status", "TERMINATED", "CLUSTER_ERROR"): FAILED,
+        ("status", "TERMINATED", "CLOUD_FAILURE"): FAILED,
+        ("status", "TERMINATED", "CLUSTER_REQUEST_LIMIT_EXCEEDED"): FAILED,
+        ("status", "TERMINATED", "INVALID_CLUSTER_REQUEST"): FAILED,
+        ("status", "TERMINATED", "INVALID_RUN_CONFIGURATION"): FAILED,
+        ("status", "TERMINATED", "LIBRARY_INSTALLATION_ERROR"): FAILED,
+        ("status", "TERMINATED", "REPOSITORY_CHECKOUT_FAILED"): FAILED,
+        ("status", "TERMINATED", "STORAGE_ACCESS_ERROR"): FAILED,
+        ("status", "TERMINATED", "UNAUTHORIZED_ERROR"): FAILED,
+        ("status", "TERMINATED", "RESOURCE_NOT_FOUND"): FAILED,
+        ("status", "TERMINATED", "FEATURE_DISABLED"): FAILED,
+        ("status", "TERMINATED", "BREAKING_CHANGE"): FAILED,
+    }
+)
 
 
 class SkipKind(str, enum.Enum):
@@ -170,8 +183,11 @@ class CollectReport:
         return tuple(s for s in self.skipped if s.kind is SkipKind.CONFLICT)
 
     def to_json(self) -> dict[str, Any]:
-        return {"recorded": self.recorded, "unchanged": self.unchanged,
-                "skipped": [s.to_json() for s in self.skipped]}
+        return {
+            "recorded": self.recorded,
+            "unchanged": self.unchanged,
+            "skipped": [s.to_json() for s in self.skipped],
+        }
 
 
 # -- the state map ---------------------------------------------------------------------------------
@@ -204,10 +220,17 @@ def resolve_state(item: Mapping[str, Any]) -> tuple[RunState | None, str]:
     reading is not in STATE_MAP, the two readings disagree (the raw text then says so), or
     there is none (pure)."""
     found = readings(item)
-    names = {"state": ("life_cycle_state", "result_state"),
-             "status": ("state", "termination_details.code")}
-    raw = ", ".join(f"{f}.{names[f][0]}={json.dumps(life)} {f}.{names[f][1]}={json.dumps(out)}"
-                    for f, life, out in found) or "no state or status"
+    names = {
+        "state": ("life_cycle_state", "result_state"),
+        "status": ("state", "termination_details.code"),
+    }
+    raw = (
+        ", ".join(
+            f"{f}.{names[f][0]}={json.dumps(life)} {f}.{names[f][1]}={json.dumps(out)}"
+            for f, life, out in found
+        )
+        or "no state or status"
+    )
     mapped = {map_state(*reading) for reading in found}
     if not found or None in mapped:
         return None, f"state not in the map: {raw}"
@@ -217,8 +240,9 @@ def resolve_state(item: Mapping[str, Any]) -> tuple[RunState | None, str]:
 
 
 # -- pure: runs -> observations ------------------------------------------------------------------
-def business_date_of(run: Mapping[str, Any], date_param: str
-                     ) -> tuple[str | None, SkipKind | None, str]:
+def business_date_of(
+    run: Mapping[str, Any], date_param: str
+) -> tuple[str | None, SkipKind | None, str]:
     """(period key, None, "") from the run's job parameters, then its overriding parameters;
     else (None, NO_DATE or BAD_DATE, why). Sources that disagree are refused (pure)."""
     values: list[tuple[str, Any]] = []
@@ -233,8 +257,11 @@ def business_date_of(run: Mapping[str, Any], date_param: str
             if isinstance(named, Mapping) and date_param in named:
                 values.append((f"overriding_parameters.{group}.{date_param}", named[date_param]))
     if not values:
-        return None, SkipKind.NO_DATE, (f"no {date_param} parameter (a run is never dated "
-                                         "by its start time)")
+        return (
+            None,
+            SkipKind.NO_DATE,
+            (f"no {date_param} parameter (a run is never dated by its start time)"),
+        )
     keys = set()
     for source, value in values:
         try:
@@ -263,15 +290,19 @@ def executions(run: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], Any
     return found
 
 
-def observe(runs: Iterable[Mapping[str, Any]], date_param: str
-            ) -> tuple[list[Observation], list[Skip]]:
+def observe(
+    runs: Iterable[Mapping[str, Any]], date_param: str
+) -> tuple[list[Observation], list[Skip]]:
     """Observations of every execution of ``runs`` and the executions skipped (pure)."""
     observations: list[Observation] = []
     skipped: list[Skip] = []
     for run in runs:
         key, date_skip, why = business_date_of(run, date_param)
-        order = (_int(run.get("original_attempt_run_id")) or _int(run.get("run_id")),
-                 _int(run.get("attempt_number")), _int(run.get("run_id")))
+        order = (
+            _int(run.get("original_attempt_run_id")) or _int(run.get("run_id")),
+            _int(run.get("attempt_number")),
+            _int(run.get("run_id")),
+        )
         for run_id, holder, start, index in executions(run):
             state, raw = resolve_state(holder)
             if state is None:
@@ -279,12 +310,12 @@ def observe(runs: Iterable[Mapping[str, Any]], date_param: str
             elif key is None:
                 skipped.append(Skip(run_id, why, date_skip or SkipKind.NO_DATE))
             elif not _int(start) > 0:
-                skipped.append(Skip(run_id, f"no start_time (got {json.dumps(start)})",
-                                    SkipKind.NO_START_TIME))
+                skipped.append(
+                    Skip(run_id, f"no start_time (got {json.dumps(start)})", SkipKind.NO_START_TIME)
+                )
             else:
                 started = dt.datetime.fromtimestamp(_int(start) / 1000, dt.timezone.utc)
-                observations.append(Observation(run_id, key, started, state, raw,
-                                                (*order, index)))
+                observations.append(Observation(run_id, key, started, state, raw, (*order, index)))
     return observations, skipped
 
 
@@ -293,8 +324,9 @@ def _int(value: Any) -> int:
 
 
 # -- pure: observations -> attempts ----------------------------------------------------------------
-def plan_attempts(job: str, observations: Iterable[Observation],
-                  recorded: Mapping[str, Sequence[Attempt]]) -> Plan:
+def plan_attempts(
+    job: str, observations: Iterable[Observation], recorded: Mapping[str, Sequence[Attempt]]
+) -> Plan:
     """What to record for ``job``, given the attempts the ledger holds per period key (pure).
 
     Per business date, observations in start-time order: one the ledger holds is unchanged,
@@ -318,29 +350,47 @@ def plan_attempts(job: str, observations: Iterable[Observation],
                 if known.state is obs.state or obs.state is RUNNING:
                     unchanged += 1
                 elif known.state is RUNNING:
-                    actions.append(Action(job, date, known.attempt, obs.run_id, obs.state,
-                                          known.started_at, error))
+                    actions.append(
+                        Action(
+                            job, date, known.attempt, obs.run_id, obs.state, known.started_at, error
+                        )
+                    )
                 else:
-                    skipped.append(Skip(obs.run_id, f"{job} {date} attempt {known.attempt} is "
-                                        f"{known.state.value} in the ledger; Databricks says "
-                                        f"{obs.raw_state}", SkipKind.CONFLICT))
+                    skipped.append(
+                        Skip(
+                            obs.run_id,
+                            f"{job} {date} attempt {known.attempt} is "
+                            f"{known.state.value} in the ledger; Databricks says "
+                            f"{obs.raw_state}",
+                            SkipKind.CONFLICT,
+                        )
+                    )
             elif latest is not None and obs.started_at <= latest.started_at:
-                skipped.append(Skip(
-                    obs.run_id,
-                    f"out of order: started {obs.started_at.isoformat()}, not after {job} "
-                    f"{date} attempt {latest.attempt} (run {latest.run_id}, started "
-                    f"{latest.started_at.isoformat()}); ordinals never shift",
-                    SkipKind.OUT_OF_ORDER))
+                skipped.append(
+                    Skip(
+                        obs.run_id,
+                        f"out of order: started {obs.started_at.isoformat()}, not after {job} "
+                        f"{date} attempt {latest.attempt} (run {latest.run_id}, started "
+                        f"{latest.started_at.isoformat()}); ordinals never shift",
+                        SkipKind.OUT_OF_ORDER,
+                    )
+                )
             else:
                 top += 1
-                actions.append(Action(job, date, top, obs.run_id, obs.state, obs.started_at,
-                                      error))
+                actions.append(Action(job, date, top, obs.run_id, obs.state, obs.started_at, error))
     return Plan(tuple(actions), unchanged, tuple(skipped))
 
 
 # -- effects: the ledger -------------------------------------------------------------------------
-def collect(ledger: Ledger, client: Any, *, job_id: Any, job: str,
-            date_param: str = "business_date", since: Any = None) -> CollectReport:
+def collect(
+    ledger: Ledger,
+    client: Any,
+    *,
+    job_id: Any,
+    job: str,
+    date_param: str = "business_date",
+    since: Any = None,
+) -> CollectReport:
     """Record the runs of Databricks job ``job_id`` as attempts of ``job``; writes.
 
     ``since`` (a tz-aware datetime or ISO 8601 with offset) maps to ``start_time_from``.
@@ -365,14 +415,24 @@ def apply(ledger: Ledger, actions: Sequence[Action]) -> tuple[int, list[Skip]]:
     stopped: set[str] = set()
     for act in actions:
         if act.business_date in stopped:
-            refused.append(Skip(act.run_id, f"not recorded: an earlier run of {act.job} "
-                                f"{act.business_date} was refused", SkipKind.CONFLICT))
+            refused.append(
+                Skip(
+                    act.run_id,
+                    f"not recorded: an earlier run of {act.job} {act.business_date} was refused",
+                    SkipKind.CONFLICT,
+                )
+            )
             continue
         try:
-            changed += ledger.record(act.job, act.business_date, act.attempt, act.run_id,
-                                     act.state, act.started_at,
-                                     error=None if act.error is None
-                                     else printable_text(act.error))
+            changed += ledger.record(
+                act.job,
+                act.business_date,
+                act.attempt,
+                act.run_id,
+                act.state,
+                act.started_at,
+                error=None if act.error is None else printable_text(act.error),
+            )
         except (StateConflict, InvalidInput) as exc:
             stopped.add(act.business_date)
             refused.append(Skip(act.run_id, str(exc), SkipKind.CONFLICT))

@@ -38,16 +38,21 @@ def workspace_client(profile: str | None = None) -> Any:
     try:
         from databricks.sdk import WorkspaceClient
     except ImportError as exc:
-        raise CollectError("collecting from Databricks needs databricks-sdk: "
-                           "pip install 'gatekeeper[databricks]'") from exc
+        raise CollectError(
+            "collecting from Databricks needs databricks-sdk: pip install 'gatekeeper[databricks]'"
+        ) from exc
     try:
         return WorkspaceClient(profile=profile)
     except ValueError as exc:  # the SDK's configuration errors
         raise CollectError(f"Databricks configuration: {exc}") from exc
 
 
-def fetch_runs(client: Any, job_id: int, since: dt.datetime | None = None,
-               sleep: Callable[[float], None] = time.sleep) -> list[dict[str, Any]]:
+def fetch_runs(
+    client: Any,
+    job_id: int,
+    since: dt.datetime | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[dict[str, Any]]:
     """Every run of ``job_id`` (started at or after ``since``), raw JSON, each with its repair
     history; reads only. Raises CollectError when Databricks cannot be read.
 
@@ -69,30 +74,36 @@ def fetch_runs(client: Any, job_id: int, since: dt.datetime | None = None,
         if not token:
             break
         if token in tokens:
-            raise CollectError(f"Databricks runs/list for job {job_id} repeated page token "
-                               f"{token!r}; refusing to loop")
+            raise CollectError(
+                f"Databricks runs/list for job {job_id} repeated page token "
+                f"{token!r}; refusing to loop"
+            )
         tokens.add(token)
         query = {**query, "page_token": token}
-    return [run if "repair_history" in run else _with_history(client, run, sleep)
-            for run in runs.values()]
+    return [
+        run if "repair_history" in run else _with_history(client, run, sleep)
+        for run in runs.values()
+    ]
 
 
-def _with_history(client: Any, run: dict[str, Any],
-                  sleep: Callable[[float], None]) -> dict[str, Any]:
-    full = _read(client, RUNS_GET, {"run_id": run.get("run_id"), "include_history": True},
-                 sleep)
+def _with_history(
+    client: Any, run: dict[str, Any], sleep: Callable[[float], None]
+) -> dict[str, Any]:
+    full = _read(client, RUNS_GET, {"run_id": run.get("run_id"), "include_history": True}, sleep)
     return {**run, "repair_history": full.get("repair_history") or []}
 
 
-def _read(client: Any, path: str, query: dict[str, Any],
-          sleep: Callable[[float], None]) -> dict[str, Any]:
+def _read(
+    client: Any, path: str, query: dict[str, Any], sleep: Callable[[float], None]
+) -> dict[str, Any]:
     from databricks.sdk import errors
 
     transient = (errors.InternalError, errors.DeadlineExceeded, errors.TemporarilyUnavailable)
     for delay in (*RETRY_DELAYS, None):
         try:
-            answer = client.api_client.do("GET", path, query=query,
-                                          headers={"Accept": "application/json"})
+            answer = client.api_client.do(
+                "GET", path, query=query, headers={"Accept": "application/json"}
+            )
         except OSError as exc:  # DatabricksError, requests' errors and the SDK's TimeoutError
             # A status the SDK has no class for (502 Bad Gateway) is a bare DatabricksError.
             retry = isinstance(exc, transient) or type(exc) is errors.DatabricksError

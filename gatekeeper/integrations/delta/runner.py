@@ -86,12 +86,16 @@ def _executor() -> ProcessPoolExecutor:
     global _helper
     pid = os.getpid()
     if _helper is None or _helper[0] != pid:
-        executor = ProcessPoolExecutor(max_workers=1,
-                                       mp_context=multiprocessing.get_context("spawn"))
+        executor = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn")
+        )
         _helper = (pid, executor)
-        logger.info("gatekeeper: process %d runs its Delta operations in a spawned helper "
-                    "process (deltalake's runtime was started by process %s before a fork)",
-                    pid, _runtime_pid if _panicked_pid != pid else "another")
+        logger.info(
+            "gatekeeper: process %d runs its Delta operations in a spawned helper "
+            "process (deltalake's runtime was started by process %s before a fork)",
+            pid,
+            _runtime_pid if _panicked_pid != pid else "another",
+        )
         # runs at interpreter exit and at the end of a multiprocessing child (Luigi's task
         # processes end with os._exit, after multiprocessing's finalizers): before the
         # finalizers of the executor's queues (priority 10), which would strand the helper

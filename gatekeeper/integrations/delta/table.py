@@ -30,8 +30,17 @@ from gatekeeper.integrations.delta import runner as delta_runner
 
 PREFIX = "gatekeeper."
 #: The commit metadata keys gatekeeper writes (``DESCRIBE HISTORY`` shows them).
-KEYS = ("consumer", "business_date", "revision", "run_id", "attempt", "fingerprint",
-        "evidence", "app_id", "reason")
+KEYS = (
+    "consumer",
+    "business_date",
+    "revision",
+    "run_id",
+    "attempt",
+    "fingerprint",
+    "evidence",
+    "app_id",
+    "reason",
+)
 
 
 def _extra(module: str) -> Any:
@@ -69,12 +78,16 @@ class DeltaEvidence:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "table_version": self.table_version, "consumer": self.consumer,
-            "business_date": self.business_date, "revision": self.revision,
-            "run_id": self.run_id, "attempt": self.attempt, "fingerprint": self.fingerprint,
-            "evidence": dict(self.evidence), "reason": self.reason,
-            "committed_at": None if self.committed_at is None
-            else self.committed_at.isoformat(),
+            "table_version": self.table_version,
+            "consumer": self.consumer,
+            "business_date": self.business_date,
+            "revision": self.revision,
+            "run_id": self.run_id,
+            "attempt": self.attempt,
+            "fingerprint": self.fingerprint,
+            "evidence": dict(self.evidence),
+            "reason": self.reason,
+            "committed_at": None if self.committed_at is None else self.committed_at.isoformat(),
         }
 
 
@@ -98,8 +111,11 @@ def to_arrow(data: Any, field_name: str = "build()") -> Any:
         return pa.table(data)
     if type(data).__module__.startswith("pandas"):
         return pa.Table.from_pandas(data, preserve_index=False)
-    raise InvalidInput(field_name, type(data), "expected a pyarrow Table or an object with "
-                                               "the Arrow stream interface (polars, pandas)")
+    raise InvalidInput(
+        field_name,
+        type(data),
+        "expected a pyarrow Table or an object with the Arrow stream interface (polars, pandas)",
+    )
 
 
 def check_rows(table: Any, column: str, period: str) -> None:
@@ -108,8 +124,12 @@ def check_rows(table: Any, column: str, period: str) -> None:
     pc = _extra("pyarrow.compute")
     check_column_name(column, "partition_column")
     if column not in table.column_names:
-        raise InvalidInput(column, None, f"no such column in the data (columns: "
-                                         f"{', '.join(table.column_names)}); nothing was written")
+        raise InvalidInput(
+            column,
+            None,
+            f"no such column in the data (columns: "
+            f"{', '.join(table.column_names)}); nothing was written",
+        )
     check_partition_values(pc.unique(table[column]).to_pylist(), column, period)
 
 
@@ -119,8 +139,13 @@ def table_fingerprint(table: Any) -> str:
     (sorted column names, tagged dates, decimals and bytes, UTC instants), the rows sorted."""
     names = sorted(table.column_names)
     rows = sorted(
-        json.dumps({n: _canonical(row[n]) for n in names}, sort_keys=True,
-                   separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+        json.dumps(
+            {n: _canonical(row[n]) for n in names},
+            sort_keys=True,
+            separators=(",", ":"),
+            allow_nan=False,
+            ensure_ascii=False,
+        )
         for row in table.select(names).to_pylist()
     )
     digest = hashlib.sha256(json.dumps(names).encode())
@@ -160,8 +185,9 @@ class TableState(NamedTuple):
     transaction_version: int | None
 
 
-def open_table(uri: str, storage_options: dict[str, str] | None = None,
-               version: int | None = None) -> Any:
+def open_table(
+    uri: str, storage_options: dict[str, str] | None = None, version: int | None = None
+) -> Any:
     """The DeltaTable at ``uri`` (at ``version``), or None when there is no table yet. Only
     for the operations below (they run where ``delta_runner`` says); never returned by them."""
     deltalake = _deltalake()
@@ -170,30 +196,37 @@ def open_table(uri: str, storage_options: dict[str, str] | None = None,
     return deltalake.DeltaTable(uri, version=version, storage_options=storage_options)
 
 
-def table_state(uri: str, storage_options: dict[str, str] | None,
-                app: str) -> TableState | None:
+def table_state(uri: str, storage_options: dict[str, str] | None, app: str) -> TableState | None:
     """The table's version and transaction version for ``app``; None when there is no table."""
     return delta_runner.run(_table_state, uri, storage_options, app)
 
 
-def _table_state(uri: str, storage_options: dict[str, str] | None,
-                 app: str) -> TableState | None:
+def _table_state(uri: str, storage_options: dict[str, str] | None, app: str) -> TableState | None:
     table = open_table(uri, storage_options)
     if table is None:
         return None
     return TableState(table.version(), table.transaction_version(app))
 
 
-def same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
-               committed_version: int) -> bool:
+def same_files(
+    uri: str,
+    storage_options: dict[str, str] | None,
+    column: str,
+    period: str,
+    committed_version: int,
+) -> bool:
     """True when the date's data files now are those at ``committed_version`` (cheap: the log
     only); False when they changed or that version can no longer be loaded."""
-    return delta_runner.run(_same_files, uri, storage_options, column, period,
-                            committed_version)
+    return delta_runner.run(_same_files, uri, storage_options, column, period, committed_version)
 
 
-def _same_files(uri: str, storage_options: dict[str, str] | None, column: str, period: str,
-                committed_version: int) -> bool:
+def _same_files(
+    uri: str,
+    storage_options: dict[str, str] | None,
+    column: str,
+    period: str,
+    committed_version: int,
+) -> bool:
     where = [(column, "=", period)]
     now = open_table(uri, storage_options)
     try:
@@ -212,14 +245,16 @@ def _files(table: Any, where: list[tuple[str, str, str]]) -> list[str]:
         return sorted(table.file_uris(partition_filters=where))
 
 
-def date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
-                     period: str) -> tuple[int, str] | None:
+def date_fingerprint(
+    uri: str, storage_options: dict[str, str] | None, column: str, period: str
+) -> tuple[int, str] | None:
     """(table version, ``table_fingerprint`` of the date's rows now); None without a table."""
     return delta_runner.run(_date_fingerprint, uri, storage_options, column, period)
 
 
-def _date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: str,
-                      period: str) -> tuple[int, str] | None:
+def _date_fingerprint(
+    uri: str, storage_options: dict[str, str] | None, column: str, period: str
+) -> tuple[int, str] | None:
     table = open_table(uri, storage_options)
     if table is None:
         return None
@@ -227,20 +262,38 @@ def _date_fingerprint(uri: str, storage_options: dict[str, str] | None, column: 
     return table.version(), table_fingerprint(rows)
 
 
-def write_date(uri: str, table: Any, *, column: str, period: str, revision: int,
-               metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
+def write_date(
+    uri: str,
+    table: Any,
+    *,
+    column: str,
+    period: str,
+    revision: int,
+    metadata: dict[str, str],
+    storage_options: dict[str, str] | None,
+) -> None:
     """One Delta commit replacing ``period``'s rows (``column = period``) with ``table``,
     carrying ``metadata`` and the application transaction (app ID, ``revision``)."""
-    delta_runner.run(_write_date, uri, table, column, period, revision, metadata,
-                     storage_options)
+    delta_runner.run(_write_date, uri, table, column, period, revision, metadata, storage_options)
 
 
-def _write_date(uri: str, table: Any, column: str, period: str, revision: int,
-                metadata: dict[str, str], storage_options: dict[str, str] | None) -> None:
+def _write_date(
+    uri: str,
+    table: Any,
+    column: str,
+    period: str,
+    revision: int,
+    metadata: dict[str, str],
+    storage_options: dict[str, str] | None,
+) -> None:
     deltalake = _deltalake()
     deltalake.write_deltalake(
-        uri, table, mode="overwrite", predicate=f"{column} = '{period}'",
-        partition_by=[column], storage_options=storage_options,
+        uri,
+        table,
+        mode="overwrite",
+        predicate=f"{column} = '{period}'",
+        partition_by=[column],
+        storage_options=storage_options,
         commit_properties=deltalake.CommitProperties(
             custom_metadata=metadata,
             app_transactions=[deltalake.Transaction(metadata[PREFIX + "app_id"], revision)],
@@ -256,8 +309,10 @@ def commit_conflicts() -> tuple[type[BaseException], ...]:
 def commit_metadata(evidence: DeltaEvidence) -> dict[str, str]:
     """The ``gatekeeper.*`` commit metadata of ``evidence`` (all strings)."""
     values = {
-        "consumer": evidence.consumer, "business_date": evidence.business_date,
-        "revision": str(evidence.revision), "run_id": evidence.run_id,
+        "consumer": evidence.consumer,
+        "business_date": evidence.business_date,
+        "revision": str(evidence.revision),
+        "run_id": evidence.run_id,
         "attempt": None if evidence.attempt is None else str(evidence.attempt),
         "fingerprint": evidence.fingerprint,
         "evidence": json.dumps(evidence.evidence, sort_keys=True),
@@ -274,34 +329,49 @@ def _from_commit(info: Mapping[str, Any]) -> DeltaEvidence | None:
         return None
     stamp = info.get("timestamp")
     return DeltaEvidence(
-        int(info["version"]), str(get["consumer"]), str(get["business_date"]),
-        int(get["revision"]), str(get["run_id"]), str(get["fingerprint"]),
-        json.loads(get["evidence"]) if get["evidence"] else {}, get["reason"],
+        int(info["version"]),
+        str(get["consumer"]),
+        str(get["business_date"]),
+        int(get["revision"]),
+        str(get["run_id"]),
+        str(get["fingerprint"]),
+        json.loads(get["evidence"]) if get["evidence"] else {},
+        get["reason"],
         None if get["attempt"] is None else int(get["attempt"]),
         None if stamp is None else dt.datetime.fromtimestamp(stamp / 1000, dt.timezone.utc),
     )
 
 
-def find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
-                revision: int) -> DeltaEvidence | None:
+def find_commit(
+    uri: str, storage_options: dict[str, str] | None, consumer: str, period: str, revision: int
+) -> DeltaEvidence | None:
     """The commit of the table carrying (consumer, period, revision), from its history; None
     when there is none (or no table)."""
     return delta_runner.run(_find_commit, uri, storage_options, consumer, period, revision)
 
 
-def _find_commit(uri: str, storage_options: dict[str, str] | None, consumer: str, period: str,
-                 revision: int) -> DeltaEvidence | None:
+def _find_commit(
+    uri: str, storage_options: dict[str, str] | None, consumer: str, period: str, revision: int
+) -> DeltaEvidence | None:
     table = open_table(uri, storage_options)
     for info in [] if table is None else table.history():
         found = _from_commit(info)
         if found is not None and (found.consumer, found.business_date, found.revision) == (
-                consumer, period, revision):
+            consumer,
+            period,
+            revision,
+        ):
             return found
     return None
 
 
-def delta_evidence(table_uri: str, business_date: Any, *, consumer: str | None = None,
-                   storage_options: dict[str, str] | None = None) -> DeltaEvidence | None:
+def delta_evidence(
+    table_uri: str,
+    business_date: Any,
+    *,
+    consumer: str | None = None,
+    storage_options: dict[str, str] | None = None,
+) -> DeltaEvidence | None:
     """The evidence of the rows ``table_uri`` holds now for ``business_date``, read from the
     table's history alone (no ledger): the newest gatekeeper commit for that date (by
     ``consumer`` if given) that a later RESTORE did not undo; None when there is none.
@@ -311,8 +381,9 @@ def delta_evidence(table_uri: str, business_date: Any, *, consumer: str | None =
     return delta_runner.run(_delta_evidence, table_uri, period, consumer, storage_options)
 
 
-def _delta_evidence(table_uri: str, period: str, consumer: str | None,
-                    storage_options: dict[str, str] | None) -> DeltaEvidence | None:
+def _delta_evidence(
+    table_uri: str, period: str, consumer: str | None, storage_options: dict[str, str] | None
+) -> DeltaEvidence | None:
     table = open_table(table_uri, storage_options)
     if table is None:
         return None
@@ -326,8 +397,11 @@ def _delta_evidence(table_uri: str, period: str, consumer: str | None,
             ceiling = _restored_version(info, history)
             continue
         found = _from_commit(info)
-        if found is not None and found.business_date == period and (
-                consumer is None or found.consumer == consumer):
+        if (
+            found is not None
+            and found.business_date == period
+            and (consumer is None or found.consumer == consumer)
+        ):
             return found
     return None
 
@@ -339,8 +413,11 @@ def _restored_version(info: Mapping[str, Any], history: list[dict[str, Any]]) ->
         return int(params["version"])
     when = params.get("datetime")
     if when is not None:
-        at = int(when) if str(when).isdigit() else int(
-            dt.datetime.fromisoformat(str(when)).timestamp() * 1000)
+        at = (
+            int(when)
+            if str(when).isdigit()
+            else int(dt.datetime.fromisoformat(str(when)).timestamp() * 1000)
+        )
         before = [int(h["version"]) for h in history if int(h.get("timestamp", 0)) <= at]
         return max(before, default=-1)
     return int(info["version"]) - 1

@@ -58,9 +58,16 @@ class DeltaPublicationTarget(PublicationTarget):
     an overwrite by another writer) raises OutputMismatch, never "complete".
     """
 
-    def __init__(self, table_uri: str, consumer: str, business_date: Any, *,
-                 partition_column: str = "business_date",
-                 storage_options: dict[str, str] | None = None, ledger: Ledger | None = None):
+    def __init__(
+        self,
+        table_uri: str,
+        consumer: str,
+        business_date: Any,
+        *,
+        partition_column: str = "business_date",
+        storage_options: dict[str, str] | None = None,
+        ledger: Ledger | None = None,
+    ):
         super().__init__(consumer, business_date, ledger)
         self.table_uri = table_uri
         self.partition_column = partition_column
@@ -72,10 +79,11 @@ class DeltaPublicationTarget(PublicationTarget):
             return False
         where = f"{self.consumer} {self.business_date} revision {found.revision}"
         if found.location != self.table_uri:
-            raise OutputMismatch(f"{where} was published to {found.location}, "
-                                 f"not {self.table_uri}")
-        committed = {r.revision: r for r in rsv.reservations(self.ledger(), self.consumer,
-                                                              self.business_date)}
+            raise OutputMismatch(f"{where} was published to {found.location}, not {self.table_uri}")
+        committed = {
+            r.revision: r
+            for r in rsv.reservations(self.ledger(), self.consumer, self.business_date)
+        }
         mine = committed.get(found.revision)
         if mine is None or mine.table_version is None:
             raise OutputMismatch(f"{where} was not published to a Delta table")
@@ -85,11 +93,12 @@ class DeltaPublicationTarget(PublicationTarget):
             raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
         version = state.transaction_version
         if version is None or version < found.revision:
-            raise OutputMismatch(f"{where}: Delta table {self.table_uri} has transaction "
-                                 f"version {version} for {app}, below the revision")
+            raise OutputMismatch(
+                f"{where}: Delta table {self.table_uri} has transaction "
+                f"version {version} for {app}, below the revision"
+            )
         column, period = self.partition_column, self.business_date
-        if same_files(self.table_uri, self.storage_options, column, period,
-                      mine.table_version):
+        if same_files(self.table_uri, self.storage_options, column, period, mine.table_version):
             return True
         now = date_fingerprint(self.table_uri, self.storage_options, column, period)
         if now is None:
@@ -98,7 +107,8 @@ class DeltaPublicationTarget(PublicationTarget):
             raise OutputMismatch(
                 f"{where}: Delta table {self.table_uri} (version {now[0]}) holds rows "
                 f"for the date with {now[1]}, not the published {found.fingerprint} (committed "
-                f"at table version {mine.table_version}; restored or overwritten since?)")
+                f"at table version {mine.table_version}; restored or overwritten since?)"
+            )
         return True
 
     def delta_evidence(self) -> DeltaEvidence | None:
@@ -106,8 +116,9 @@ class DeltaPublicationTarget(PublicationTarget):
         found = self.publication()
         if found is None:
             return None
-        return find_commit(self.table_uri, self.storage_options, self.consumer,
-                           self.business_date, found.revision)
+        return find_commit(
+            self.table_uri, self.storage_options, self.consumer, self.business_date, found.revision
+        )
 
 
 class GatedDeltaTask(GatedTask):
@@ -141,9 +152,13 @@ class GatedDeltaTask(GatedTask):
 
     def output(self) -> DeltaPublicationTarget:
         return DeltaPublicationTarget(
-            self._uri(), self.job_id, self.period_key,
+            self._uri(),
+            self.job_id,
+            self.period_key,
             partition_column=check_column_name(self.partition_column, "partition_column"),
-            storage_options=self.storage_options(), ledger=self.ledger())
+            storage_options=self.storage_options(),
+            ledger=self.ledger(),
+        )
 
     def complete(self) -> bool:
         """Published and in the table (see DeltaPublicationTarget); with ``--republish-reason``
@@ -154,30 +169,53 @@ class GatedDeltaTask(GatedTask):
 
     def run(self) -> None:
         data = to_arrow(self.build())
-        check_rows(data, check_column_name(self.partition_column, "partition_column"),
-                   self.period_key)
+        check_rows(
+            data, check_column_name(self.partition_column, "partition_column"), self.period_key
+        )
         fingerprint = table_fingerprint(data)
         uri = self._uri()
         self._settle_pending(uri, fingerprint)
         reserved = rsv.reserve(
-            self.ledger(), self.job_id, self.period_key, self.required_jobs(), fingerprint,
-            producer=str(self.run_id), location=uri, reason=self.republish_reason,
-            watermarks=self.watermarks())
+            self.ledger(),
+            self.job_id,
+            self.period_key,
+            self.required_jobs(),
+            fingerprint,
+            producer=str(self.run_id),
+            location=uri,
+            reason=self.republish_reason,
+            watermarks=self.watermarks(),
+        )
         if reserved.committed:
-            logger.info("gatekeeper: %s %s revision %d already published at table version %s "
-                        "(no-op)", self.job_id, self.period_key, reserved.revision,
-                        reserved.table_version)
+            logger.info(
+                "gatekeeper: %s %s revision %d already published at table version %s (no-op)",
+                self.job_id,
+                self.period_key,
+                reserved.revision,
+                reserved.table_version,
+            )
             return
         commit = self.delta_commit(reserved, data)
         self._record(reserved, commit)
 
     def _record(self, reserved: rsv.Reservation, commit: DeltaEvidence) -> None:
-        changed = rsv.commit(self.ledger(), self.job_id, self.period_key, reserved.revision,
-                             producer=str(self.run_id), table_version=commit.table_version,
-                             writer=commit.run_id)
-        logger.info("gatekeeper: %s %s revision %d %s at Delta table version %d",
-                    self.job_id, self.period_key, reserved.revision,
-                    "published" if changed else "already recorded", commit.table_version)
+        changed = rsv.commit(
+            self.ledger(),
+            self.job_id,
+            self.period_key,
+            reserved.revision,
+            producer=str(self.run_id),
+            table_version=commit.table_version,
+            writer=commit.run_id,
+        )
+        logger.info(
+            "gatekeeper: %s %s revision %d %s at Delta table version %d",
+            self.job_id,
+            self.period_key,
+            reserved.revision,
+            "published" if changed else "already recorded",
+            commit.table_version,
+        )
 
     def delta_commit(self, reserved: rsv.Reservation, data: Any) -> DeltaEvidence:
         """Step 2: commit revision ``reserved.revision`` to the table, unless the table's
@@ -190,9 +228,15 @@ class GatedDeltaTask(GatedTask):
             if done is not None:
                 return done
             try:
-                write_date(uri, data, column=self.partition_column, period=self.period_key,
-                           revision=reserved.revision, storage_options=options,
-                           metadata=commit_metadata(self._evidence(reserved)))
+                write_date(
+                    uri,
+                    data,
+                    column=self.partition_column,
+                    period=self.period_key,
+                    revision=reserved.revision,
+                    storage_options=options,
+                    metadata=commit_metadata(self._evidence(reserved)),
+                )
             except commit_conflicts():
                 if tries == self.commit_retries:
                     raise
@@ -201,8 +245,10 @@ class GatedDeltaTask(GatedTask):
             done = self._committed(reserved)
             if done is not None:
                 return done
-        raise OutputMismatch(f"{self.job_id} {self.period_key}: revision {reserved.revision} "
-                             f"was written to {uri} but its commit is not in the history")
+        raise OutputMismatch(
+            f"{self.job_id} {self.period_key}: revision {reserved.revision} "
+            f"was written to {uri} but its commit is not in the history"
+        )
 
     def _committed(self, reserved: rsv.Reservation) -> DeltaEvidence | None:
         """The table's commit of ``reserved`` if its transaction version reached it."""
@@ -210,26 +256,51 @@ class GatedDeltaTask(GatedTask):
         state = table_state(reserved.location, self.storage_options(), app)
         if state is None or (state.transaction_version or 0) < reserved.revision:
             return None
-        found = find_commit(reserved.location, self.storage_options(), self.job_id,
-                            self.period_key, reserved.revision)
+        found = find_commit(
+            reserved.location,
+            self.storage_options(),
+            self.job_id,
+            self.period_key,
+            reserved.revision,
+        )
         if found is None or found.fingerprint != reserved.fingerprint:
-            what = "no commit of it" if found is None else (
-                f"commit version {found.table_version} by run {found.run_id} with "
-                f"{found.fingerprint}")
+            what = (
+                "no commit of it"
+                if found is None
+                else (
+                    f"commit version {found.table_version} by run {found.run_id} with "
+                    f"{found.fingerprint}"
+                )
+            )
             raise OutputMismatch(
                 f"{self.job_id} {self.period_key}: {reserved.location} has transaction version "
                 f">= {reserved.revision} for {app} but {what}; the reservation has "
-                f"{reserved.fingerprint}")
+                f"{reserved.fingerprint}"
+            )
         if found.run_id != self.run_id:
-            logger.info("gatekeeper: %s %s revision %d was committed at table version %d by "
-                        "run %s; not written again", self.job_id, self.period_key,
-                        reserved.revision, found.table_version, found.run_id)
+            logger.info(
+                "gatekeeper: %s %s revision %d was committed at table version %d by "
+                "run %s; not written again",
+                self.job_id,
+                self.period_key,
+                reserved.revision,
+                found.table_version,
+                found.run_id,
+            )
         return found
 
     def _evidence(self, reserved: rsv.Reservation) -> DeltaEvidence:
         return DeltaEvidence(
-            -1, self.job_id, self.period_key, reserved.revision, str(self.run_id),
-            reserved.fingerprint, reserved.evidence, reserved.reason, self.attempt_ordinal)
+            -1,
+            self.job_id,
+            self.period_key,
+            reserved.revision,
+            str(self.run_id),
+            reserved.fingerprint,
+            reserved.evidence,
+            reserved.reason,
+            self.attempt_ordinal,
+        )
 
     def _settle_pending(self, uri: str, fingerprint: str) -> None:
         """A pending reservation for another output (an attempt that died): record it if its
@@ -238,20 +309,35 @@ class GatedDeltaTask(GatedTask):
         found = rsv.reservations(self.ledger(), self.job_id, self.period_key)
         pending = found[0] if found and not found[0].committed else None
         if pending is None or (pending.fingerprint, pending.location, pending.reason) == (
-                fingerprint, uri, self.republish_reason):
+            fingerprint,
+            uri,
+            self.republish_reason,
+        ):
             return
         app = app_id(self.job_id, self.period_key)
         state = table_state(pending.location, self.storage_options(), app)
         if state is None or (state.transaction_version or 0) < pending.revision:
-            rsv.release(self.ledger(), self.job_id, self.period_key, pending.revision,
-                        producer=str(self.run_id))
-            logger.info("gatekeeper: %s %s: released revision %d reserved by run %s (it never "
-                        "reached %s)", self.job_id, self.period_key, pending.revision,
-                        pending.producer_run_id, pending.location)
+            rsv.release(
+                self.ledger(),
+                self.job_id,
+                self.period_key,
+                pending.revision,
+                producer=str(self.run_id),
+            )
+            logger.info(
+                "gatekeeper: %s %s: released revision %d reserved by run %s (it never reached %s)",
+                self.job_id,
+                self.period_key,
+                pending.revision,
+                pending.producer_run_id,
+                pending.location,
+            )
             return
         self._record(pending, self._committed(pending) or _missing(pending))
 
 
 def _missing(pending: rsv.Reservation) -> DeltaEvidence:
-    raise OutputMismatch(f"{pending.consumer} {pending.business_date}: revision "
-                         f"{pending.revision} reached {pending.location} without its commit")
+    raise OutputMismatch(
+        f"{pending.consumer} {pending.business_date}: revision "
+        f"{pending.revision} reached {pending.location} without its commit"
+    )

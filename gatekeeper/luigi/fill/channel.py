@@ -87,12 +87,16 @@ class ForkedHistory(list[Any]):
             last: dict[Any, str] = {}
             for task, status, _ in list.__iter__(self):
                 last[task] = status
-            pending = [task for task, status in last.items()
-                       if status == luigi.scheduler.PENDING and marked(task)]
+            pending = [
+                task
+                for task, status in last.items()
+                if status == luigi.scheduler.PENDING and marked(task)
+            ]
             settled = {task for task in pending if _complete(task)}
             parts = any(marked(task) and marked(task) != RANGE for task in last)
-            waiting = {task for task in pending if parts and marked(task) == RANGE
-                       and task not in settled}
+            waiting = {
+                task for task in pending if parts and marked(task) == RANGE and task not in settled
+            }
             self._judged = (len(self), settled, waiting)
         return self._judged[1], self._judged[2]
 
@@ -108,8 +112,7 @@ class ForkedHistory(list[Any]):
                 self._relayed(note["call"], note["arguments"])
                 continue
             try:
-                task = luigi.task_register.load_task(note["module"], note["family"],
-                                                     note["params"])
+                task = luigi.task_register.load_task(note["module"], note["family"], note["params"])
             except Exception as exc:  # a summary line lost is not a period failed
                 logger.warning("gatekeeper: cannot list %s in the summary: %s", note, exc)
                 continue
@@ -121,8 +124,11 @@ class ForkedHistory(list[Any]):
         try:
             getattr(self.scheduler, method)(**arguments)
         except Exception as exc:  # a report lost is not a period failed
-            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
-                           arguments.get("task_id"), exc)
+            logger.warning(
+                "gatekeeper: could not report %s to the scheduler: %s",
+                arguments.get("task_id"),
+                exc,
+            )
 
 
 class SettledWorkHistory(list[Any]):
@@ -144,8 +150,7 @@ class SettledWorkHistory(list[Any]):
             return done[task_id]
 
         for response in list.__iter__(self):
-            running = [r for r in response.get("running_tasks") or ()
-                       if not settled(r["task_id"])]
+            running = [r for r in response.get("running_tasks") or () if not settled(r["task_id"])]
             yield {**response, "running_tasks": running}
 
 
@@ -180,8 +185,11 @@ def open_summary_channel() -> None:
     os.close(fd)
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
     os.unlink(path)
-    luigi_compat.replace_bookkeeping(worker, ForkedHistory(kept.history, fd, kept.scheduler),
-                                     SettledWorkHistory(kept.responses, kept.scheduled))
+    luigi_compat.replace_bookkeeping(
+        worker,
+        ForkedHistory(kept.history, fd, kept.scheduler),
+        SettledWorkHistory(kept.responses, kept.scheduled),
+    )
     _channels[kept.worker_key] = fd
     weakref.finalize(worker, _close_channel, kept.worker_key, fd)
 
@@ -200,8 +208,15 @@ def summary_channel(worker_key: str | None) -> int | None:
 def send_to_summary(fd: int, task: luigi.Task, status: str, *, ran: bool) -> None:
     """Count ``task`` with its final ``status`` in the summary of the worker owning ``fd``
     (read back there by ForkedHistory), as ``add_to_summary`` does in the worker's process."""
-    line = json.dumps({"module": task.task_module, "family": task.task_family,
-                       "params": task.to_str_params(), "status": status, "ran": ran})
+    line = json.dumps(
+        {
+            "module": task.task_module,
+            "family": task.task_family,
+            "params": task.to_str_params(),
+            "status": status,
+            "ran": ran,
+        }
+    )
     os.write(fd, line.encode() + b"\n")
 
 
@@ -211,5 +226,3 @@ def relay_to_scheduler(fd: int, method: str, arguments: dict[str, Any]) -> None:
     parent makes the call when it next reads the channel (ForkedHistory)."""
     line = json.dumps({"call": method, "arguments": arguments})
     os.write(fd, line.encode() + b"\n")
-
-

@@ -50,20 +50,24 @@ class ContiguousChunk(luigi.Task):
     block: Any = luigi.Parameter(description="Ledger key of the first period of the block")
     last: Any = luigi.Parameter(description="Ledger key of the last period it fills")
     keys: Any = luigi.ListParameter(
-        significant=False, description="Ledger keys of the periods it fills, oldest first; "
+        significant=False,
+        description="Ledger keys of the periods it fills, oldest first; "
         "an invocation planned later lists fewer (the chunk's identity is block and last)",
     )
     inline: Any = luigi.BoolParameter(
-        default=True, significant=False,
+        default=True,
+        significant=False,
         description="Run a period whose requirements are complete inside this task",
     )
     since: Any = luigi.FloatParameter(
-        default=0.0, significant=False,
+        default=0.0,
+        significant=False,
         description="When the fill started (epoch seconds): a period that failed since then "
-                    "is retried by the scheduler, never inline",
+        "is retried by the scheduler, never inline",
     )
     order: Any = luigi.FloatParameter(
-        default=0.0, significant=False,
+        default=0.0,
+        significant=False,
         description="Place in the fill order, from 0 (first) to 1 (excluded)",
     )
 
@@ -79,7 +83,8 @@ class ContiguousChunk(luigi.Task):
         """Keys whose latest attempt failed or was abandoned since the fill started."""
         since = dt.datetime.fromtimestamp(self.since, UTC)
         return failed_keys(
-            shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys)), since)
+            shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys)), since
+        )
 
     def complete(self) -> bool:
         return not set(self.keys) - self._done(list(self.keys))
@@ -117,8 +122,12 @@ class ContiguousChunk(luigi.Task):
         once its requirements are complete; under any scheduler (luigid runs each chunk once,
         and a period another chunk or range runs meanwhile is deduplicated by its lease:
         ``InlineRuns.run`` waits for it, then finds it complete)."""
-        return (bool(self.inline) and runs.reaches_scheduler and policy.may_run_inline(task)
-                and all(r.complete() for r in luigi.task.flatten(task.requires())))
+        return (
+            bool(self.inline)
+            and runs.reaches_scheduler
+            and policy.may_run_inline(task)
+            and all(r.complete() for r in luigi.task.flatten(task.requires()))
+        )
 
     # -- running -------------------------------------------------------------------------------
     def run(self) -> Iterator[Any]:
@@ -145,8 +154,14 @@ class ContiguousChunk(luigi.Task):
         finally:
             runs.flush()
 
-    def progress(self, done: Collection[str], failed: Collection[str] = (),
-                 runs: InlineRuns | None = None, *, last: bool = False) -> None:
+    def progress(
+        self,
+        done: Collection[str],
+        failed: Collection[str] = (),
+        runs: InlineRuns | None = None,
+        *,
+        last: bool = False,
+    ) -> None:
         """Show ``filled D/N[, F failed (first P)], next K`` and the percentage. Not per
         period under luigid (``runs`` remote): the range's watch sets every chunk's status
         there per period, from the ledger, without a round trip per period here; the
@@ -200,8 +215,10 @@ class IndependentChunk(ContiguousChunk):
             yield deferred
         self.progress(self._done(keys), failed_now)
         if failed_now:
-            raise GatekeeperError(f"{self._job()}: {len(failed_now)} period(s) failed in this "
-                                  f"fill: {', '.join(failed_now)}")
+            raise GatekeeperError(
+                f"{self._job()}: {len(failed_now)} period(s) failed in this "
+                f"fill: {', '.join(failed_now)}"
+            )
 
 
 def show_status(task: luigi.Task, message: str, percentage: int) -> None:

@@ -94,8 +94,9 @@ class InlineRuns:
             self._call(method, arguments)
             return
         if self._thread is None:
-            self._thread = threading.Thread(target=self._drain, daemon=True,
-                                            name="gatekeeper-inline-report")
+            self._thread = threading.Thread(
+                target=self._drain, daemon=True, name="gatekeeper-inline-report"
+            )
             self._thread.start()
         self._queue.put((method, arguments))
 
@@ -121,15 +122,23 @@ class InlineRuns:
             else:
                 getattr(self.scheduler, method)(**arguments)
         except Exception as exc:  # a report lost is not a period failed
-            logger.warning("gatekeeper: could not report %s to the scheduler: %s",
-                           arguments.get("task_id"), exc)
+            logger.warning(
+                "gatekeeper: could not report %s to the scheduler: %s",
+                arguments.get("task_id"),
+                exc,
+            )
 
     def settled(self, task: luigi.Task, status: str, *, ran: bool, expl: Any = None) -> None:
         """Tell the scheduler, and the worker's execution summary, how ``task`` ended. DONE
         goes as runnable by this worker, so the scheduler lists the worker with the period as
         with a scheduled one (a failure is not: only the chunk retries it)."""
-        self.send("add_task", **self.task_fields(task), status=status,
-                  runnable=status == DONE, expl=json.dumps(expl))
+        self.send(
+            "add_task",
+            **self.task_fields(task),
+            status=status,
+            runnable=status == DONE,
+            expl=json.dumps(expl),
+        )
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
         elif self.channel is not None:
@@ -140,16 +149,23 @@ class InlineRuns:
         own ``set_status_message``/``set_progress_percentage`` would, in order with the
         reports."""
         self.send("set_task_status_message", task_id=task.task_id, status_message=message)
-        self.send("set_task_progress_percentage", task_id=task.task_id,
-                  progress_percentage=percentage)
+        self.send(
+            "set_task_progress_percentage", task_id=task.task_id, progress_percentage=percentage
+        )
 
     def task_fields(self, task: luigi.Task) -> dict[str, Any]:
         """What Luigi's worker tells the scheduler about a task, in this worker's name."""
-        return {"task_id": task.task_id, "worker": self.worker_id, "family": task.task_family,
-                "module": task.task_module, "params": task.to_str_params(),
-                "resources": task.process_resources(), "priority": task.priority,
-                "retry_policy_dict": retry_policy(task),
-                "accepts_messages": task.accepts_messages}
+        return {
+            "task_id": task.task_id,
+            "worker": self.worker_id,
+            "family": task.task_family,
+            "module": task.task_module,
+            "params": task.to_str_params(),
+            "resources": task.process_resources(),
+            "priority": task.priority,
+            "retry_policy_dict": retry_policy(task),
+            "accepts_messages": task.accepts_messages,
+        }
 
     # -- running -------------------------------------------------------------------------------
     def run(self, task: PeriodTask) -> bool:
@@ -171,13 +187,17 @@ class InlineRuns:
         """Wait until ``holder`` no longer runs ``task``'s period (finished, replaced, or its
         lease expired by this host's clock; the ledger judges by the database's)."""
         job, key = task.job_id, task.period_key
-        logger.info("gatekeeper: %s %s: attempt %d (run %s) of another worker holds it; "
-                    "waiting for it", job, key, holder.attempt, holder.run_id)
+        logger.info(
+            "gatekeeper: %s %s: attempt %d (run %s) of another worker holds it; waiting for it",
+            job,
+            key,
+            holder.attempt,
+            holder.run_id,
+        )
         while True:
             time.sleep(HELD_POLL)
             latest = task.ledger().latest(job, key)
-            if (latest is None or latest.run_id != holder.run_id
-                    or not latest.lease_live(utc_now())):
+            if latest is None or latest.run_id != holder.run_id or not latest.lease_live(utc_now()):
                 return
 
     def _run_once(self, task: luigi.Task) -> bool:
@@ -234,8 +254,13 @@ class PeriodReporter:
 
     def _running(self, **extra: Any) -> None:
         if not self.announced or extra:
-            self.runs.send("add_task", **self.runs.task_fields(self.task), status=RUNNING,
-                           runnable=False, **extra)
+            self.runs.send(
+                "add_task",
+                **self.runs.task_fields(self.task),
+                status=RUNNING,
+                runnable=False,
+                **extra,
+            )
             self.announced = True
 
     def update_tracking_url(self, tracking_url: str) -> None:
@@ -243,15 +268,20 @@ class PeriodReporter:
 
     def update_status_message(self, message: str) -> None:
         self._running()
-        self.runs.send("set_task_status_message", task_id=self.task.task_id,
-                       status_message=message)
+        self.runs.send("set_task_status_message", task_id=self.task.task_id, status_message=message)
 
     def update_progress_percentage(self, percentage: int) -> None:
         self._running()
-        self.runs.send("set_task_progress_percentage", task_id=self.task.task_id,
-                       progress_percentage=percentage)
+        self.runs.send(
+            "set_task_progress_percentage",
+            task_id=self.task.task_id,
+            progress_percentage=percentage,
+        )
 
     def decrease_running_resources(self, decrease_resources: dict[str, int]) -> None:
         self._running()
-        self.runs.send("decrease_running_task_resources", task_id=self.task.task_id,
-                       decrease_resources=decrease_resources)
+        self.runs.send(
+            "decrease_running_task_resources",
+            task_id=self.task.task_id,
+            decrease_resources=decrease_resources,
+        )

@@ -78,8 +78,9 @@ def may_run_inline(task: luigi.Task) -> bool:
         first = said not in _said
         _said.add(said)
     if first:
-        logger.info("gatekeeper: %s periods are scheduled, not run inline: %s",
-                    task.task_family, reason)
+        logger.info(
+            "gatekeeper: %s periods are scheduled, not run inline: %s", task.task_family, reason
+        )
     return False
 
 
@@ -88,14 +89,19 @@ def refuse_batching(of: type[luigi.Task]) -> None:
     batched = list(of.batch_param_names())
     if batched:
         raise InvalidInput(
-            "of", of.get_task_family(),
+            "of",
+            of.get_task_family(),
             f"batches {', '.join(batched)} (batch_method): a batched run covers several "
             "periods under one attempt, which the ledger cannot record per period; remove "
-            "batch_method from the class to fill it with a gatekeeper range")
+            "batch_method from the class to fill it with a gatekeeper range",
+        )
 
 
 def retry_policy(task: luigi.Task) -> dict[str, Any]:
     """The retry policy Luigi's worker sends the scheduler with ``task`` (its
     ``retry_count``, ``disable_hard_timeout`` and ``disable_window``; None: the scheduler's)."""
-    return {"retry_count": task.retry_count, "disable_hard_timeout": task.disable_hard_timeout,
-            "disable_window": task.disable_window}
+    return {
+        "retry_count": task.retry_count,
+        "disable_hard_timeout": task.disable_hard_timeout,
+        "disable_window": task.disable_window,
+    }

@@ -93,11 +93,18 @@ class RangeWatch:
         """Read the window (two queries); reads only."""
         plan = self.range.plan(ledger)
         gaps = {plan.key(label) for label in plan.gaps}
-        latest = (ledger.latest_between(self.range.job(), min(self.keys), max(self.keys))
-                  if self.keys else {})
+        latest = (
+            ledger.latest_between(self.range.job(), min(self.keys), max(self.keys))
+            if self.keys
+            else {}
+        )
         failed = failed_keys(latest, self.since) & set(self.keys)
-        return Snapshot(plan, frozenset(k for k in self.keys if k not in gaps),
-                        frozenset(failed), first_failure(self.keys, latest, self.since))
+        return Snapshot(
+            plan,
+            frozenset(k for k in self.keys if k not in gaps),
+            frozenset(failed),
+            first_failure(self.keys, latest, self.since),
+        )
 
     # -- the closing line ----------------------------------------------------------------------
     def close(self, ledger: Ledger) -> None:
@@ -114,8 +121,12 @@ class RangeWatch:
         try:
             snap = self.snapshot(ledger)
         except GatekeeperError as exc:
-            logger.warning("gatekeeper: %s %s: no closing summary, the ledger could not be "
-                           "read: %s", self.range.task_family, self.range.job(), exc)
+            logger.warning(
+                "gatekeeper: %s %s: no closing summary, the ledger could not be read: %s",
+                self.range.task_family,
+                self.range.job(),
+                exc,
+            )
             return
         if self.bar:
             self._draw(snap, force=True)
@@ -125,9 +136,16 @@ class RangeWatch:
             self._send(snap)
         filled = snap.plan.complete_count - self.initial.complete_count
         by = self.filled_by() if snap.plan.gaps else None
-        logger.info(closing_line(self.range.task_family, self.range.job(), snap.plan,
-                                 filled_now=max(0, filled), failure=snap.failure,
-                                 filled_by=by))
+        logger.info(
+            closing_line(
+                self.range.task_family,
+                self.range.job(),
+                snap.plan,
+                filled_now=max(0, filled),
+                failure=snap.failure,
+                filled_by=by,
+            )
+        )
 
     def filled_by(self) -> str | None:
         """Under luigid, the worker running this range or one of its chunks as this process
@@ -142,8 +160,13 @@ class RangeWatch:
             return None
         finally:
             scheduler.close()
-        workers = sorted({str(task.get("worker_running")) for task_id, task in running.items()
-                          if task_id in ids and task.get("worker_running")})
+        workers = sorted(
+            {
+                str(task.get("worker_running"))
+                for task_id, task in running.items()
+                if task_id in ids and task.get("worker_running")
+            }
+        )
         return ", ".join(workers) or None
 
     def over(self, snap: Snapshot) -> bool:
@@ -152,8 +175,9 @@ class RangeWatch:
     # -- the watcher thread --------------------------------------------------------------------
     def start(self) -> None:
         self._throttle = Throttle(0.1)
-        self._thread = threading.Thread(target=self._watch, name="gatekeeper-range-watch",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._watch, name="gatekeeper-range-watch", daemon=True
+        )
         self._thread.start()
 
     def _watch(self) -> None:
@@ -180,8 +204,9 @@ class RangeWatch:
         now = time.time()
         if not (self._throttle.ready(now) or force):
             return
-        line = progress_bar(len(snap.done), len(self.keys), now - self.started,
-                            failed=len(snap.failed - snap.done))
+        line = progress_bar(
+            len(snap.done), len(self.keys), now - self.started, failed=len(snap.failed - snap.done)
+        )
         sys.stderr.write(f"\r{self.range.job()} {line}\x1b[K")
         sys.stderr.flush()
 
@@ -222,8 +247,9 @@ def watch(rng: Any) -> RangeWatch:
     if found is not None:
         return found
     core = command_context()
-    bar = bool(core is not None and core.local_scheduler and not rng.no_progress
-               and sys.stderr.isatty())
+    bar = bool(
+        core is not None and core.local_scheduler and not rng.no_progress and sys.stderr.isatty()
+    )
     remote = None if core is None or core.local_scheduler else scheduler_url(core)
     made = rng.__dict__["_gk_watch"] = RangeWatch(rng, bar=bar, remote=remote)
     _open.add(made)

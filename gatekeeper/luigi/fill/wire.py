@@ -40,8 +40,7 @@ def direct_target(url: str | None) -> tuple[str, int, str] | None:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme != "http" or parts.username or parts.password or not parts.hostname:
         return None
-    if urllib.request.getproxies().get("http") and not urllib.request.proxy_bypass(
-            parts.hostname):
+    if urllib.request.getproxies().get("http") and not urllib.request.proxy_bypass(parts.hostname):
         return None  # requests would go through the proxy: so must we (RemoteScheduler)
     try:
         port = parts.port or 80
@@ -57,7 +56,8 @@ class SchedulerWire:
         self.scheduler = scheduler
         self.target = direct_target(luigi_compat.remote_scheduler_url(scheduler))
         self.timeout = luigi.configuration.get_config().getfloat(
-            "core", "rpc-connect-timeout", 10.0)
+            "core", "rpc-connect-timeout", 10.0
+        )
         self.connection: http.client.HTTPConnection | None = None
 
     def call(self, method: str, arguments: dict[str, Any]) -> Any:
@@ -66,8 +66,11 @@ class SchedulerWire:
             try:
                 return self._post(method, arguments)
             except (OSError, http.client.HTTPException, ValueError, KeyError) as exc:
-                logger.debug("gatekeeper: %s to luigid directly failed (%s); "
-                             "through Luigi's client instead", method, exc)
+                logger.debug(
+                    "gatekeeper: %s to luigid directly failed (%s); through Luigi's client instead",
+                    method,
+                    exc,
+                )
                 self.close()
         return getattr(self.scheduler, method)(**arguments)
 
@@ -76,8 +79,12 @@ class SchedulerWire:
         if self.connection is None:
             self.connection = http.client.HTTPConnection(host, port, timeout=self.timeout)
         body = urllib.parse.urlencode({"data": json.dumps(arguments)})
-        self.connection.request("POST", f"{prefix}/api/{method}", body, {
-            "Content-Type": "application/x-www-form-urlencoded"})
+        self.connection.request(
+            "POST",
+            f"{prefix}/api/{method}",
+            body,
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )
         answer = self.connection.getresponse()
         page = answer.read()
         if answer.status != 200:
