@@ -19,7 +19,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import GatekeeperError, LedgerError
@@ -109,7 +109,7 @@ class SqlLedger:
 
     def ts_out(self, value: Any) -> dt.datetime | None:
         """Convert a stored timestamp back to an aware UTC datetime."""
-        return value
+        return cast("dt.datetime | None", value)
 
     def describe(self) -> str:
         return self.url

@@ -101,7 +101,7 @@ class PostgresLedger(StalenessStore):
         transaction, as read when its latest key lock was granted)."""
         if self._in_tx and self._tx_clock is not None:
             return self._tx_clock
-        value = self.read("SELECT clock_timestamp()")[0][0]
+        value: dt.datetime = self.read("SELECT clock_timestamp()")[0][0]
         return value.astimezone(dt.timezone.utc)
 
     def _driver_errors(self) -> tuple[type[BaseException], ...]:

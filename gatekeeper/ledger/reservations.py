@@ -102,7 +102,10 @@ def reserve(
         check_name(producer, "producer"),
     )
     fixed = None if now is None else utc_now(now)
-    return ledger.run_in_transaction(lambda: _reserve(ledger, request, fixed), request.where)
+    reservation: Reservation = ledger.run_in_transaction(
+        lambda: _reserve(ledger, request, fixed), request.where
+    )
+    return reservation
 
 
 def _reserve(ledger: PublicationStore, request: Request, fixed: dt.datetime | None) -> Reservation:

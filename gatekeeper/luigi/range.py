@@ -394,8 +394,8 @@ class RangeBusinessDaily(RangeBusinessBase):
 
     start = luigi.DateParameter(description="First business date (inclusive)")
     stop = luigi.DateParameter(
-        default=None,
-        description="End business date (exclusive)",  # type: ignore[arg-type]
+        default=None,  # type: ignore[arg-type]
+        description="End business date (exclusive)",
     )
 
 
@@ -404,8 +404,8 @@ class RangeBusinessHourly(RangeBusinessBase):
 
     start = luigi.DateHourParameter(description="First hour (inclusive), e.g. 2026-10-01T00")
     stop = luigi.DateHourParameter(
-        default=None,
-        description="End hour (exclusive)",  # type: ignore[arg-type]
+        default=None,  # type: ignore[arg-type]
+        description="End hour (exclusive)",
     )
     period_kind = HOURLY
 

@@ -3,7 +3,7 @@
 In the tests: ``with Receiver(delay=0) as receiver: ... receiver.events``. From a shell, to watch
 the events a pipeline sends (README, "OpenLineage")::
 
-    python -m tests.helpers.lineage_receiver --port 5000        # one line per event; --json: the events
+    python -m tests.helpers.lineage_receiver --port 5000   # one line per event; --json: events
 """
 
 from __future__ import annotations

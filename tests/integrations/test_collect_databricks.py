@@ -576,7 +576,8 @@ def test_command_ledger_conflict_exits_3(tmp_path: Path, fake: Any) -> None:
 
 @pytest.mark.slow
 def test_readme_example_runs_as_written(tmp_path: Path) -> None:
-    """The docs' example (docs/databricks.md), on a free port, in a scratch directory: its output as shown."""
+    """The docs' example (docs/databricks.md), on a free port, in a scratch directory: its output
+    as shown."""
     page = (ROOT / "docs" / "databricks.md").read_text()
     block = page.split("```bash\n", 1)[1].split("```\n", 1)[0]
     script = "\n".join(line for line in block.splitlines() if not line.startswith("#"))

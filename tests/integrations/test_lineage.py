@@ -1,5 +1,6 @@
 """OpenLineage run events: the real `luigi` command, openlineage-python's real HTTP transport and
-a local receiver (tests/helpers/lineage_receiver.py); every event checked against the OpenLineage spec
+a local receiver (tests/helpers/lineage_receiver.py); every event checked against the
+OpenLineage spec
 (tests/helpers/lineage_schema.py)."""
 
 from __future__ import annotations
@@ -490,7 +491,8 @@ def test_lineage_core_imports_without_openlineage(tmp_path: Path) -> None:
         "from gatekeeper.luigi import config\n"
         "assert lineage.configured(config.lineage()) is False\n"
         "import os; os.environ['GATEKEEPER_OPENLINEAGE'] = 'true'\n"
-        "try:\n    lineage.configured(config.lineage())\nexcept gatekeeper.GatekeeperError as exc:\n"
+        "try:\n    lineage.configured(config.lineage())\n"
+        "except gatekeeper.GatekeeperError as exc:\n"
         "    print(exc)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("GATEKEEPER_OPENLINEAGE")}

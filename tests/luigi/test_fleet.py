@@ -283,8 +283,8 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
         tuple(map(float, line.split()[1:3])) for line in (control / "runs").read_text().splitlines()
     )
     assert len(spans) == 7  # 3 dates x 2 lanes + the plain task
-    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
-        assert start >= end, spans  # never two holders at once
+    for (_, end), (begin, _) in zip(spans, spans[1:], strict=False):
+        assert begin >= end, spans  # never two holders at once
 
 
 # -- priority and batch_method ------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """A period a range runs inline is the same Luigi task, to its code and to whoever watches.
 
-The real ``luigi`` command fills a window of ``tests.helpers.inline_tasks.Hooked`` twice: with periods
-run inline by the range's chunk (the default) and scheduled one by one (``--inline false``),
+The real ``luigi`` command fills a window of ``tests.helpers.inline_tasks.Hooked`` twice: with
+periods run inline by the range's chunk (the default) and scheduled one by one (``--inline false``),
 under the local scheduler and under a real luigid. What the task's code saw (reporter methods
 bound, hooks and their arguments, events and user handlers), what luigid lists for each period
 (status, status message, progress, tracking URL, error explanation) and Luigi's execution

@@ -236,7 +236,7 @@ def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None
     assert private_luigi_uses(snippet, luigi_private_names()) == []
 
 
-# --- the internals inline periods rely on (gatekeeper/luigi/fill/inline.py) -----------------------------
+# --- the internals inline periods rely on (gatekeeper/luigi/fill/inline.py) -----------------
 CAUGHT: dict[str, Any] = {}
 
 

@@ -1,7 +1,7 @@
 """Riding out a short database outage: a ledger that cannot reach PostgreSQL tries again with
 backoff for up to ``reconnect_window`` seconds, then fails with LedgerError; only what cannot
-have committed is retried. On a cluster of the test's own (``tests/helpers/own_postgres.py``), stopped
-and started for real; the shared server is never restarted."""
+have committed is retried. On a cluster of the test's own (``tests/helpers/own_postgres.py``),
+stopped and started for real; the shared server is never restarted."""
 
 from __future__ import annotations
 
