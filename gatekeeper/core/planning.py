@@ -15,22 +15,8 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import (
-    DAILY,
-    Label,
-    interval,
-    last_closed,
-    parse_aware_datetime,
-    parse_label,
-    parse_lateness,
-    parse_period,
-    parse_period_key,
-    parse_timezone,
-    period_at,
-    period_ordinal,
-    period_ordinals,
-    periods_between,
-)
+from gatekeeper.core.intervals import parse_aware_datetime, parse_lateness, parse_timezone
+from gatekeeper.core.periods import DAILY, Label, Period, parse_period
 
 
 class CompletedPeriods(Protocol):
@@ -68,7 +54,7 @@ class RangePlan:
     stop: Label | None
     now: dt.datetime
     lateness: dt.timedelta
-    period: str
+    period: Period
     timezone: str
     strategy: str
     catchup: str
@@ -92,7 +78,7 @@ class RangePlan:
 
     def key(self, label: Label) -> str:
         """Ledger key of one of this plan's periods."""
-        return parse_period_key(label, self.period)
+        return self.period.key(label)
 
     def describe(self) -> str:
         """One line: ``filled X/Y, contiguous through P, next due at T, N skipped by policy``."""
@@ -112,7 +98,7 @@ class RangePlan:
             "stop": None if self.stop is None else self.key(self.stop),
             "now": self.now.isoformat(),
             "lateness_seconds": self.lateness.total_seconds(),
-            "period": self.period,
+            "period": self.period.name,
             "timezone": self.timezone,
             "strategy": self.strategy,
             "catchup": self.catchup,
@@ -167,10 +153,10 @@ def plan_range(
     order = _parse_strategy(strategy)
     policy, window = _parse_catchup(catchup)
     limit = _parse_task_limit(task_limit)
-    done = period_ordinals(complete, kind, "complete")
+    done = kind.ordinals(complete, "complete")
 
     lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
-    due = tuple(periods_between(first, period_at(hi, kind), kind))
+    due = tuple(kind.between(first, kind.at(hi)))
     missing = [n - lo for n in range(lo, hi) if n not in done]  # positions in ``due``
     gaps, skipped = _split_by_policy(due, missing, window, order)
     return RangePlan(
@@ -259,7 +245,7 @@ def due_span(
     lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
     if hi <= lo:
         return None
-    return parse_period_key(first, kind), parse_period_key(period_at(hi - 1, kind), kind)
+    return kind.key(first), kind.key(kind.at(hi - 1))
 
 
 def _parse_window(
@@ -269,15 +255,15 @@ def _parse_window(
     lateness: Any,
     timezone: Any,
     period: str,
-) -> tuple[str, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
+) -> tuple[Period, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
     """The validated window request shared by ``plan_range`` and ``due_span``: (period kind,
     zone, now, lateness, first label, stop label or None); raises InvalidInput."""
     kind = parse_period(period)
     zone = parse_timezone(timezone)
     when = parse_aware_datetime(now, "now")
     late = parse_lateness(lateness)
-    first = parse_label(start, kind, "start")
-    last = None if stop is None else parse_label(stop, kind, "stop")
+    first = kind.parse(start, "start")
+    last = None if stop is None else kind.parse(stop, "stop")
     return kind, zone, when, late, first, last
 
 
@@ -312,21 +298,25 @@ def _parse_task_limit(value: Any) -> int | None:
     return value
 
 
-def _latest_due(when: dt.datetime, late: dt.timedelta, kind: str, zone: ZoneInfo) -> Label | None:
+def _latest_due(
+    when: dt.datetime, late: dt.timedelta, kind: Period, zone: ZoneInfo
+) -> Label | None:
     """The latest period due at ``when`` (its end + ``late`` <= ``when``), or None."""
     try:
         until = when - late
     except OverflowError:
         return None
-    return last_closed(until, kind, zone)
+    return kind.last_closed(until, zone)
 
 
-def _due_span(first: Label, last: Label | None, newest: Label | None, kind: str) -> tuple[int, int]:
+def _due_span(
+    first: Label, last: Label | None, newest: Label | None, kind: Period
+) -> tuple[int, int]:
     """Ordinals ``[lo, hi)`` of the due periods of ``[first, last)``: up to ``newest``."""
-    lo = period_ordinal(first, kind)
-    hi = lo if newest is None else max(lo, period_ordinal(newest, kind) + 1)
+    lo = kind.ordinal(first)
+    hi = lo if newest is None else max(lo, kind.ordinal(newest) + 1)
     if last is not None:
-        hi = min(hi, period_ordinal(last, kind))
+        hi = min(hi, kind.ordinal(last))
     return lo, hi
 
 
@@ -349,13 +339,13 @@ def _contiguous_through(due: tuple[Label, ...], first_missing: int | None) -> La
 
 
 def _next_due_at(
-    pending: int, last: Label | None, kind: str, zone: ZoneInfo, late: dt.timedelta
+    pending: int, last: Label | None, kind: Period, zone: ZoneInfo, late: dt.timedelta
 ) -> dt.datetime | None:
     """When the period at ordinal ``pending`` (the first not yet due) becomes due, or None when
     it lies at or after ``last`` or beyond the datetime range."""
-    if last is not None and pending >= period_ordinal(last, kind):
+    if last is not None and pending >= kind.ordinal(last):
         return None
     try:
-        return interval(period_at(pending, kind), kind, zone).end + late
+        return kind.closes_at(kind.at(pending), zone) + late
     except (InvalidInput, OverflowError):
         return None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.core.periods import parse_aware_datetime
+from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.records import Attempt, Readiness, RunState, requirement_label
 from gatekeeper.core.validation import Requirement, check_name
 
@@ -19,7 +19,7 @@ __all__ = ["Requirement", "Watermarks", "evaluate_readiness"]
 
 
 def evaluate_readiness(
-    business_date: str,
+    period_key: str,
     required: tuple[Requirement, ...],
     latest: Mapping[Requirement, Attempt],
     watermarks: Watermarks | None = None,
@@ -35,7 +35,7 @@ def evaluate_readiness(
     attempts: dict[str, int] = {}
     details: dict[str, str] = {}
     for job, period in required:
-        label = requirement_label(job, period, business_date)
+        label = requirement_label(job, period, period_key)
         found = latest.get((job, period))
         if found is None:
             blockers[label] = "missing"
@@ -48,8 +48,8 @@ def evaluate_readiness(
             details[label] = watermarks.describe(label)
         else:
             evidence[label] = found.run_id
-    labels = tuple(requirement_label(j, p, business_date) for j, p in required)
-    return Readiness(business_date, labels, evidence, blockers, attempts, details)
+    labels = tuple(requirement_label(j, p, period_key) for j, p in required)
+    return Readiness(period_key, labels, evidence, blockers, attempts, details)
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,9 +196,10 @@ class Staleness:
         }
 
 
-def requirement_label(job: str, period: str, business_date: str) -> str:
-    """``job`` for a same-date requirement, ``job@period`` for one on another date."""
-    return job if period == business_date else f"{job}@{period}"
+def requirement_label(job: str, key: str, period_key: str) -> str:
+    """``job`` for a requirement on the period ``period_key`` itself, ``job@key`` for one on
+    another period (``key``)."""
+    return job if key == period_key else f"{job}@{key}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import HOURLY, parse_aware_datetime, period_key
+from gatekeeper.core.intervals import parse_aware_datetime
+from gatekeeper.core.periods import kind_of_key, period_key
 
 #: Attempt ordinals fit a signed 32-bit INTEGER on both backends.
 MAX_ATTEMPT = 2**31 - 1
@@ -143,11 +144,11 @@ def check_lease(value: Any, field: str = "lease_seconds") -> float:
     return float(value)
 
 
-def check_requirements(jobs: Any, business_date: str) -> tuple[Requirement, ...]:
+def check_requirements(jobs: Any, key: str) -> tuple[Requirement, ...]:
     """Return the required (job, period key) pairs, sorted and without duplicates.
 
-    ``jobs`` is a non-empty iterable of job names (required for ``business_date``) or
-    ``(job, date)`` pairs for an upstream on another date. A requirement is always a pair: a job
+    ``jobs`` is a non-empty iterable of job names (required for the period ``key``) or
+    ``(job, period)`` pairs for an upstream on another period. A requirement is always a pair: a job
     named ``A@2026-10-22`` is not job ``A`` for 2026-10-22. Raises InvalidInput otherwise.
     """
     if isinstance(jobs, (str, bytes)) or not isinstance(jobs, Iterable):
@@ -157,26 +158,21 @@ def check_requirements(jobs: Any, business_date: str) -> tuple[Requirement, ...]
         if isinstance(item, tuple) and len(item) == 2:
             job, period = item[0], period_key(item[1], "jobs[].business_date")
         else:
-            job, period = item, business_date
+            job, period = item, key
         out.add((check_name(job, "jobs[]"), period))
     if not out:
         raise InvalidInput("jobs", jobs, "at least one required job is needed")
     return tuple(sorted(out))
 
 
-def period_kind_of(key: str) -> str:
-    """``hourly`` for a ``YYYY-MM-DDTHH:00Z`` key, else ``daily`` (keys are already valid)."""
-    return HOURLY if len(key) > 10 else "daily"
-
-
 def check_same_kind(job: str, key: str, stored: str | None) -> None:
     """Refuse ``key`` when ``job`` already has keys of the other period kind (``stored``: one
     of its keys, or None). A job keeps one period kind for its whole life."""
-    if stored is not None and period_kind_of(stored) != period_kind_of(key):
+    if stored is not None and kind_of_key(stored) is not kind_of_key(key):
         raise InvalidInput(
             "business_date",
             key,
-            f"job {job} has {period_kind_of(stored)} periods (e.g. {stored}); a job keeps one "
+            f"job {job} has {kind_of_key(stored).name} periods (e.g. {stored}); a job keeps one "
             "period kind",
         )
 
