@@ -11,7 +11,6 @@ from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
-from gatekeeper.ledger.reservations import reservations
 
 
 def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
@@ -92,7 +91,7 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
             EXIT_NOT_READY,
         )
     lines = []
-    tables = {r.revision: r.table_version for r in reservations(ledger, args.consumer, args.date)}
+    tables = {r.revision: r.table_version for r in ledger.reservations.of(args.consumer, args.date)}
     for pub in revisions:
         producer = "" if pub.run_id is None else f" by attempt {pub.attempt} (run {pub.run_id})"
         delta = (

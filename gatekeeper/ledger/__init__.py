@@ -1,8 +1,9 @@
 """The ledger: every attempt and every publication, with the run IDs that authorized it.
 
-``open_ledger(url)`` picks the dialect from the URL scheme; both dialects share one contract
-(``StalenessStore``, built up from ``AttemptStore`` and ``PublicationStore``), so code and
-tests are written once.
+``open_ledger(url)`` picks the dialect from the URL scheme and returns a ``Ledger``: one
+contract (``contract.py``) composed of its stores (attempts, publications, staleness,
+reservations) over one SQL core (``sql.py``); the dialects (``sqlite.py``, ``postgres.py``)
+add only SQL and connection creation, so code and tests are written once.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_busy_timeout
-from gatekeeper.ledger.base import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
-from gatekeeper.ledger.staleness import StalenessStore
+from gatekeeper.ledger.contract import Ledger
+from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
 
-Ledger = StalenessStore
-
-__all__ = ["Ledger", "open_ledger"]
+__all__ = ["Ledger", "LedgerReads", "open_ledger"]
 
 
 def open_ledger(url: str, *, create: bool = True) -> Ledger:
@@ -34,7 +34,7 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
-        from gatekeeper.ledger.sqlite import SqliteLedger
+        from gatekeeper.ledger.sqlite import SqliteDialect
 
         rest = url[len("sqlite:///") :] if url.startswith("sqlite:///") else ""
         path, _, query = rest.partition("?")
@@ -56,12 +56,12 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
                 url,
                 f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
             )
-        return SqliteLedger(url, path, *_waits(options))
+        return Ledger(SqliteDialect(path), url, *_waits(options))
     if scheme in ("postgresql", "postgres"):
-        from gatekeeper.ledger.postgres import PostgresLedger
+        from gatekeeper.ledger.postgres import PostgresDialect
 
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-        return PostgresLedger(url, *_waits(pg_options))
+        return Ledger(PostgresDialect(url), url, *_waits(pg_options))
     raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
 
 

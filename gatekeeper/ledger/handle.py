@@ -15,7 +15,7 @@ from gatekeeper.core.errors import GatekeeperError, InvalidInput
 from gatekeeper.ledger.sqltext import session_change
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.base import SqlLedger
+    from gatekeeper.ledger.sql import SqlCore
 
 
 class Cursor:
@@ -45,8 +45,8 @@ class WriteHandle:
     Usable only while ``write`` runs; afterwards every call raises GatekeeperError.
     """
 
-    def __init__(self, ledger: SqlLedger, what: str):
-        self._ledger = ledger
+    def __init__(self, sql: SqlCore, what: str):
+        self._sql = sql
         self._what = what
         self._open = True
         self.misuse: str | None = None
@@ -54,7 +54,7 @@ class WriteHandle:
     @property
     def dialect(self) -> str:
         """``sqlite`` or ``postgresql``, for SQL that differs between the backends."""
-        return self._ledger.dialect
+        return self._sql.dialect.name
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Cursor:
         """Run one statement in the publication transaction; returns its Cursor.
@@ -64,7 +64,7 @@ class WriteHandle:
         """
         self._check(sql, "execute")
         try:
-            return Cursor(self._ledger.execute(sql, params))
+            return Cursor(self._sql.execute(sql, params))
         except Exception as exc:
             self._failed(exc)
             raise
@@ -73,7 +73,7 @@ class WriteHandle:
         """Run one statement once per parameter row; returns its Cursor (``rowcount``)."""
         self._check(sql, "executemany")
         try:
-            return Cursor(self._ledger.executemany(sql, rows))
+            return Cursor(self._sql.executemany(sql, rows))
         except Exception as exc:
             self._failed(exc)
             raise
@@ -101,7 +101,7 @@ class WriteHandle:
     def _check(self, sql: str, method: str) -> None:
         self._check_open(method)
         try:
-            changed = session_change(sql, self._ledger.dialect)
+            changed = session_change(sql, self._sql.dialect.name)
         except InvalidInput:  # transaction control, several statements: fail closed
             self.misuse = self.misuse or "a refused statement through execute"
             raise
@@ -143,4 +143,4 @@ class WriteHandle:
 
     def __repr__(self) -> str:
         state = "open" if self._open else "finished"
-        return f"<WriteHandle {self._what} ({self._ledger.dialect}, {state})>"
+        return f"<WriteHandle {self._what} ({self._sql.dialect.name}, {state})>"

@@ -19,7 +19,7 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.publications import _labels
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger import Ledger
+    from gatekeeper.ledger.protocols import LedgerReads
 
 #: The newest revision of each (consumer, period): one correlated subquery, on both backends.
 _NEWEST = (
@@ -62,7 +62,7 @@ FROM gk_publications GROUP BY consumer
 
 
 def newest_publications(
-    ledger: Ledger, consumer: str, first: str, last: str
+    ledger: LedgerReads, consumer: str, first: str, last: str
 ) -> dict[str, Publication]:
     """Period key -> the newest revision of ``consumer``'s publication, for keys in
     [first, last] of ``first``'s kind, with its evidence. Two queries (the second only when
@@ -136,7 +136,7 @@ class JobOverview:
         }
 
 
-def jobs_overview(ledger: Ledger, now: dt.datetime | None = None) -> list[JobOverview]:
+def jobs_overview(ledger: LedgerReads, now: dt.datetime | None = None) -> list[JobOverview]:
     """Every job of the ledger (each job of an attempt, each consumer of a publication),
     sorted by name. Leases are judged at ``now`` (default: the database's clock). Two
     queries; reads only."""

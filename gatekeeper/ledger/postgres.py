@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from gatekeeper.core.errors import InvalidInput, LedgerError
-from gatekeeper.ledger.staleness import StalenessStore
+from gatekeeper.ledger.dialect import Dialect
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.sql import SqlCore
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 LIBPQ_DEFAULTS = (("application_name", "gatekeeper"), ("connect_timeout", "10"))
@@ -48,84 +51,73 @@ def split_schema(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=urlencode(rest))), (schemas[0] if schemas else None)
 
 
-class PostgresLedger(StalenessStore):
+class PostgresDialect(Dialect):
     """The ledger in a PostgreSQL database, shared by every worker of a deployment."""
 
-    dialect = "postgresql"
+    name = "postgresql"
     ts_type = "TIMESTAMPTZ"
+    locks_keys = True
 
-    def __init__(self, url: str, busy_timeout: float, reconnect_window: float):
+    def __init__(self, url: str):
         self._psycopg = _driver()
         self.conninfo, self.schema = split_schema(url)
-        super().__init__(url, busy_timeout, reconnect_window)
 
-    def _connect(self) -> Any:
+    def connect(self, busy_timeout: float) -> Any:
         conn = self._psycopg.connect(self.conninfo, autocommit=True)
         conn.execute("SET TIME ZONE 'UTC'")
         # lock_timeout 0 would mean "wait forever": the shortest wait is a millisecond
-        conn.execute(f"SET lock_timeout = '{max(1, int(self.busy_timeout * 1000))}ms'")
+        conn.execute(f"SET lock_timeout = '{max(1, int(busy_timeout * 1000))}ms'")
         if self.schema:
             conn.execute(f'SET search_path TO "{self.schema}"')
         return conn
 
-    def _migrate(self) -> None:
-        if self.schema:
-            self._migrating = True
-            try:
-                with self.transaction("the schema"):
-                    self._lock_key("gatekeeper-schema")
-                    self.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-            finally:
-                self._migrating = False
-        super()._migrate()
+    def setup_sql(self) -> tuple[str, ...]:
+        return (f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"',) if self.schema else ()
 
-    def _lock_key(self, *parts: str) -> None:
+    def lock_key(self, sql: SqlCore, parts: tuple[str, ...]) -> dt.datetime:
         """Take the key's advisory lock, then read the server's clock in the same statement
         (expressions of a select list run in order), so ``db_now()`` is when the lock was
         held without another round trip."""
-        self._waiting_for = " ".join(parts)
         key = "\x1f".join((self.schema or "", *parts))
-        row = self.execute(
+        row = sql.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), clock_timestamp()", (key,)
         ).fetchone()
-        self._tx_clock = row[1].astimezone(dt.timezone.utc)
+        clock: dt.datetime = row[1]
+        return clock.astimezone(dt.timezone.utc)
 
-    def _begin_reading_version(self) -> int:
-        cursor = self._conn.execute(f"{self._begin_sql()}; SELECT version FROM gk_schema")
+    def begin_reading_version(self, conn: Any) -> int:
+        cursor = conn.execute(f"{self.begin_sql()}; SELECT version FROM gk_schema")
         cursor.nextset()
         rows = cursor.fetchall()
         return int(rows[0][0]) if rows else 0
 
-    def db_now(self) -> dt.datetime:
-        """The server's ``clock_timestamp()``: one clock for every worker's leases (inside a
-        transaction, as read when its latest key lock was granted)."""
-        if self._in_tx and self._tx_clock is not None:
-            return self._tx_clock
-        value: dt.datetime = self.read("SELECT clock_timestamp()")[0][0]
+    def clock(self, sql: SqlCore) -> dt.datetime:
+        """The server's ``clock_timestamp()``: one clock for every worker's leases."""
+        value: dt.datetime = sql.read("SELECT clock_timestamp()")[0][0]
         return value.astimezone(dt.timezone.utc)
 
-    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (self._psycopg.Error,)
 
-    def _is_retryable(self, exc: BaseException | None) -> bool:
+    def is_retryable(self, exc: BaseException | None) -> bool:
         errors = self._psycopg.errors
         return isinstance(
             exc, (errors.UniqueViolation, errors.SerializationFailure, errors.DeadlockDetected)
         )
 
-    def _is_timeout(self, exc: BaseException) -> bool:
+    def is_timeout(self, exc: BaseException) -> bool:
         return isinstance(exc, self._psycopg.errors.LockNotAvailable)
 
-    def _is_broken(self) -> bool:
-        return self._conn is None or bool(self._conn.closed or self._conn.broken)
+    def is_broken(self, conn: Any) -> bool:
+        return conn is None or bool(conn.closed or conn.broken)
 
-    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> Any:
-        cursor = self._conn.cursor()
+    def executemany(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> Any:
+        cursor = conn.cursor()
         cursor.executemany(sql, rows)
         return cursor
 
-    def _table_exists(self, name: str) -> bool:
-        rows = self.execute(
+    def table_exists(self, sql: SqlCore, name: str) -> bool:
+        rows = sql.execute(
             "SELECT 1 FROM information_schema.tables "
             "WHERE table_schema = current_schema() AND table_name = ?",
             (name,),

@@ -37,7 +37,7 @@ from gatekeeper.core.recovery import (
 )
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger import Ledger
+    from gatekeeper.ledger.protocols import LedgerReads
 
 _STATUS_OF_STATE = {
     RunState.SUCCEEDED: SUCCEEDED,
@@ -47,7 +47,7 @@ _STATUS_OF_STATE = {
 
 
 def plan_recovery_from_ledger(
-    ledger: Ledger,
+    ledger: LedgerReads,
     stages: Any,
     business_date: Any,
     verified_stage_outputs: Iterable[int],

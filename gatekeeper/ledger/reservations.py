@@ -2,8 +2,9 @@
 
 The output and the ledger cannot share one transaction, so a publication takes two:
 
-1. ``reserve``: the gate is open, the producer still owns (consumer, period) (fencing), and
-   revision N is reserved with its fingerprint, location and evidence; nothing is published yet.
+1. ``ledger.reservations.reserve``: the gate is open, the producer still owns (consumer,
+   period) (fencing), and revision N is reserved with its fingerprint, location and evidence;
+   nothing is published yet.
 2. (the caller commits the output elsewhere, tagged with revision N, idempotently)
 3. ``commit``: revision N is recorded as published, with the external table version, the
    evidence reserved in step 1 and the run that wrote the external commit.
@@ -21,13 +22,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
 from gatekeeper.core.records import EvidenceItem, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_name
-from gatekeeper.ledger.publications import Output, PublicationStore, Request
+from gatekeeper.ledger.attempts import AttemptStore
+from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.requests import Output, PublicationRequest, ReservationCommit, fixed_clock
+from gatekeeper.ledger.sql import SqlCore
 
 RESERVED, COMMITTED = "reserved", "committed"
 _COLUMNS = (
@@ -68,114 +71,260 @@ class Reservation:
         }
 
 
-def reserve(
-    ledger: PublicationStore,
-    consumer: str,
-    business_date: Any,
-    required_jobs: Iterable[Any],
-    fingerprint: str,
-    *,
-    producer: str,
-    location: str,
-    reason: str | None = None,
-    watermarks: Watermarks | None = None,
-    now: dt.datetime | None = None,
-) -> Reservation:
-    """Step 1, one transaction: fence ``producer``, open the gate, reserve the next revision.
+class ReservationStore:
+    """Two-phase publications (``ledger.reservations``): reserve, commit, release, read."""
 
-    Returns the pending reservation (new, or adopted from an earlier attempt of the same output:
-    its evidence is kept, the producer becomes ``producer``), or, for a retry of what is
-    already published (no ``reason``, same output), that committed revision: nothing to write.
-    Raises LeaseLost (fencing), NotReady (gate closed), PublicationConflict (a published or
-    pending revision with another output; a correction is an explicit ``reason``), InvalidInput.
-    Writes only the reservation.
-    """
-    request = ledger._request(
-        consumer,
-        business_date,
-        required_jobs,
-        fingerprint,
-        None,
-        check_name(location, "location"),
-        watermarks,
-        check_optional_name(reason, "reason"),
-        check_name(producer, "producer"),
-    )
-    fixed = None if now is None else utc_now(now)
-    reservation: Reservation = ledger.run_in_transaction(
-        lambda: _reserve(ledger, request, fixed), request.where
-    )
-    return reservation
+    def __init__(self, sql: SqlCore, attempts: AttemptStore, publications: PublicationStore):
+        self.sql = sql
+        self.attempts = attempts
+        self.publications = publications
 
+    def reserve(
+        self,
+        consumer: str,
+        period: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        *,
+        producer: str,
+        location: str,
+        reason: str | None = None,
+        watermarks: Watermarks | None = None,
+        now: dt.datetime | None = None,
+    ) -> Reservation:
+        """Step 1, one transaction: fence ``producer``, open the gate, reserve the next
+        revision.
 
-def _reserve(ledger: PublicationStore, request: Request, fixed: dt.datetime | None) -> Reservation:
-    ledger._lock_key("publication", request.consumer, request.period)
-    owner = ledger._fence(request, fixed)
-    found = _reservations(ledger, request.consumer, request.period)
-    newest = found[0] if found else None
-    pending = newest if newest is not None and not newest.committed else None
-    published = ledger._publications(request.consumer, request.period, newest_only=True)
-    if pending is None and published and request.reason is None:
-        ledger._judge_retry(published[0], request.required, request.output)
-        if newest is not None and newest.revision == published[0].revision:
+        Returns the pending reservation (new, or adopted from an earlier attempt of the same
+        output: its evidence is kept, the producer becomes ``producer``), or, for a retry of
+        what is already published (no ``reason``, same output), that committed revision:
+        nothing to write. Raises LeaseLost (fencing), NotReady (gate closed),
+        PublicationConflict (a published or pending revision with another output; a
+        correction is an explicit ``reason``), InvalidInput. Writes only the reservation.
+        """
+        output = Output.checked(fingerprint, check_name(location, "location"), None)
+        reason = check_optional_name(reason, "reason")
+        producer = check_name(producer, "producer")
+        request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
+            watermarks=watermarks, reason=reason, producer=producer, now=now
+        )
+        return self.sql.run_in_transaction(lambda: self._reserve(request), request.where)
+
+    def _reserve(self, request: PublicationRequest) -> Reservation:
+        consumer, period = request.consumer, request.period
+        self.sql.lock_key("publication", consumer, period)
+        owner = self.attempts.fence(consumer, period, str(request.producer), request.now)
+        found = self._of_period(consumer, period)
+        newest = found[0] if found else None
+        pending = newest if newest is not None and not newest.committed else None
+        published = self.publications.newest(consumer, period)
+        if pending is None and published is not None and request.reason is None:
+            self.publications.judge_retry(published, request.required, request.output)
+            if newest is not None and newest.revision == published.revision:
+                return newest
+            raise StateConflict(
+                f"{request.where}: revision {published.revision} is published "
+                "without a reservation; it was not published to an external table",
+                job=consumer,
+                period=period,
+            )
+        latest = self.attempts.latest_many(request.required)
+        readiness = evaluate_readiness(period, request.required, latest, request.watermarks)
+        if not readiness:
+            raise NotReady(readiness)
+        if pending is not None:
+            _refuse_other_output(pending, request)
+            self.sql.execute(
+                "UPDATE gk_reservations SET producer_run_id = ?, producer_attempt = ? "
+                "WHERE consumer = ? AND period = ? AND revision = ?",
+                (owner.run_id, owner.attempt, consumer, period, pending.revision),
+            )
+            return self._of_period(consumer, period)[0]
+        evidence = {key: (a.run_id, a.attempt) for key, a in latest.items()}
+        if newest is not None and _same_republish(newest, request, evidence):
             return newest
-        raise StateConflict(
-            f"{request.where}: revision {published[0].revision} is published "
-            "without a reservation; it was not published to an external table",
-            job=request.consumer,
-            period=request.period,
-        )
-    latest = ledger._latest_many(request.required)
-    readiness = evaluate_readiness(request.period, request.required, latest, request.watermarks)
-    if not readiness:
-        raise NotReady(readiness)
-    if pending is not None:
-        _refuse_other_output(pending, request)
-        ledger.execute(
-            "UPDATE gk_reservations SET producer_run_id = ?, producer_attempt = ? "
-            "WHERE consumer = ? AND period = ? AND revision = ?",
-            (owner.run_id, owner.attempt, request.consumer, request.period, pending.revision),
-        )
-        return _reservations(ledger, request.consumer, request.period)[0]
-    evidence = {key: (a.run_id, a.attempt) for key, a in latest.items()}
-    if newest is not None and _same_republish(newest, request, evidence):
-        return newest
-    revision = 1 + max(newest.revision if newest else 0, published[0].revision if published else 0)
-    observed = request.watermarks.observed if request.watermarks else {}
-    items = [
-        [
-            job,
-            period,
-            run_id,
-            attempt,
-            _iso(observed.get(requirement_label(job, period, request.period))),
+        top = max(newest.revision if newest else 0, published.revision if published else 0)
+        observed = request.watermarks.observed if request.watermarks else {}
+        items = [
+            [
+                job,
+                job_period,
+                run_id,
+                attempt,
+                _iso(observed.get(requirement_label(job, job_period, period))),
+            ]
+            for (job, job_period), (run_id, attempt) in sorted(evidence.items())
         ]
-        for (job, period), (run_id, attempt) in sorted(evidence.items())
-    ]
-    at = fixed if fixed is not None else ledger.db_now()
-    ledger.execute(
-        "INSERT INTO gk_reservations (consumer, period, revision, fingerprint, required_jobs, "
-        "evidence, reason, location, producer_run_id, producer_attempt, state, reserved_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            request.consumer,
-            request.period,
-            revision,
-            request.output.fingerprint,
-            json.dumps([list(pair) for pair in request.required]),
-            json.dumps(items),
-            request.reason,
-            request.output.location,
-            owner.run_id,
-            owner.attempt,
-            RESERVED,
-            ledger.ts_in(at),
-        ),
-    )
-    return _reservations(ledger, request.consumer, request.period)[0]
+        at = request.now if request.now is not None else self.sql.db_now()
+        self.sql.execute(
+            "INSERT INTO gk_reservations (consumer, period, revision, fingerprint, "
+            "required_jobs, evidence, reason, location, producer_run_id, producer_attempt, "
+            "state, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                consumer,
+                period,
+                top + 1,
+                request.output.fingerprint,
+                json.dumps([list(pair) for pair in request.required]),
+                json.dumps(items),
+                request.reason,
+                request.output.location,
+                owner.run_id,
+                owner.attempt,
+                RESERVED,
+                self.sql.ts_in(at),
+            ),
+        )
+        return self._of_period(consumer, period)[0]
+
+    def commit(
+        self,
+        consumer: str,
+        period: Any,
+        revision: int,
+        *,
+        producer: str,
+        table_version: int,
+        writer: str,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Step 3, one transaction: record reserved ``revision`` as published at
+        ``table_version``.
+
+        Fenced by ``producer`` (LeaseLost). ``writer`` is the run ID the external commit names
+        (this producer, or an earlier attempt that committed and died): the publication's
+        producer. The evidence is the one reserved. Returns True when recorded, False when it
+        already was at this table version; raises StateConflict for another table version or
+        no such reservation.
+        """
+        consumer = check_name(consumer, "consumer")
+        key = period_key(period)
+        if (
+            isinstance(table_version, bool)
+            or not isinstance(table_version, int)
+            or table_version < 0
+        ):
+            raise InvalidInput("table_version", table_version, "expected an integer >= 0")
+        request = ReservationCommit(
+            consumer=consumer,
+            period=key,
+            revision=revision,
+            now=fixed_clock(now),
+            producer=check_name(producer, "producer"),
+            table_version=table_version,
+            writer=check_name(writer, "writer"),
+        )
+        return self.sql.run_in_transaction(lambda: self._commit(request), request.where)
+
+    def _commit(self, request: ReservationCommit) -> bool:
+        consumer, period, revision = request.consumer, request.period, request.revision
+        self.sql.lock_key("publication", consumer, period)
+        mine = next((r for r in self._of_period(consumer, period) if r.revision == revision), None)
+        where = f"publication {consumer} {period} revision {revision}"
+        if mine is None:
+            raise StateConflict(f"{where}: no such reservation", job=consumer, period=period)
+        self.attempts.fence(consumer, period, request.producer, request.now)
+        if mine.committed:
+            if mine.table_version == request.table_version:
+                return False
+            raise StateConflict(
+                f"{where}: recorded committed at table version "
+                f"{mine.table_version}, not {request.table_version}",
+                job=consumer,
+                period=period,
+            )
+        at = self.sql.ts_in(request.now if request.now is not None else self.sql.db_now())
+        written = self.sql.read(
+            "SELECT attempt FROM gk_attempts WHERE run_id = ?", (request.writer,)
+        )
+        self.sql.execute(
+            "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
+            "required_jobs, published_at, reason, location, producer_run_id, producer_attempt) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                consumer,
+                period,
+                revision,
+                mine.fingerprint,
+                json.dumps([list(pair) for pair in mine.required]),
+                at,
+                mine.reason,
+                mine.location,
+                request.writer,
+                int(written[0][0]) if written else None,
+            ),
+        )
+        self.sql.executemany(
+            "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
+            "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    consumer,
+                    period,
+                    revision,
+                    i.job,
+                    i.business_date,
+                    i.run_id,
+                    i.attempt,
+                    self.sql.ts_in(i.watermark),
+                )
+                for i in mine.items
+            ],
+        )
+        self.sql.execute(
+            "UPDATE gk_reservations SET state = ?, committed_at = ?, table_version = ?, "
+            "writer_run_id = ? WHERE consumer = ? AND period = ? AND revision = ?",
+            (COMMITTED, at, request.table_version, request.writer, consumer, period, revision),
+        )
+        return True
+
+    def release(
+        self,
+        consumer: str,
+        period: Any,
+        revision: int,
+        *,
+        producer: str,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Drop pending ``revision``, which the caller proved never reached the output (the
+        table has no commit of it); fenced by ``producer``. Returns False when there is no
+        such pending reservation (nothing written)."""
+        consumer = check_name(consumer, "consumer")
+        key = period_key(period)
+        producer = check_name(producer, "producer")
+        fixed = fixed_clock(now)
+
+        def work() -> bool:
+            self.sql.lock_key("publication", consumer, key)
+            found = self._of_period(consumer, key)
+            if not any(r.revision == revision and not r.committed for r in found):
+                return False
+            self.attempts.fence(consumer, key, producer, fixed)
+            self.sql.execute(
+                "DELETE FROM gk_reservations WHERE consumer = ? AND period = ? "
+                "AND revision = ? AND state = ?",
+                (consumer, key, revision, RESERVED),
+            )
+            return True
+
+        return self.sql.run_in_transaction(work, f"publication {consumer} {key}")
+
+    def of(self, consumer: str, period: Any) -> list[Reservation]:
+        """Every reservation of (consumer, period), newest revision first; reads only."""
+        return self._of_period(check_name(consumer, "consumer"), period_key(period))
+
+    def _of_period(self, consumer: str, period: str) -> list[Reservation]:
+        """Every reservation of a checked consumer and period key, newest revision first."""
+        rows = self.sql.read(
+            f"SELECT {_COLUMNS} FROM gk_reservations WHERE consumer = ? AND "
+            "period = ? ORDER BY revision DESC",
+            (consumer, period),
+        )
+        return [_to_reservation(consumer, period, row) for row in rows]
 
 
-def _refuse_other_output(pending: Reservation, request: Request) -> None:
+def _refuse_other_output(pending: Reservation, request: PublicationRequest) -> None:
     """A pending reservation is adopted only by the same output, requirements and reason."""
     differences = [
         (what, old, new)
@@ -202,7 +351,9 @@ def _refuse_other_output(pending: Reservation, request: Request) -> None:
 
 
 def _same_republish(
-    newest: Reservation, request: Request, evidence: dict[tuple[str, str], tuple[str, int]]
+    newest: Reservation,
+    request: PublicationRequest,
+    evidence: dict[tuple[str, str], tuple[str, int]],
 ) -> bool:
     """A republish identical to the newest committed revision (a retry of the republish)."""
     return (
@@ -214,168 +365,7 @@ def _same_republish(
     )
 
 
-def commit(
-    ledger: PublicationStore,
-    consumer: str,
-    business_date: Any,
-    revision: int,
-    *,
-    producer: str,
-    table_version: int,
-    writer: str,
-    now: dt.datetime | None = None,
-) -> bool:
-    """Step 3, one transaction: record reserved ``revision`` as published at ``table_version``.
-
-    Fenced by ``producer`` (LeaseLost). ``writer`` is the run ID the external commit names
-    (this producer, or an earlier attempt that committed and died): the publication's producer.
-    The evidence is the one reserved. Returns True when recorded, False when it already was at
-    this table version; raises StateConflict for another table version or no such reservation.
-    """
-    consumer = check_name(consumer, "consumer")
-    period = period_key(business_date)
-    if isinstance(table_version, bool) or not isinstance(table_version, int) or table_version < 0:
-        raise InvalidInput("table_version", table_version, "expected an integer >= 0")
-    fixed = None if now is None else utc_now(now)
-    return bool(
-        ledger.run_in_transaction(
-            lambda: _commit(
-                ledger,
-                consumer,
-                period,
-                revision,
-                check_name(producer, "producer"),
-                table_version,
-                check_name(writer, "writer"),
-                fixed,
-            ),
-            f"publication {consumer} {period}",
-        )
-    )
-
-
-def _commit(
-    ledger: PublicationStore,
-    consumer: str,
-    period: str,
-    revision: int,
-    producer: str,
-    table_version: int,
-    writer: str,
-    fixed: dt.datetime | None,
-) -> bool:
-    ledger._lock_key("publication", consumer, period)
-    found = {r.revision: r for r in _reservations(ledger, consumer, period)}
-    mine = found.get(revision)
-    where = f"publication {consumer} {period} revision {revision}"
-    if mine is None:
-        raise StateConflict(f"{where}: no such reservation", job=consumer, period=period)
-    ledger._fence(_fence_request(mine, producer), fixed)
-    if mine.committed:
-        if mine.table_version == table_version:
-            return False
-        raise StateConflict(
-            f"{where}: recorded committed at table version "
-            f"{mine.table_version}, not {table_version}",
-            job=consumer,
-            period=period,
-        )
-    at = fixed if fixed is not None else ledger.db_now()
-    written = ledger.read("SELECT attempt FROM gk_attempts WHERE run_id = ?", (writer,))
-    ledger.execute(
-        "INSERT INTO gk_publications (consumer, period, revision, fingerprint, required_jobs, "
-        "published_at, reason, location, producer_run_id, producer_attempt) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            consumer,
-            period,
-            revision,
-            mine.fingerprint,
-            json.dumps([list(pair) for pair in mine.required]),
-            ledger.ts_in(at),
-            mine.reason,
-            mine.location,
-            writer,
-            int(written[0][0]) if written else None,
-        ),
-    )
-    ledger.executemany(
-        "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-        "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (
-                consumer,
-                period,
-                revision,
-                i.job,
-                i.business_date,
-                i.run_id,
-                i.attempt,
-                ledger.ts_in(i.watermark),
-            )
-            for i in mine.items
-        ],
-    )
-    ledger.execute(
-        "UPDATE gk_reservations SET state = ?, committed_at = ?, table_version = ?, "
-        "writer_run_id = ? WHERE consumer = ? AND period = ? AND revision = ?",
-        (COMMITTED, ledger.ts_in(at), table_version, writer, consumer, period, revision),
-    )
-    return True
-
-
-def release(
-    ledger: PublicationStore,
-    consumer: str,
-    business_date: Any,
-    revision: int,
-    *,
-    producer: str,
-    now: dt.datetime | None = None,
-) -> bool:
-    """Drop pending ``revision``, which the caller proved never reached the output (the table
-    has no commit of it); fenced by ``producer``. Returns False when there is no such pending
-    reservation (nothing written)."""
-    consumer = check_name(consumer, "consumer")
-    period = period_key(business_date)
-    producer = check_name(producer, "producer")
-    fixed = None if now is None else utc_now(now)
-
-    def work() -> bool:
-        ledger._lock_key("publication", consumer, period)
-        pending = [
-            r
-            for r in _reservations(ledger, consumer, period)
-            if r.revision == revision and not r.committed
-        ]
-        if not pending:
-            return False
-        ledger._fence(_fence_request(pending[0], producer), fixed)
-        ledger.execute(
-            "DELETE FROM gk_reservations WHERE consumer = ? AND period = ? "
-            "AND revision = ? AND state = ?",
-            (consumer, period, revision, RESERVED),
-        )
-        return True
-
-    return bool(ledger.run_in_transaction(work, f"publication {consumer} {period}"))
-
-
-def reservations(ledger: PublicationStore, consumer: str, business_date: Any) -> list[Reservation]:
-    """Every reservation of (consumer, date), newest revision first; reads only."""
-    return _reservations(ledger, check_name(consumer, "consumer"), period_key(business_date))
-
-
-def _reservations(ledger: PublicationStore, consumer: str, period: str) -> list[Reservation]:
-    rows = ledger.read(
-        f"SELECT {_COLUMNS} FROM gk_reservations WHERE consumer = ? AND "
-        "period = ? ORDER BY revision DESC",
-        (consumer, period),
-    )
-    return [_to_reservation(ledger, consumer, period, row) for row in rows]
-
-
-def _to_reservation(ledger: PublicationStore, consumer: str, period: str, row: Any) -> Reservation:
+def _to_reservation(consumer: str, period: str, row: Any) -> Reservation:
     items = tuple(
         EvidenceItem(
             job,
@@ -400,19 +390,6 @@ def _to_reservation(ledger: PublicationStore, consumer: str, period: str, row: A
         row[8],
         None if row[9] is None else int(row[9]),
         row[10],
-    )
-
-
-def _fence_request(reservation: Reservation, producer: str) -> Request:
-    """The Request ``PublicationStore._fence`` judges: only consumer, period and producer."""
-    return Request(
-        reservation.consumer,
-        reservation.business_date,
-        reservation.required,
-        Output(reservation.fingerprint, reservation.location, None),
-        None,
-        reservation.reason,
-        producer,
     )
 
 

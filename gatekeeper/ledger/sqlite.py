@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatekeeper.ledger.staleness import StalenessStore
+from gatekeeper.ledger.dialect import Dialect
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.sql import SqlCore
 
 
-class SqliteLedger(StalenessStore):
+class SqliteDialect(Dialect):
     """The ledger in one SQLite file (``sqlite:///relative.db`` or ``sqlite:////abs.db``).
 
     Writers are serialized by ``BEGIN IMMEDIATE``: a read-then-write transaction takes the
@@ -18,39 +21,36 @@ class SqliteLedger(StalenessStore):
     are judged by this host's clock.
     """
 
-    dialect = "sqlite"
+    name = "sqlite"
+    reachable_later = False  # a file that cannot be opened now will not open by waiting
 
-    def __init__(self, url: str, path: str, busy_timeout: float, reconnect_window: float = 30.0):
+    def __init__(self, path: str):
         self.path = path
-        super().__init__(url, busy_timeout, reconnect_window)
 
-    def _connect(self) -> sqlite3.Connection:
+    def connect(self, busy_timeout: float) -> sqlite3.Connection:
         conn = sqlite3.connect(
             self.path,
-            timeout=self.busy_timeout,
+            timeout=busy_timeout,
             isolation_level=None,
             check_same_thread=False,
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 
-    def _begin_sql(self) -> str:
+    def begin_sql(self) -> str:
         return "BEGIN IMMEDIATE"
 
-    def _reachable_later(self) -> bool:
-        return False  # a file that cannot be opened now will not open by waiting
-
-    def _driver_errors(self) -> tuple[type[BaseException], ...]:
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
-    def _is_timeout(self, exc: BaseException) -> bool:
+    def is_timeout(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
-    def _table_exists(self, name: str) -> bool:
-        rows = self.execute(
+    def table_exists(self, sql: SqlCore, name: str) -> bool:
+        rows = sql.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
         ).fetchall()
         return bool(rows)

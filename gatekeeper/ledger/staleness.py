@@ -7,7 +7,7 @@ from typing import Any
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Staleness
 from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.sql import SqlCore
 
 _STALE_SQL = """
 SELECT p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt, a.run_id, a.attempt
@@ -23,17 +23,18 @@ ORDER BY p.period, e.job, e.job_period, a.attempt
 """
 
 
-class StalenessStore(PublicationStore):
-    """The full ledger contract: attempts, publications and staleness."""
+class StalenessStore:
+    """Publications whose evidence a newer succeeded upstream attempt has replaced."""
+
+    def __init__(self, sql: SqlCore):
+        self.sql = sql
 
     def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
-        """Publications of ``consumer`` (dates >= ``since``) whose newest revision's evidence
-        names an upstream run older than that upstream's newest succeeded attempt for the same
-        date: one entry per (date, upstream), with the old and new run IDs. Reads only."""
+        """``Ledger.stale``: one entry per (period, upstream) whose evidence is superseded."""
         first = "" if since is None else period_key(since, "since")
-        rows = self.read(_STALE_SQL, (check_name(consumer, "consumer"), first))
+        rows = self.sql.read(_STALE_SQL, (check_name(consumer, "consumer"), first))
         newest: dict[tuple[str, str, str], Any] = {}
-        for row in rows:  # ordered by attempt: the last one per (date, job) is the newest
+        for row in rows:  # ordered by attempt: the last one per (period, job) is the newest
             newest[(row[0], row[2], row[3])] = row
         return [
             Staleness(consumer, r[0], int(r[1]), r[2], r[3], r[4], int(r[5]), r[6], int(r[7]))

@@ -23,7 +23,6 @@ from deltalake import DeltaTable
 import gatekeeper as gk
 from gatekeeper.integrations.delta import runner as delta_runner
 from gatekeeper.integrations.delta.table import app_id, table_fingerprint
-from gatekeeper.ledger import reservations as rsv
 from tests.helpers.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
 from tests.helpers.ledgers import snapshot, succeed
 from tests.helpers.luigi_support import build, configure, luigi_command, luigi_env, write_config
@@ -129,7 +128,7 @@ def test_delta_publish_retry_and_second_date(delta: dict[str, Any]) -> None:
     }
     assert pub.fingerprint == table_fingerprint(rows_for("2026-10-23"))
     assert DeltaTable(table).transaction_version(app_id("DeltaSales", "2026-10-23")) == 1
-    (reserved,) = rsv.reservations(ledger, "DeltaSales", D1)
+    (reserved,) = ledger.reservations.of("DeltaSales", D1)
     assert (reserved.state, reserved.table_version, reserved.writer_run_id) == (
         "committed",
         0,
@@ -264,8 +263,7 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     succeed(ledger, "DeltaSource", D1)
     dead = ledger.begin_attempt("DeltaSales", D1, "dead-run", lease_seconds=0.3)
     factor = 1 if same_rows else 2
-    rsv.reserve(
-        ledger,
+    ledger.reservations.reserve(
         "DeltaSales",
         D1,
         ["DeltaSource"],
@@ -276,7 +274,7 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     time.sleep(0.4)  # its lease expires: the next attempt takes over
     run_task(DeltaSales(business_date=D1))
     assert DeltaTable(table).version() == 0 and rows(table, D1) == expected(D1)
-    (reserved,) = rsv.reservations(ledger, "DeltaSales", D1)
+    (reserved,) = ledger.reservations.of("DeltaSales", D1)
     mine = ledger.latest("DeltaSales", D1)
     assert mine is not None and mine.attempt == 2
     assert (reserved.revision, reserved.state, reserved.writer_run_id) == (
@@ -399,7 +397,7 @@ def test_delta_killed_after_commit_then_rerun_records_it_without_a_second_write(
     assert DeltaTable(table).version() == 0
     with gk.open_ledger(sqlite_url) as ledger:
         assert ledger.publication("DeltaSales", D1) is None
-        (pending,) = rsv.reservations(ledger, "DeltaSales", D1)
+        (pending,) = ledger.reservations.of("DeltaSales", D1)
         first = ledger.latest("DeltaSales", D1)
         assert first is not None and first.state is gk.RunState.RUNNING
         assert (pending.state, pending.producer_run_id) == ("reserved", first.run_id)
@@ -421,7 +419,7 @@ def test_delta_killed_after_commit_then_rerun_records_it_without_a_second_write(
         pub = ledger.publication("DeltaSales", D1)
         # the publication names the run whose commit is in the table: the killed one
         assert pub is not None and (pub.revision, pub.run_id, pub.attempt) == (1, first.run_id, 1)
-        (done,) = rsv.reservations(ledger, "DeltaSales", D1)
+        (done,) = ledger.reservations.of("DeltaSales", D1)
         assert (done.state, done.table_version) == ("committed", 0)
         assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == [
             "abandoned",
@@ -516,7 +514,7 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
                 pub.fingerprint,
                 pub.evidence,
             )
-            (done,) = rsv.reservations(ledger, "DeltaSales", day)
+            (done,) = ledger.reservations.of("DeltaSales", day)
             assert done.table_version == found.table_version
 
 

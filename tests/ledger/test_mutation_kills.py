@@ -1314,7 +1314,7 @@ def test_postgresql_write_waits_for_its_keys_lock(
 
             thread = threading.Thread(target=run)
             with holder.transaction():
-                holder._lock_key(*held)
+                holder.sql.lock_key(*held)
                 thread.start()
                 thread.join(1.0 if waits else 10.0)
                 assert thread.is_alive() is waits, f"{write.__name__} under the lock of {held}"
@@ -1371,7 +1371,7 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
     ("hold", "wait", "what"),
     [
         (
-            lambda tx: tx._lock_key(
+            lambda tx: tx.sql.lock_key(
                 "publication", "Report", D
             ),  # PostgreSQL's lock; SQLite: the tx
             lambda ledger: ledger.republish(
@@ -1387,12 +1387,12 @@ def test_republish_is_gated_by_watermarks_and_dated_by_now(ledger: gk.Ledger) ->
             "the lease of run load-1",
         ),
         (
-            lambda tx: tx._lock_key("attempt", "Load", D),
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
             lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
             f"attempt Load {D}",
         ),
         (
-            lambda tx: tx._lock_key("attempt", "Load", D),
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
             lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
             f"attempt Load {D}",
         ),

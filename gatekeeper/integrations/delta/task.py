@@ -81,8 +81,7 @@ class DeltaPublicationTarget(PublicationTarget):
         if found.location != self.table_uri:
             raise OutputMismatch(f"{where} was published to {found.location}, not {self.table_uri}")
         committed = {
-            r.revision: r
-            for r in rsv.reservations(self.ledger(), self.consumer, self.business_date)
+            r.revision: r for r in self.ledger().reservations.of(self.consumer, self.business_date)
         }
         mine = committed.get(found.revision)
         if mine is None or mine.table_version is None:
@@ -175,8 +174,7 @@ class GatedDeltaTask(GatedTask):
         fingerprint = table_fingerprint(data)
         uri = self._uri()
         self._settle_pending(uri, fingerprint)
-        reserved = rsv.reserve(
-            self.ledger(),
+        reserved = self.ledger().reservations.reserve(
             self.job_id,
             self.period_key,
             self.required_jobs(),
@@ -199,8 +197,7 @@ class GatedDeltaTask(GatedTask):
         self._record(reserved, commit)
 
     def _record(self, reserved: rsv.Reservation, commit: DeltaEvidence) -> None:
-        changed = rsv.commit(
-            self.ledger(),
+        changed = self.ledger().reservations.commit(
             self.job_id,
             self.period_key,
             reserved.revision,
@@ -306,7 +303,7 @@ class GatedDeltaTask(GatedTask):
         """A pending reservation for another output (an attempt that died): record it if its
         commit reached the table (reserve then judges this run against it), release it if not
         (the table proves it never happened). Same output: reserve adopts it."""
-        found = rsv.reservations(self.ledger(), self.job_id, self.period_key)
+        found = self.ledger().reservations.of(self.job_id, self.period_key)
         pending = found[0] if found and not found[0].committed else None
         if pending is None or (pending.fingerprint, pending.location, pending.reason) == (
             fingerprint,
@@ -317,8 +314,7 @@ class GatedDeltaTask(GatedTask):
         app = app_id(self.job_id, self.period_key)
         state = table_state(pending.location, self.storage_options(), app)
         if state is None or (state.transaction_version or 0) < pending.revision:
-            rsv.release(
-                self.ledger(),
+            self.ledger().reservations.release(
                 self.job_id,
                 self.period_key,
                 pending.revision,

@@ -1,6 +1,7 @@
-"""The SQL ledger contract: connections, transactions, schema; shared by both dialects.
+"""The SQL core of the ledger: one connection, its transactions and the schema.
 
-Dialects (``sqlite.py``, ``postgres.py``) supply only connection creation, the transaction
+``SqlCore`` is shared by every store (attempts, publications, staleness, reservations); its
+``Dialect`` (``sqlite.py``, ``postgres.py``) supplies only connection creation, the transaction
 opening statement, per-key locking, the database clock and which driver errors mean what.
 
 Failure rules (see ``docs/ownership.md``): a dropped connection is replaced on next use; a
@@ -19,14 +20,13 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
-from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import GatekeeperError, LedgerError
+from gatekeeper.ledger.dialect import Dialect
 from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from gatekeeper.ledger.sqltext import prepare
 
-L = TypeVar("L", bound="SqlLedger")
 T = TypeVar("T")
 
 ATTEMPT_COLUMNS = (
@@ -37,23 +37,23 @@ DEFAULT_RECONNECT_WINDOW = 30.0
 BACKOFF = (0.1, 2.0)  # first and longest pause between tries while the database is unreachable
 
 
-class SqlLedger:
-    """A ledger of attempts and publications on one database connection.
+class SqlCore:
+    """One database connection, the transactions on it and the ledger's schema.
 
     Thread-safe: transactions on the shared connection are serialized by a lock. Reads and
     writes raise LedgerError when the database fails; the driver error is its ``__cause__``.
     """
 
-    dialect = "sql"
-    ts_type = "TEXT"
     retries = 5
 
     def __init__(
         self,
+        dialect: Dialect,
         url: str,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
     ):
+        self.dialect = dialect
         self.url = url
         self.busy_timeout = busy_timeout
         self.reconnect_window = reconnect_window
@@ -66,54 +66,6 @@ class SqlLedger:
         self.riding_out(self._reconnect)
         self.riding_out(self._migrate)
 
-    # -- dialect hooks -------------------------------------------------------------------------
-    def _connect(self) -> Any:
-        raise NotImplementedError
-
-    def _begin_sql(self) -> str:
-        return "BEGIN"
-
-    def _lock_key(self, *parts: str) -> None:
-        """Serialize writers of one key inside the current transaction (dialect-specific)."""
-
-    def _driver_errors(self) -> tuple[type[BaseException], ...]:
-        raise NotImplementedError
-
-    def _is_retryable(self, exc: BaseException | None) -> bool:
-        """True for a race the database resolved by aborting this transaction."""
-        return False
-
-    def _is_timeout(self, exc: BaseException) -> bool:
-        """True when ``exc`` means a lock wait ran past ``busy_timeout``."""
-        return False
-
-    def _is_broken(self) -> bool:
-        """True when the current connection can no longer be used (dropped by the server)."""
-        return False
-
-    def _reachable_later(self) -> bool:
-        """True when a connection that could not be opened may open later (a server coming
-        back), so opening it again is worth ``riding_out``; False for a local file."""
-        return True
-
-    def _executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> Any:
-        return self._conn.executemany(sql, rows)
-
-    def db_now(self) -> dt.datetime:
-        """The database's clock, by which leases are judged (this host's on SQLite)."""
-        return utc_now()
-
-    def ts_in(self, value: dt.datetime | None) -> Any:
-        """Convert an aware datetime to what the driver stores."""
-        return value
-
-    def ts_out(self, value: Any) -> dt.datetime | None:
-        """Convert a stored timestamp back to an aware UTC datetime."""
-        return cast("dt.datetime | None", value)
-
-    def describe(self) -> str:
-        return self.url
-
     # -- connection ----------------------------------------------------------------------------
     def _reconnect(self) -> None:
         if self._conn is not None:
@@ -121,13 +73,16 @@ class SqlLedger:
                 self._conn.close()
             self._conn = None
         try:
-            self._conn = self._connect()
-        except self._driver_errors() as exc:
+            self._conn = self.dialect.connect(self.busy_timeout)
+        except self.dialect.driver_errors() as exc:
             raise LedgerError(
                 f"cannot open ledger {self.describe()}: {exc}",
                 retryable=False,
-                unreachable=self._reachable_later(),
+                unreachable=self.dialect.reachable_later,
             ) from exc
+
+    def _is_broken(self) -> bool:
+        return self.dialect.is_broken(self._conn)
 
     def _usable(self) -> None:
         """Replace a connection that was dropped (it is reopened on next use)."""
@@ -142,16 +97,12 @@ class SqlLedger:
                     self._conn.close()
                 self._conn = None
 
-    def __enter__(self: L) -> L:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def describe(self) -> str:
+        return self.dialect.describe()
 
     @property
     def connection(self) -> Any:
-        """The driver connection, for inspection (tests, benchmarks). Writes go through
-        ``execute`` inside ``transaction()``, or the handle ``publish`` gives ``write``."""
+        """The driver connection, for inspection (tests, benchmarks)."""
         self._usable()
         return self._conn
 
@@ -163,35 +114,61 @@ class SqlLedger:
         """
         if not self._in_tx:
             self._usable()
-        return self._conn.execute(prepare(sql, self.dialect), tuple(params))
+        return self._conn.execute(prepare(sql, self.dialect.name), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
         """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""
-        return self._executemany(prepare(sql, self.dialect), [tuple(r) for r in rows])
+        prepared = prepare(sql, self.dialect.name)
+        return self.dialect.executemany(self._conn, prepared, [tuple(r) for r in rows])
+
+    def lock_key(self, *parts: str) -> None:
+        """Serialize writers of one key inside the current transaction; the database's clock
+        (``db_now``) is then read when the lock was held, where the dialect reads it with the
+        lock. Where the transaction's opening statement serializes every writer, a no-op."""
+        if self.dialect.locks_keys:
+            self._waiting_for = " ".join(parts)
+            self._tx_clock = self.dialect.lock_key(self, parts)
+
+    def db_now(self) -> dt.datetime:
+        """The database's clock, by which leases are judged (inside a transaction of a
+        dialect that locks keys: as read when its latest key lock was granted)."""
+        if self._in_tx and self._tx_clock is not None:
+            return self._tx_clock
+        return self.dialect.clock(self)
+
+    def ts_in(self, value: dt.datetime | None) -> Any:
+        """Convert an aware datetime to what the driver stores."""
+        return self.dialect.ts_in(value)
+
+    def ts_out(self, value: Any) -> dt.datetime | None:
+        """Convert a stored timestamp back to an aware UTC datetime."""
+        return self.dialect.ts_out(value)
 
     # -- transactions --------------------------------------------------------------------------
     @contextlib.contextmanager
-    def transaction(self, waiting_for: str = "") -> Iterator[SqlLedger]:
+    def transaction(self, waiting_for: str = "") -> Iterator[None]:
         """Run the block in one write transaction: commit on success, roll back on any error.
 
         Driver errors are raised as LedgerError (``retryable`` when the transaction cannot have
         committed and may run again on a fresh connection); gatekeeper and caller errors pass
-        unchanged. ``waiting_for`` names the key in a lock-timeout message.
+        unchanged. ``waiting_for`` names the key in a lock-timeout message. Nested: one
+        transaction.
         """
         with self._lock:
             if self._in_tx:
-                yield self
+                yield
                 return
             self._waiting_for = waiting_for
             self._open_transaction()
             self._in_tx = True
             try:
-                yield self
+                yield
             except BaseException as exc:
                 self._in_tx = False
                 with contextlib.suppress(Exception):
                     self._conn.execute("ROLLBACK")
-                if isinstance(exc, self._driver_errors()) and not isinstance(exc, GatekeeperError):
+                errors = self.dialect.driver_errors()
+                if isinstance(exc, errors) and not isinstance(exc, GatekeeperError):
                     raise self._wrap(exc, committing=False) from exc
                 raise
             self._in_tx = False
@@ -202,10 +179,10 @@ class SqlLedger:
         self._tx_clock = None
         try:
             if self._migrating:
-                self._conn.execute(self._begin_sql())
+                self._conn.execute(self.dialect.begin_sql())
             else:
-                self._refuse_newer_schema(self._begin_reading_version())
-        except self._driver_errors() as exc:
+                self._refuse_newer_schema(self.dialect.begin_reading_version(self._conn))
+        except self.dialect.driver_errors() as exc:
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
             raise self._wrap(exc, committing=False) from exc
@@ -217,7 +194,7 @@ class SqlLedger:
     def _commit(self) -> None:
         try:
             self._conn.execute("COMMIT")
-        except self._driver_errors() as exc:
+        except self.dialect.driver_errors() as exc:
             if self._is_broken():
                 raise LedgerError(
                     f"ledger {self.describe()}: the connection failed while committing; the "
@@ -230,7 +207,7 @@ class SqlLedger:
 
     def _wrap(self, exc: BaseException, committing: bool) -> LedgerError:
         """A LedgerError for a driver error; a dropped connection is replaced on next use."""
-        if self._is_timeout(exc):
+        if self.dialect.is_timeout(exc):
             what = f" waiting for {self._waiting_for}" if self._waiting_for else ""
             return LedgerError(
                 f"ledger {self.describe()}: timed out after {self.busy_timeout:g}s{what} "
@@ -238,20 +215,13 @@ class SqlLedger:
                 retryable=False,
             )
         broken = self._is_broken()
-        retry = self._is_retryable(exc) or (broken and not committing)
+        retry = self.dialect.is_retryable(exc) or (broken and not committing)
         lost = " (connection lost; it is reopened on next use)" if broken else ""
         return LedgerError(
             f"ledger {self.describe()}: {exc}{lost}",
             retryable=retry,
             unreachable=broken and not committing,
         )
-
-    def _begin_reading_version(self) -> int:
-        """Open the transaction and read the schema version in it (a dialect may do both in
-        one round trip)."""
-        self._conn.execute(self._begin_sql())
-        rows = self._conn.execute("SELECT version FROM gk_schema").fetchall()
-        return int(rows[0][0]) if rows else 0
 
     def _refuse_newer_schema(self, version: int) -> None:
         """A schema newer than this code is refused, also by a process that opened the ledger
@@ -287,12 +257,12 @@ class SqlLedger:
                 time.sleep(min(pause, deadline - now))
                 pause = min(pause * 2, BACKOFF[1])
 
-    def run_in_transaction(self, work: Callable[[], Any], waiting_for: str = "") -> Any:
+    def run_in_transaction(self, work: Callable[[], T], waiting_for: str = "") -> T:
         """Run ``work()`` in a transaction, again when the database reports a race, and while
         it cannot be reached (``riding_out``): a transaction whose connection dropped before
         the commit was sent cannot have committed."""
 
-        def in_transaction() -> Any:
+        def in_transaction() -> T:
             for attempt in range(self.retries):
                 try:
                     with self.transaction(waiting_for):
@@ -316,51 +286,54 @@ class SqlLedger:
                     self._usable()
                 rows = self.execute(sql, values).fetchall()
                 if not self._in_tx:
-                    self._end_read()
+                    self.dialect.end_read(self._conn)
                 return list(rows)
-            except self._driver_errors() as exc:
+            except self.dialect.driver_errors() as exc:
                 raise self._wrap(exc, committing=False) from exc
 
         with self._lock:
             return self.riding_out(once)
 
-    def _end_read(self) -> None:
-        """Close the implicit read transaction where the driver opens one."""
-
     # -- schema --------------------------------------------------------------------------------
     def schema_version(self) -> int:
-        return self._current_version()
-
-    def _current_version(self) -> int:
-        if not self._table_exists("gk_schema"):
+        """The schema version the database holds (0 before the first migration)."""
+        if not self.dialect.table_exists(self, "gk_schema"):
             return 0
         rows = self.execute("SELECT version FROM gk_schema").fetchall()
         return int(rows[0][0]) if rows else 0
 
-    def _table_exists(self, name: str) -> bool:
-        raise NotImplementedError
-
-    def _migrate(self) -> None:
-        try:  # an up-to-date ledger opens without waiting for the write lock
-            if self._current_version() == SCHEMA_VERSION:
-                return
-        except self._driver_errors():
-            pass  # e.g. the schema table is being created right now: decide under the lock
+    @contextlib.contextmanager
+    def _migration(self, what: str) -> Iterator[None]:
+        """A schema transaction: opened without reading the version, under the schema lock."""
         self._migrating = True
         try:
-            with self.transaction("the schema migration"):
-                self._lock_key("gatekeeper-schema")
-                self._migrate_locked()
+            with self.transaction(what):
+                self.lock_key("gatekeeper-schema")
+                yield
         finally:
             self._migrating = False
 
+    def _migrate(self) -> None:
+        setup = self.dialect.setup_sql()
+        if setup:
+            with self._migration("the schema"):
+                for statement in setup:
+                    self.execute(statement)
+        try:  # an up-to-date ledger opens without waiting for the write lock
+            if self.schema_version() == SCHEMA_VERSION:
+                return
+        except self.dialect.driver_errors():
+            pass  # e.g. the schema table is being created right now: decide under the lock
+        with self._migration("the schema migration"):
+            self._migrate_locked()
+
     def _migrate_locked(self) -> None:
-        version = self._current_version()
+        version = self.schema_version()
         self._refuse_newer_schema(version)
         if version == 0:
             self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
             self.execute("INSERT INTO gk_schema (version) VALUES (0)")
         for number in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[number]:
-                self.execute(statement.replace("{ts}", self.ts_type))
+                self.execute(statement.replace("{ts}", self.dialect.ts_type))
             self.execute("UPDATE gk_schema SET version = ?", (number + 1,))

@@ -1,0 +1,324 @@
+"""The ledger: one contract over its stores, on one SQL core and one dialect.
+
+``Ledger`` is what ``open_ledger(url)`` returns. It holds a ``SqlCore`` (connection,
+transactions, schema) made for a dialect, and the stores that work on it: attempts,
+publications, staleness and reservations (``ledger.reservations``, the two-phase
+publication of an output that commits elsewhere). Its methods are the public contract and
+delegate to the stores; the stores share the core, never each other's state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from gatekeeper.core.readiness import Watermarks
+from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
+from gatekeeper.ledger.attempts import AttemptStore
+from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.publications import PublicationStore
+from gatekeeper.ledger.requests import WriteFn
+from gatekeeper.ledger.reservations import ReservationStore
+from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW, SqlCore
+from gatekeeper.ledger.staleness import StalenessStore
+
+T = TypeVar("T")
+
+
+class Ledger:
+    """A ledger of attempts and publications on one database connection.
+
+    Thread-safe: transactions on the shared connection are serialized by a lock. Reads and
+    writes raise LedgerError when the database fails; the driver error is its ``__cause__``.
+    ``business_date`` (the public keyword, kept for callers) is any period: a period key or
+    what ``period_key`` accepts (a date, a tz-aware hour start); inside the ledger it is a
+    ``period``.
+    """
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        url: str,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
+    ):
+        self.sql = SqlCore(dialect, url, busy_timeout, reconnect_window)
+        self._attempts = AttemptStore(self.sql)
+        self._publications = PublicationStore(self.sql, self._attempts)
+        self._staleness = StalenessStore(self.sql)
+        #: two-phase publications: ``reserve``, ``commit``, ``release`` and ``of``
+        self.reservations = ReservationStore(self.sql, self._attempts, self._publications)
+
+    # -- the database --------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return self.sql.url
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``, for SQL that differs between the backends."""
+        return self.sql.dialect.name
+
+    @property
+    def ts_type(self) -> str:
+        """The column type of a timestamp on this backend."""
+        return self.sql.dialect.ts_type
+
+    def describe(self) -> str:
+        """Where the ledger lives, for messages."""
+        return self.sql.describe()
+
+    @property
+    def connection(self) -> Any:
+        """The driver connection, for inspection (tests, benchmarks). Writes go through
+        ``execute`` inside ``transaction()``, or the handle ``publish`` gives ``write``."""
+        return self.sql.connection
+
+    def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        """Run one statement (``?`` placeholders on every backend) and return the cursor.
+
+        Placeholders are translated by a tokenizer; a statement that would control the
+        transaction, or several statements, raise InvalidInput.
+        """
+        return self.sql.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
+        """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""
+        return self.sql.executemany(sql, rows)
+
+    def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
+        """Fetch all rows of a read-only query (on a fresh connection if it dropped, riding
+        out a database that cannot be reached); raises LedgerError."""
+        return self.sql.read(sql, params)
+
+    @contextlib.contextmanager
+    def transaction(self, waiting_for: str = "") -> Iterator[Ledger]:
+        """Run the block in one write transaction: commit on success, roll back on any error.
+
+        Driver errors are raised as LedgerError (``retryable`` when the transaction cannot have
+        committed and may run again on a fresh connection); gatekeeper and caller errors pass
+        unchanged. ``waiting_for`` names the key in a lock-timeout message.
+        """
+        with self.sql.transaction(waiting_for):
+            yield self
+
+    def run_in_transaction(self, work: Callable[[], T], waiting_for: str = "") -> T:
+        """Run ``work()`` in a transaction, again when the database reports a race, and while
+        it cannot be reached (up to ``reconnect_window``): a transaction whose connection
+        dropped before the commit was sent cannot have committed."""
+        return self.sql.run_in_transaction(work, waiting_for)
+
+    def db_now(self) -> dt.datetime:
+        """The database's clock, by which leases are judged (this host's on SQLite)."""
+        return self.sql.db_now()
+
+    def ts_in(self, value: dt.datetime | None) -> Any:
+        """Convert an aware datetime to what the driver stores."""
+        return self.sql.ts_in(value)
+
+    def ts_out(self, value: Any) -> dt.datetime | None:
+        """Convert a stored timestamp back to an aware UTC datetime."""
+        return self.sql.ts_out(value)
+
+    def schema_version(self) -> int:
+        return self.sql.schema_version()
+
+    def close(self) -> None:
+        """Close the connection; the next use opens a new one."""
+        self.sql.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- attempts ------------------------------------------------------------------------------
+    def record(
+        self,
+        job: str,
+        business_date: Any,
+        attempt: int,
+        run_id: str,
+        state: Any,
+        started_at: dt.datetime,
+        *,
+        error: str | None = None,
+        now: dt.datetime | None = None,
+    ) -> bool:
+        """Record one observation of an attempt; writes.
+
+        Returns True when the ledger changed and False for a harmless replay. Raises
+        InvalidInput (nothing written) for bad values and StateConflict when a terminal state
+        would change or the run ID belongs to another (job, period, attempt).
+        """
+        store = self._attempts
+        return store.record(
+            job, business_date, attempt, run_id, state, started_at, error=error, now=now
+        )
+
+    def begin_attempt(
+        self,
+        job: str,
+        business_date: Any,
+        run_id: str,
+        *,
+        lease_seconds: float,
+        attempt: int = 0,
+        now: dt.datetime | None = None,
+        skip_succeeded: bool = False,
+    ) -> Attempt:
+        """Allocate and record a ``running`` attempt holding a lease; writes.
+
+        ``attempt=0`` takes the next ordinal; an explicit ordinal must exceed every recorded
+        one (else StateConflict). A live lease of another attempt raises LeaseHeld and writes
+        nothing; running attempts whose lease expired are recorded ``abandoned`` first.
+        With ``skip_succeeded`` (and ``attempt=0``), a period whose latest attempt succeeded
+        gets no new attempt: that succeeded Attempt is returned and nothing is written.
+        Leases are judged by the database's clock, read once the key's lock is held (so time
+        spent waiting for another writer neither shortens the new lease nor predates the
+        previous attempt); ``now`` replaces it (a fake clock). Returns the Attempt.
+        """
+        return self._attempts.begin_attempt(
+            job,
+            business_date,
+            run_id,
+            lease_seconds=lease_seconds,
+            attempt=attempt,
+            now=now,
+            skip_succeeded=skip_succeeded,
+        )
+
+    def heartbeat(
+        self, run_id: str, *, lease_seconds: float, now: dt.datetime | None = None
+    ) -> bool:
+        """Extend a running attempt's lease by the database's clock; writes. False when the
+        attempt is no longer running (it finished, or a later attempt marked it abandoned)."""
+        return self._attempts.heartbeat(run_id, lease_seconds=lease_seconds, now=now)
+
+    def attempts(self, job: str, business_date: Any) -> list[Attempt]:
+        """Every attempt of ``job`` for the period, ordered by attempt; reads only."""
+        return self._attempts.attempts(job, business_date)
+
+    def latest(self, job: str, business_date: Any) -> Attempt | None:
+        """The greatest recorded attempt of ``job`` for the period, or None; reads only."""
+        return self._attempts.latest(job, business_date)
+
+    def history(self, job: str, business_date: Any = None) -> list[Attempt]:
+        """Attempts of ``job`` (for one period, or all) by period then attempt; reads only."""
+        return self._attempts.history(job, business_date)
+
+    def latest_between(self, job: str, first: str, last: str) -> dict[str, Attempt]:
+        """Period key -> the latest attempt of ``job``, for keys in [first, last] of ``first``'s
+        kind (daily or hourly); one query."""
+        return self._attempts.latest_between(job, first, last)
+
+    # -- readiness and publications ------------------------------------------------------------
+    def readiness(
+        self, jobs: Iterable[Any], business_date: Any, watermarks: Watermarks | None = None
+    ) -> Readiness:
+        """Return the Readiness of ``jobs`` for the period; reads only (one query).
+
+        With ``watermarks``, a succeeded upstream whose declared watermark is before the
+        period's end blocks with ``watermark``.
+        """
+        return self._publications.readiness(jobs, business_date, watermarks)
+
+    def publish(
+        self,
+        consumer: str,
+        business_date: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        write: WriteFn | None = None,
+        *,
+        location: str | None = None,
+        watermarks: Watermarks | None = None,
+        now: dt.datetime | None = None,
+        producer: str | None = None,
+    ) -> bool:
+        """Publish ``consumer``'s output for the period with its evidence, in one transaction.
+
+        With ``producer`` (the run ID of the consumer's attempt) the publication is fenced: the
+        producer must be the latest attempt of (consumer, period), running with a lease live by
+        the database's clock, else LeaseLost. Then reads readiness, calls ``write(tx)`` (a
+        WriteHandle on this transaction) for the caller's own rows, stores the publication, its
+        producer and the authorizing run IDs (and watermarks), and commits. Returns True for
+        the first publication and False for a retry (same fingerprint, required jobs and
+        location: nothing is written, ``write`` is not called). Raises NotReady when the gate
+        is closed, PublicationConflict for a different fingerprint, required jobs or location
+        (a correction is ``republish``), InvalidInput for bad values; any exception rolls back
+        the output rows and the evidence together. ``location``: where an output outside the
+        database lives (a file).
+        """
+        return self._publications.publish(
+            consumer,
+            business_date,
+            required_jobs,
+            fingerprint,
+            write,
+            location=location,
+            watermarks=watermarks,
+            now=now,
+            producer=producer,
+        )
+
+    def republish(
+        self,
+        consumer: str,
+        business_date: Any,
+        required_jobs: Iterable[Any],
+        fingerprint: str,
+        write: WriteFn | None = None,
+        *,
+        reason: str,
+        location: str | None = None,
+        watermarks: Watermarks | None = None,
+        now: dt.datetime | None = None,
+        producer: str | None = None,
+    ) -> bool:
+        """Publish a correction as revision n+1 with fresh evidence, in one transaction.
+
+        Earlier revisions and their evidence stay. Returns False (nothing written) when the
+        newest revision already has this fingerprint, location, reason and evidence; True
+        otherwise. Fenced by ``producer`` as ``publish`` is (LeaseLost). Raises InvalidInput
+        for an empty ``reason`` and NotReady when the gate is closed.
+        """
+        return self._publications.republish(
+            consumer,
+            business_date,
+            required_jobs,
+            fingerprint,
+            write,
+            reason=reason,
+            location=location,
+            watermarks=watermarks,
+            now=now,
+            producer=producer,
+        )
+
+    def completed_periods(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> set[str]:
+        """Period keys in [first, last] of ``first``'s kind (daily or hourly) whose latest
+        attempt of ``job`` succeeded and, with ``consumer``, that have a publication by it; one
+        query, reads only. Keys of the other kind (never written since a job keeps one kind)
+        are left out, so a planner never meets them."""
+        return self._publications.completed_periods(job, first, last, consumer)
+
+    def publication(self, consumer: str, business_date: Any) -> Publication | None:
+        """The newest revision of the publication for the period, or None; reads only."""
+        return self._publications.publication(consumer, business_date)
+
+    def publications(self, consumer: str, business_date: Any) -> list[Publication]:
+        """Every revision of the publication for the period, newest first; reads only."""
+        return self._publications.publications(consumer, business_date)
+
+    def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
+        """Publications of ``consumer`` (periods >= ``since``) whose newest revision's
+        evidence names an upstream run older than that upstream's newest succeeded attempt for
+        the same period: one entry per (period, upstream), with the old and new run IDs.
+        Reads only."""
+        return self._staleness.stale(consumer, since)

@@ -1,0 +1,97 @@
+"""What a dialect supplies to the SQL core: connection creation and the SQL that differs.
+
+The core (``sql.SqlCore``) owns the connection, the transactions, retries and the schema; a
+dialect (``sqlite.SqliteDialect``, ``postgres.PostgresDialect``) holds no state of a
+transaction and answers only what its database does differently. The defaults here are the
+plain SQL both would share.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any, cast
+
+from gatekeeper.core.clock import utc_now
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.sql import SqlCore
+
+
+class Dialect:
+    """Connection creation and SQL differences of one database kind."""
+
+    #: ``sqlite`` or ``postgresql``: the placeholder style and the name users see
+    name = "sql"
+    #: the column type of a timestamp in the DDL (``{ts}`` in ``schema.MIGRATIONS``)
+    ts_type = "TEXT"
+    #: True when writers of one key take a lock of their own (``lock_key``); False when the
+    #: transaction's opening statement already serializes every writer
+    locks_keys = False
+    #: True when a connection that could not be opened may open later (a server coming back),
+    #: so opening it again is worth riding out; False for a local file
+    reachable_later = True
+
+    def connect(self, busy_timeout: float) -> Any:
+        """A new driver connection in autocommit mode (the core sends BEGIN itself)."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """Where the ledger lives, for messages (no password)."""
+        raise NotImplementedError
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        """The driver's exception classes, wrapped as LedgerError at the ledger boundary."""
+        raise NotImplementedError
+
+    def begin_sql(self) -> str:
+        return "BEGIN"
+
+    def begin_reading_version(self, conn: Any) -> int:
+        """Open the transaction and read the schema version in it (a dialect may do both in
+        one round trip)."""
+        conn.execute(self.begin_sql())
+        rows = conn.execute("SELECT version FROM gk_schema").fetchall()
+        return int(rows[0][0]) if rows else 0
+
+    def setup_sql(self) -> tuple[str, ...]:
+        """Statements run once, in their own transaction, before the schema is migrated."""
+        return ()
+
+    def lock_key(self, sql: SqlCore, parts: tuple[str, ...]) -> dt.datetime | None:
+        """Take the lock of one key in the current transaction (``locks_keys`` dialects);
+        returns the database's clock read once it was held, or None."""
+        return None
+
+    def clock(self, sql: SqlCore) -> dt.datetime:
+        """The database's clock, by which leases are judged (this host's by default)."""
+        return utc_now()
+
+    def table_exists(self, sql: SqlCore, name: str) -> bool:
+        raise NotImplementedError
+
+    def is_retryable(self, exc: BaseException | None) -> bool:
+        """True for a race the database resolved by aborting this transaction."""
+        return False
+
+    def is_timeout(self, exc: BaseException) -> bool:
+        """True when ``exc`` means a lock wait ran past ``busy_timeout``."""
+        return False
+
+    def is_broken(self, conn: Any) -> bool:
+        """True when ``conn`` (None once closed) can no longer be used (dropped by the
+        server)."""
+        return False
+
+    def executemany(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> Any:
+        return conn.executemany(sql, rows)
+
+    def end_read(self, conn: Any) -> None:
+        """Close the implicit read transaction where the driver opens one."""
+
+    def ts_in(self, value: dt.datetime | None) -> Any:
+        """Convert an aware datetime to what the driver stores."""
+        return value
+
+    def ts_out(self, value: Any) -> dt.datetime | None:
+        """Convert a stored timestamp back to an aware UTC datetime."""
+        return cast("dt.datetime | None", value)

@@ -1,0 +1,51 @@
+"""What read-only callers may use of a ledger: ``LedgerReads``.
+
+The overviews, the recovery planner, the coverage report and the gate only read; they take a
+``LedgerReads`` rather than the whole ``Ledger``, so what they depend on is written down (and a
+read-only double of it would do).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from gatekeeper.core.readiness import Watermarks
+from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
+
+
+class LedgerReads(Protocol):
+    """The reads of the ledger contract (``Ledger`` satisfies it); none of them writes."""
+
+    def describe(self) -> str: ...
+
+    def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]: ...
+
+    def db_now(self) -> dt.datetime: ...
+
+    def ts_in(self, value: dt.datetime | None) -> Any: ...
+
+    def ts_out(self, value: Any) -> dt.datetime | None: ...
+
+    def attempts(self, job: str, business_date: Any) -> list[Attempt]: ...
+
+    def latest(self, job: str, business_date: Any) -> Attempt | None: ...
+
+    def history(self, job: str, business_date: Any = None) -> list[Attempt]: ...
+
+    def latest_between(self, job: str, first: str, last: str) -> dict[str, Attempt]: ...
+
+    def completed_periods(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> set[str]: ...
+
+    def readiness(
+        self, jobs: Iterable[Any], business_date: Any, watermarks: Watermarks | None = None
+    ) -> Readiness: ...
+
+    def publication(self, consumer: str, business_date: Any) -> Publication | None: ...
+
+    def publications(self, consumer: str, business_date: Any) -> list[Publication]: ...
+
+    def stale(self, consumer: str, since: Any = None) -> list[Staleness]: ...
