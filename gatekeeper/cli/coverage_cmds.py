@@ -9,6 +9,7 @@ from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.core.clock import utc_now
+from gatekeeper.core.periods import DAILY, PERIODS
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
@@ -211,7 +212,7 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
     p.add_argument("--catchup", default="all", help="all, none or last:N")
     p.add_argument("--strategy", default="contiguous", help="contiguous, forward or reverse")
-    p.add_argument("--period", default="daily", choices=("daily", "hourly"))
+    p.add_argument("--period", default=DAILY.name, choices=[k.name for k in PERIODS])
     p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
     p = add(

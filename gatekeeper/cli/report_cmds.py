@@ -12,6 +12,7 @@ from typing import Any
 from gatekeeper.cli.output import Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import DAILY, PERIODS
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
@@ -99,5 +100,5 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("--lateness", help="e.g. 2h (default: [gatekeeper] lateness)")
     p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
     p.add_argument("--catchup", default="all", help="all, none or last:N")
-    p.add_argument("--period", default="daily", choices=("daily", "hourly"))
+    p.add_argument("--period", default=DAILY.name, choices=[k.name for k in PERIODS])
     p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")

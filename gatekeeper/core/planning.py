@@ -66,6 +66,9 @@ class RangePlan:
     contiguous_through: Label | None
     next_due_at: dt.datetime | None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "period", parse_period(self.period))  # a name becomes its kind
+
     @property
     def total(self) -> int:
         """Number of due periods."""

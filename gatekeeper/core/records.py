@@ -76,6 +76,11 @@ class Attempt:
     lease_expires_at: dt.datetime | None = None
     error: str | None = None
 
+    @property
+    def period_key(self) -> str:
+        """The ledger key of its period (a date or an hour; stored as ``business_date``)."""
+        return self.business_date
+
     def lease_live(self, now: dt.datetime) -> bool:
         """True when the attempt is running and its lease has not expired at ``now``."""
         return (
@@ -124,6 +129,11 @@ class Publication:
     location: str | None = None
     run_id: str | None = None
     attempt: int | None = None
+
+    @property
+    def period_key(self) -> str:
+        """The ledger key of its period (a date or an hour; stored as ``business_date``)."""
+        return self.business_date
 
     @property
     def requirements(self) -> tuple[tuple[str, str], ...]:

@@ -45,7 +45,7 @@ from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.core.periods import interval, parse_timezone, period_from_key
+from gatekeeper.core.periods import parse_period, parse_timezone
 from gatekeeper.core.records import Attempt, Publication, RunState, requirement_label
 from gatekeeper.ledger import Ledger
 
@@ -177,7 +177,8 @@ def _event(
     from openlineage.client.generated import error_message_run, job_type_job, nominal_time_run
 
     namespace, zone = s.namespace, s.timezone
-    span = interval(period_from_key(attempt.business_date), task.period_kind, zone)
+    kind = parse_period(task.period_kind)
+    span = kind.interval(kind.label(attempt.period_key), zone)
     local = parse_timezone(zone)
     start, end = span.start.astimezone(local), span.end.astimezone(local)
     facets: dict[str, Any] = {
@@ -186,8 +187,8 @@ def _event(
         ),
         "gatekeeper": _facet_class()(
             period={
-                "kind": task.period_kind,
-                "key": attempt.business_date,
+                "kind": kind.name,
+                "key": attempt.period_key,
                 "timezone": zone,
                 "start": start.isoformat(),
                 "end": end.isoformat(),

@@ -9,17 +9,13 @@ a user's override is called as is. So a range, its chunks and ``complete()`` agr
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from collections.abc import Mapping
 from typing import Any
 
-from gatekeeper.core.periods import period_at, period_from_key, period_ordinal
 from gatekeeper.core.planning import Completeness
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.tasks import PeriodTask
-
-UTC = dt.timezone.utc
 
 
 def completeness(
@@ -40,14 +36,8 @@ def bulk_complete_between(
     it: on ``functools.partial(of, **of_params)`` with a list of period parameter values.
     Reads what ``bulk_complete`` reads."""
     kind = of.period_kind
-    labels = [
-        period_at(n, kind)
-        for n in range(
-            period_ordinal(period_from_key(first), kind),
-            period_ordinal(period_from_key(last), kind) + 1,
-        )
-    ]
-    values = [param_value(label) for label in labels]
+    span = range(kind.ordinal(kind.label(first)), kind.ordinal(kind.label(last)) + 1)
+    values = [kind.to_param(kind.at(n)) for n in span]
     bulk = of.bulk_complete.__func__  # type: ignore[attr-defined]
     found = bulk(functools.partial(of, **dict(of_params)), values)
     return {of.key_of(of.label_of({**dict(of_params), **of.params_of(item)})) for item in found}
@@ -64,10 +54,3 @@ def complete_keys(
         return set()
     job = of.job_id_for(**dict(of_params))
     return set(keys) & set(completeness(of, of_params, ledger, job)(min(keys), max(keys)))
-
-
-def param_value(label: Any) -> Any:
-    """The period parameter's value for a label: the date, or the naive UTC hour."""
-    if isinstance(label, dt.datetime):
-        return label.astimezone(UTC).replace(tzinfo=None)
-    return label

@@ -11,7 +11,6 @@ import luigi
 
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
 from gatekeeper.core.gate import Watermarks
-from gatekeeper.core.periods import DAILY, interval
 from gatekeeper.core.records import fingerprint
 from gatekeeper.core.validation import check_optional_name
 from gatekeeper.ledger import Ledger
@@ -103,7 +102,7 @@ class GatedTask(BusinessDateTask):
         if not observed:
             return None
         zone = str(config.settings().timezone)
-        end = interval(self.business_date, DAILY, zone).end
+        end = self.period_kind.closes_at(self.period_key, zone)
         return Watermarks.parse(end, observed)
 
     def before_attempt(self, ledger: Ledger) -> None:

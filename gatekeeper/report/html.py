@@ -14,19 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from itertools import groupby
 
-from gatekeeper.core.periods import HOURLY
+from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
 
 _ATTENTION_ROWS = 12
-#: At most this many periods, a job's cells are drawn big.
-_BIG = {"daily": 100, "hourly": 24 * 8}
 _WEEKDAYS = "".join(f'<span class="wd">{d}</span>' for d in "MTWTFSS")
 _LABELS = {s: s.value.replace("_", " ") for s in PeriodState}
 
@@ -113,12 +111,12 @@ def _instant(when: dt.datetime) -> str:
 
 
 def _big(job: JobCoverage) -> bool:
-    return len(job.states) <= _BIG.get(job.plan.period, 0)
+    return len(job.states) <= _layout(job).big
 
 
 def _side_by_side(job: JobCoverage) -> bool:
     """A short daily window fits a column beside the others (a day x 24 grid does not)."""
-    return job.plan.period != HOURLY and _big(job)
+    return _layout(job).beside and _big(job)
 
 
 def _overview(jobs: Sequence[JobCoverage]) -> str:
@@ -158,7 +156,7 @@ def _section(n: int, job: JobCoverage) -> str:
         f"{_duration(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
         f"through <b>{escape(_through(plan))}</b> &middot; next due at {escape(due_at)}</p>"
     )
-    grid = _hourly(job) if plan.period == HOURLY else _daily(job)
+    grid = _layout(job).grid(job)
     size = " big" if _big(job) else ""
     return (
         f'<section class="job{size}" id="job-{n}" data-job="{escape(job.job)}">'
@@ -270,3 +268,23 @@ def _hourly(job: JobCoverage) -> str:
         label = dt.date.fromisoformat(month + "-01").strftime("%b %Y")
         months.append(f'<div class="m"><h3>{label}</h3><div class="hg">{"".join(rows)}</div></div>')
     return "".join(reversed(months))
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How a kind of period is drawn: its grid, the most periods drawn big, and whether a short
+    window fits a column beside the others (a month calendar does; a day x 24 grid does not)."""
+
+    grid: Callable[[JobCoverage], str]
+    big: int
+    beside: bool
+
+
+_LAYOUTS: dict[Period, _Layout] = {
+    DAILY: _Layout(_daily, big=100, beside=True),
+    HOURLY: _Layout(_hourly, big=24 * 8, beside=False),
+}
+
+
+def _layout(job: JobCoverage) -> _Layout:
+    return _LAYOUTS[job.plan.period]

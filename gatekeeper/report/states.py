@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.core.periods import DAILY, Label, period_at, period_ordinal
+from gatekeeper.core.periods import DAILY, Label
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.validation import check_name
@@ -81,14 +81,15 @@ class PeriodStatus:
 def window(plan: RangePlan) -> tuple[Label, ...]:
     """The periods ``period_states`` judges: ``[start, stop)``, or from ``start`` through the
     latest due period when the range is open-ended."""
-    first = period_ordinal(plan.start, plan.period)
+    kind = plan.period
+    first = kind.ordinal(plan.start)
     if plan.stop is not None:
-        end = period_ordinal(plan.stop, plan.period)
+        end = kind.ordinal(plan.stop)
     elif plan.due:
-        end = period_ordinal(plan.due[-1], plan.period) + 1
+        end = kind.ordinal(plan.due[-1]) + 1
     else:
         end = first
-    return tuple(period_at(n, plan.period) for n in range(first, end))
+    return tuple(kind.at(n) for n in range(first, end))
 
 
 def period_states(
