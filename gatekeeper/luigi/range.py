@@ -34,7 +34,7 @@ import luigi
 from luigi.tools.range import RangeEvent
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone, period_from_key
+from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.core.progress import percent, range_status
 from gatekeeper.ledger import Ledger
@@ -48,7 +48,6 @@ from gatekeeper.luigi.range_session import FillSession, check_of_params, chunk_b
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
-UTC = dt.timezone.utc
 
 
 class RangeBusinessBase(luigi.Task):
@@ -255,7 +254,7 @@ class RangeBusinessBase(luigi.Task):
             of(
                 **{
                     **dict(self.of_params),
-                    of.period_param: self.label_to_param(period_from_key(key)),
+                    of.period_param: self.label_to_param(self.period_kind.label(key)),
                     "republish_reason": "; ".join(sorted(why)),
                 }
             )
@@ -367,15 +366,15 @@ class RangeBusinessBase(luigi.Task):
         of = self.of_class()
         return of(**{**dict(self.of_params), of.period_param: self.label_to_param(label)})
 
-    # -- period conversions (per subclass) -----------------------------------------------------
+    # -- period conversions (the period kind's) -----------------------------------------------
     def start_label(self) -> Any:
-        return self.start
+        return self.period_kind.from_param(self.start, "start")
 
     def stop_label(self) -> Any:
-        return self.stop
+        return None if self.stop is None else self.period_kind.from_param(self.stop, "stop")
 
     def label_to_param(self, label: Any) -> Any:
-        return label
+        return self.period_kind.to_param(label)
 
 
 @RangeBusinessBase.event_handler(luigi.Event.DEPENDENCY_PRESENT)
@@ -408,12 +407,3 @@ class RangeBusinessHourly(RangeBusinessBase):
         description="End hour (exclusive)",
     )
     period_kind = HOURLY
-
-    def start_label(self) -> Any:
-        return self.start.replace(tzinfo=UTC)
-
-    def stop_label(self) -> Any:
-        return None if self.stop is None else self.stop.replace(tzinfo=UTC)
-
-    def label_to_param(self, label: Any) -> Any:
-        return label.astimezone(UTC).replace(tzinfo=None)

@@ -20,7 +20,7 @@ from typing import Any, cast
 import luigi
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, hour_key, period_key
+from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.records import RunState
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
@@ -132,8 +132,8 @@ class PeriodTask(RecordedRun, luigi.Task):
 
     @classmethod
     def key_of(cls, label: Any) -> str:
-        """The ledger key of a value of the period parameter."""
-        raise NotImplementedError
+        """The ledger key of a value of the period parameter (``period_kind`` converts it)."""
+        return cls.period_kind.key(cls.period_kind.from_param(label))
 
     @classmethod
     def label_of(cls, params: dict[str, Any]) -> Any:
@@ -264,10 +264,6 @@ class BusinessDateTask(PeriodTask):
     business_date = luigi.DateParameter(description="The business date this run is for")
     period_param = "business_date"
 
-    @classmethod
-    def key_of(cls, label: Any) -> str:
-        return period_key(label.date() if isinstance(label, dt.datetime) else label)
-
 
 class BusinessHourTask(PeriodTask):
     """A Luigi task responsible for one business hour ``[h, h + 1h)``.
@@ -279,12 +275,6 @@ class BusinessHourTask(PeriodTask):
     business_hour = luigi.DateHourParameter(description="The UTC hour this run is for")
     period_param = "business_hour"
     period_kind = HOURLY
-
-    @classmethod
-    def key_of(cls, label: Any) -> str:
-        if isinstance(label, dt.datetime) and label.tzinfo is None:
-            label = label.replace(tzinfo=dt.timezone.utc)
-        return hour_key(label)
 
 
 def _unwrap_partial(cls: Any) -> tuple[type[PeriodTask], dict[str, Any]]:

@@ -22,7 +22,6 @@ from typing import Any
 import luigi
 
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.core.periods import period_from_key
 from gatekeeper.core.progress import chunk_status, failed_keys
 from gatekeeper.luigi.completeness import complete_keys
 from gatekeeper.luigi.fill import channel, policy
@@ -174,10 +173,9 @@ class ContiguousChunk(luigi.Task):
         show_status(self, *status)
 
     def _task(self, key: str) -> PeriodTask:
-        label = period_from_key(key)
-        if isinstance(label, dt.datetime):
-            label = label.astimezone(UTC).replace(tzinfo=None)
-        return self.of(**{**dict(self.of_params), self.of.period_param: label})
+        kind = self.of.period_kind
+        value = kind.to_param(kind.label(key))
+        return self.of(**{**dict(self.of_params), self.of.period_param: value})
 
 
 class IndependentChunk(ContiguousChunk):
