@@ -25,7 +25,7 @@ from typing import Any
 from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
-from gatekeeper.core.records import EvidenceItem, requirement_label
+from gatekeeper.core.records import Attempt, EvidenceItem, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_name
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.publications import PublicationStore
@@ -144,16 +144,22 @@ class ReservationStore:
         if newest is not None and _same_republish(newest, request, evidence):
             return newest
         top = max(newest.revision if newest else 0, published.revision if published else 0)
+        self._insert(request, top + 1, evidence, owner)
+        return self._of_period(consumer, period)[0]
+
+    def _insert(
+        self,
+        request: PublicationRequest,
+        revision: int,
+        evidence: dict[tuple[str, str], tuple[str, int]],
+        owner: Attempt,
+    ) -> None:
+        """Write pending ``revision`` with its evidence (and watermarks) as JSON."""
         observed = request.watermarks.observed if request.watermarks else {}
         items = [
-            [
-                job,
-                job_period,
-                run_id,
-                attempt,
-                _iso(observed.get(requirement_label(job, job_period, period))),
-            ]
+            [job, job_period, run_id, attempt, _iso(observed.get(label))]
             for (job, job_period), (run_id, attempt) in sorted(evidence.items())
+            for label in [requirement_label(job, job_period, request.period)]
         ]
         at = request.now if request.now is not None else self.sql.db_now()
         self.sql.execute(
@@ -161,9 +167,9 @@ class ReservationStore:
             "required_jobs, evidence, reason, location, producer_run_id, producer_attempt, "
             "state, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                consumer,
-                period,
-                top + 1,
+                request.consumer,
+                request.period,
+                revision,
                 request.output.fingerprint,
                 json.dumps([list(pair) for pair in request.required]),
                 json.dumps(items),
@@ -175,7 +181,6 @@ class ReservationStore:
                 self.sql.ts_in(at),
             ),
         )
-        return self._of_period(consumer, period)[0]
 
     def commit(
         self,
@@ -233,6 +238,13 @@ class ReservationStore:
                 job=consumer,
                 period=period,
             )
+        self._publish_reserved(mine, request)
+        return True
+
+    def _publish_reserved(self, mine: Reservation, request: ReservationCommit) -> None:
+        """Record reservation ``mine`` published: its publication and evidence rows, and the
+        reservation committed at the external table version."""
+        consumer, period, revision = mine.consumer, mine.business_date, mine.revision
         at = self.sql.ts_in(request.now if request.now is not None else self.sql.db_now())
         written = self.sql.read(
             "SELECT attempt FROM gk_attempts WHERE run_id = ?", (request.writer,)
@@ -258,17 +270,9 @@ class ReservationStore:
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
             "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    consumer,
-                    period,
-                    revision,
-                    i.job,
-                    i.business_date,
-                    i.run_id,
-                    i.attempt,
-                    self.sql.ts_in(i.watermark),
-                )
+                (consumer, period, revision, i.job, i.business_date, i.run_id, i.attempt, w)
                 for i in mine.items
+                for w in [self.sql.ts_in(i.watermark)]
             ],
         )
         self.sql.execute(
@@ -276,7 +280,6 @@ class ReservationStore:
             "writer_run_id = ? WHERE consumer = ? AND period = ? AND revision = ?",
             (COMMITTED, at, request.table_version, request.writer, consumer, period, revision),
         )
-        return True
 
     def release(
         self,
