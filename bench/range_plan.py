@@ -181,7 +181,7 @@ def gk_requires(case: Case, tasks: ModuleType, strategy: str) -> Callable[[], se
     def run() -> set[str]:
         task = gk_range(case, tasks, strategy=strategy)
         task.requires()
-        return set(task.session().keys)
+        return set(task.session.keys)
 
     return run
 

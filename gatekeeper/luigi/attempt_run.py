@@ -12,7 +12,6 @@ import datetime as dt
 import functools
 import inspect
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -27,7 +26,7 @@ from gatekeeper.integrations import lineage
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
-from gatekeeper.luigi.lease import Heartbeat
+from gatekeeper.luigi.lease import Heartbeat, wait_while_held
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -163,23 +162,10 @@ class RecordedRun:
     def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
         """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
         expired: begin again), False when it failed (the failure is not retried here)."""
-        logger.info(
-            "gatekeeper: %s %s: attempt %d (run %s) holds it; waiting for it",
-            self.job_id,
-            self.period_key,
-            holder.attempt,
-            holder.run_id,
-        )
-        while True:
-            time.sleep(0.2)
-            latest = ledger.latest(self.job_id, self.period_key)
-            if latest is None or latest.run_id != holder.run_id:
-                return True
-            if latest.state is RunState.RUNNING:
-                if latest.lease_live(ledger.db_now()):
-                    continue
-                return True
-            return latest.state is RunState.SUCCEEDED
+        latest = wait_while_held(ledger, holder)
+        if latest is None or latest.run_id != holder.run_id or latest.state is RunState.RUNNING:
+            return True
+        return latest.state is RunState.SUCCEEDED
 
     def record_timeout(self, message: str) -> None:
         """Luigi's worker terminated the process running this task at its worker timeout

@@ -13,9 +13,11 @@ import threading
 import time
 
 from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.ledger import Ledger, open_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
+HELD_POLL = 0.2  # seconds between checks of a period another worker's live lease holds
 _connections: dict[tuple[int, str], Ledger] = {}
 _connections_lock = threading.Lock()
 
@@ -120,3 +122,26 @@ def _beats() -> _Beats:
         if not _service or _service[0].pid != os.getpid():
             _service[:] = [_Beats()]
         return _service[0]
+
+
+def wait_while_held(ledger: Ledger, holder: Attempt, who: str = "") -> Attempt | None:
+    """Wait while ``holder`` runs its period under a live lease, judged by the database's
+    clock like every lease (``ledger.db_now()``); return the period's latest attempt once it
+    no longer does: finished, replaced by another attempt, or still ``running`` with its
+    lease expired. None when the period has no attempt any more. Reads only."""
+    job, key = holder.job, holder.business_date
+    logger.info(
+        "gatekeeper: %s %s: attempt %d (run %s)%s holds it; waiting for it",
+        job,
+        key,
+        holder.attempt,
+        holder.run_id,
+        who,
+    )
+    while True:
+        time.sleep(HELD_POLL)
+        latest = ledger.latest(job, key)
+        if latest is None or latest.run_id != holder.run_id:
+            return latest
+        if latest.state is not RunState.RUNNING or not latest.lease_live(ledger.db_now()):
+            return latest

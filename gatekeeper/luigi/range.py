@@ -25,6 +25,7 @@ invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi'
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import time
 from collections.abc import Iterator
@@ -44,6 +45,7 @@ from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, IndependentChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
+from gatekeeper.luigi.fill.watch import Invocation
 from gatekeeper.luigi.range_session import FillSession, check_of_params, chunk_blocks, clock_at
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
@@ -109,15 +111,20 @@ class RangeBusinessBase(luigi.Task):
     _fill_cursor = 0  # contiguous run(): periods passed so far (Luigi resumes run() anew)
 
     # -- the fill session ----------------------------------------------------------------------
+    @functools.cached_property
     def session(self) -> FillSession:
         """This invocation's fill session, built at first use (Luigi's first ``complete()``):
         the parameters are checked, the clock and settings fixed, the window planned (one
         ledger query). A bad parameter is then a Luigi scheduling error naming it, before
-        anything is recorded, whether or not the window is complete."""
-        found: FillSession | None = self.__dict__.get("_gk_session")
-        if found is None:
-            found = self.__dict__["_gk_session"] = self._open_session()
-        return found
+        anything is recorded, whether or not the window is complete. Luigi keeps one range
+        instance per parameters in a process, so this is once per invocation."""
+        return self._open_session()
+
+    @functools.cached_property
+    def invocation(self) -> Invocation:
+        """What this invocation has done in this process: announced, checked, watched, closed
+        (``fill/watch.py``)."""
+        return Invocation()
 
     def _open_session(self) -> FillSession:
         of = self.of_class()
@@ -163,11 +170,9 @@ class RangeBusinessBase(luigi.Task):
     # -- planning ------------------------------------------------------------------------------
     def plan(self, ledger: Ledger | None = None) -> RangePlan:
         """The window at the session's ``now`` as the ledger (default: this process's) and the
-        ``of`` class's ``bulk_complete`` hold it now. The first call builds the session and
-        returns its plan; later calls plan afresh (one ledger query by default)."""
-        if "_gk_session" not in self.__dict__:
-            return self.session().plan
-        session = self.session()
+        ``of`` class's ``bulk_complete`` hold it now (one ledger query by default; the plan the
+        session started from is ``session.plan``)."""
+        session = self.session
         return self._plan(
             ledger or self.ledger(),
             session.now,
@@ -208,10 +213,11 @@ class RangeBusinessBase(luigi.Task):
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
         """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
-        no publication in the window is stale. The first call builds the session."""
-        fresh = "_gk_session" not in self.__dict__
-        session = self.session()
-        if fresh:
+        no publication in the window is stale. The first check answers from the session's plan
+        (it was just made); later ones, after the fill may have moved, plan again."""
+        if not self.invocation.checked:
+            self.invocation.checked = True
+            session = self.session
             return not session.plan.gaps and not session.refreshes
         return not self.plan().gaps and not self.stale_refreshes()
 
@@ -228,8 +234,8 @@ class RangeBusinessBase(luigi.Task):
     def _announced(self) -> FillSession:
         """The session; at the first call in the process that schedules the range, also fire
         the RangeEvent metrics, log the plan and start the range's watch."""
-        session = self.session()
-        if "_gk_watch" not in self.__dict__:
+        session = self.session
+        if self.invocation.watch is None:
             self._emit_metrics(session.plan)
             logger.info(
                 "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()
@@ -271,7 +277,7 @@ class RangeBusinessBase(luigi.Task):
         """Every chunk of a forward or reverse fill, ordered (``ContiguousChunk.priority``) so
         that Luigi's scheduler takes the oldest (or newest) periods first, in parallel with
         ``--workers`` and across every process sharing the range."""
-        session = self.session()
+        session = self.session
         count = len(session.chunks)
         return [
             IndependentChunk(
@@ -289,9 +295,9 @@ class RangeBusinessBase(luigi.Task):
 
     def chunk_tasks(self) -> list[ContiguousChunk]:
         """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
-        if self.session().strategy != "contiguous":
+        if self.session.strategy != "contiguous":
             return self._independent_chunks()
-        return [self._contiguous_chunk(block, keys) for block, keys in self.session().chunks]
+        return [self._contiguous_chunk(block, keys) for block, keys in self.session.chunks]
 
     def _contiguous_chunk(self, block: str, keys: tuple[str, ...]) -> ContiguousChunk:
         return ContiguousChunk(
@@ -301,7 +307,7 @@ class RangeBusinessBase(luigi.Task):
             last=keys[-1],
             keys=keys,
             inline=self.inline,
-            since=self.session().started,
+            since=self.session.started,
         )
 
     def _fill_in_order(self) -> Iterator[luigi.Task]:
@@ -314,7 +320,7 @@ class RangeBusinessBase(luigi.Task):
         """
         of, ledger = self.of_class(), self.ledger()
         resume, cursor = self._fill_cursor, 0
-        for block, chunk in self.session().chunks:
+        for block, chunk in self.session.chunks:
             if cursor >= resume and set(chunk) - complete_keys(of, self.of_params, ledger, chunk):
                 self._fill_cursor = cursor
                 self.report_cursor(cursor)
@@ -324,7 +330,7 @@ class RangeBusinessBase(luigi.Task):
 
     def report_cursor(self, cursor: int) -> None:
         """Progress while filling in order, without re-planning (no ledger query)."""
-        plan = self.session().plan
+        plan = self.session.plan
         if cursor >= len(plan.scheduled):
             return
         filled = plan.complete_count + cursor

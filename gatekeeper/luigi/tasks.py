@@ -47,6 +47,14 @@ def shared_ledger(url: str | None = None) -> Ledger:
         return _ledgers[key]
 
 
+@functools.cache
+def _class_params(cls: type[luigi.Task]) -> tuple[tuple[str, luigi.Parameter], ...]:
+    """Luigi's ``get_params`` of ``cls``, computed once per class: Luigi's scans ``dir(cls)``
+    on every call, several times per task built or named (parameters are class attributes,
+    fixed once the class and its decorators are done; the first call comes after that)."""
+    return tuple(super(PeriodTask, cls).get_params())  # type: ignore[misc]
+
+
 class AttemptParameter(luigi.IntParameter):
     """``--attempt``: 0 (the next ordinal) or an explicit 1..2,147,483,647, checked when the
     task is built (plain ASCII digits on the command line), before any attempt is recorded."""
@@ -82,9 +90,6 @@ class PeriodTask(RecordedRun, luigi.Task):
     publishes = False  # True for tasks whose output is a publication in the ledger
     gatekeeper_summary = True  # the execution summary judges it by the ledger (fill/channel.py)
     outputs_in_ledger = False  # True when completed_keys() fully checks output()
-    _gk_ledger: Ledger
-    _gk_pid = 0
-    _gk_params: tuple[tuple[str, luigi.Parameter], ...]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned
@@ -103,9 +108,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         """Luigi's ``get_params``, computed once per class: Luigi's scans ``dir(cls)`` on every
         call, several times per task built or named (parameters are class attributes, fixed
         once the class and its decorators are done; the first call comes after that)."""
-        if "_gk_params" not in cls.__dict__:
-            cls._gk_params = tuple(super().get_params())
-        return list(cls.__dict__["_gk_params"])
+        return list(_class_params(cls))
 
     @classmethod
     def job_id_for(cls, **params: Any) -> str:
@@ -142,23 +145,23 @@ class PeriodTask(RecordedRun, luigi.Task):
         value = params[cls.period_param]
         return param.normalize(param.parse(value) if isinstance(value, str) else value)
 
-    @property
+    @functools.cached_property
     def job_id(self) -> str:
-        """``job_id_for`` this task's parameters; computed once (they never change, and
-        Luigi's ``get_params`` behind it scans the class each call)."""
-        if "_gk_job_id" not in self.__dict__:
-            self.__dict__["_gk_job_id"] = type(self).job_id_for(**self.param_kwargs)
-        return str(self.__dict__["_gk_job_id"])
+        """``job_id_for`` this task's parameters; computed once (they never change)."""
+        return type(self).job_id_for(**self.param_kwargs)
 
     @property
     def period_key(self) -> str:
         return type(self).key_of(getattr(self, self.period_param))
 
+    @functools.cached_property
+    def _ledger_url(self) -> str:
+        """``[gatekeeper] ledger_url`` as this task first read it (resolved once)."""
+        return config.ledger_url()
+
     def ledger(self) -> Ledger:
-        """The ledger this task records to (``[gatekeeper] ledger_url``, resolved once)."""
-        if "_gk_ledger" not in self.__dict__ or self._gk_pid != os.getpid():
-            self._gk_ledger, self._gk_pid = shared_ledger(), os.getpid()
-        return self._gk_ledger
+        """The ledger this task records to: this process's connection to the URL it first read."""
+        return shared_ledger(self._ledger_url)
 
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:

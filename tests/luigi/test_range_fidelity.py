@@ -303,8 +303,8 @@ def test_range_session_is_built_once_and_frozen(ledger_cfg: gk.Ledger) -> None:
     rng = gk.RangeBusinessDaily(
         of=Trivial, start=START, stop=STOP, now=NOW, strategy="forward", task_limit=3
     )
-    session = rng.session()
-    assert rng.session() is session
+    session = rng.session
+    assert rng.session is session
     assert session.keys == tuple(dates(3))
     assert session.chunks == tuple((day, (day,)) for day in dates(3))  # forward: small chunks
     assert session.now == dt.datetime.fromtimestamp(NOW, UTC)
@@ -312,6 +312,7 @@ def test_range_session_is_built_once_and_frozen(ledger_cfg: gk.Ledger) -> None:
         session.keys = ()  # type: ignore[misc]
     succeed(ledger_cfg, "Trivial", "2026-10-01")
     assert keys(rng.plan()) == dates(4, dt.date(2026, 10, 2))  # later plans read afresh
-    assert rng.session().plan.complete_count == 0
+    assert rng.session.plan.complete_count == 0
     old = {"_clock", "_initial", "_started", "_settings", "_keys", "_refreshes", "_cursor"}
-    assert "_gk_session" in vars(rng) and not old & set(vars(rng))
+    assert not old & set(vars(rng))
+    assert not [name for name in vars(rng) if name.startswith("_gk_")]  # no hidden stashes

@@ -70,6 +70,8 @@ class ContiguousChunk(luigi.Task):
         description="Place in the fill order, from 0 (first) to 1 (excluded)",
     )
 
+    _cursor = 0  # periods of ``keys`` passed so far (Luigi runs run() anew after each yield)
+
     def _job(self) -> str:
         return str(self.of.job_id_for(**dict(self.of_params)))
 
@@ -131,7 +133,7 @@ class ContiguousChunk(luigi.Task):
     # -- running -------------------------------------------------------------------------------
     def run(self) -> Iterator[Any]:
         keys = list(self.keys)
-        cursor = self.__dict__.get("_cursor", 0)
+        cursor = self._cursor
         done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
         retried = self._failed()
         runs = InlineRuns(self)

@@ -43,17 +43,16 @@ import luigi
 import luigi.rpc
 from luigi.scheduler import DONE, FAILED, RUNNING
 
-from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import LeaseHeld
 from gatekeeper.core.records import Attempt
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill.policy import retry_policy
 from gatekeeper.luigi.fill.wire import SchedulerWire
+from gatekeeper.luigi.lease import wait_while_held
 from gatekeeper.luigi.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
-HELD_POLL = 0.2  # seconds between checks of a period another worker's live lease holds
 
 
 class InlineRuns:
@@ -184,21 +183,9 @@ class InlineRuns:
                 self._wait_while_held(task, held.holder)
 
     def _wait_while_held(self, task: PeriodTask, holder: Attempt) -> None:
-        """Wait until ``holder`` no longer runs ``task``'s period (finished, replaced, or its
-        lease expired by this host's clock; the ledger judges by the database's)."""
-        job, key = task.job_id, task.period_key
-        logger.info(
-            "gatekeeper: %s %s: attempt %d (run %s) of another worker holds it; waiting for it",
-            job,
-            key,
-            holder.attempt,
-            holder.run_id,
-        )
-        while True:
-            time.sleep(HELD_POLL)
-            latest = task.ledger().latest(job, key)
-            if latest is None or latest.run_id != holder.run_id or not latest.lease_live(utc_now()):
-                return
+        """Wait until ``holder`` no longer runs ``task``'s period (``lease.wait_while_held``:
+        on the database's clock, like the ledger's own judgement of the lease)."""
+        wait_while_held(task.ledger(), holder, " of another worker")
 
     def _run_once(self, task: luigi.Task) -> bool:
         if task.complete():  # as Luigi checks a yielded task before scheduling it

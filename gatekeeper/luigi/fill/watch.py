@@ -62,6 +62,16 @@ _atexit = threading.Lock()
 _atexit_registered: list[bool] = []
 
 
+@dataclass(slots=True)
+class Invocation:
+    """What one range instance has done in this process (Luigi keeps one instance per
+    parameters in a process; a forked worker gets a copy): the range's ``invocation``."""
+
+    checked: bool = False  # complete() has answered once, from the session's plan
+    watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
+    closed: bool = False  # the closing line is written
+
+
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """The window as the ledger holds it now, seen from one run."""
@@ -77,7 +87,7 @@ class RangeWatch:
 
     def __init__(self, rng: Any, *, bar: bool, remote: str | None):
         self.range, self.pid = rng, os.getpid()
-        session = rng.session()
+        session = rng.session
         self.initial: RangePlan = session.plan
         self.keys: list[str] = list(session.keys)
         self.started = float(session.started)
@@ -110,10 +120,10 @@ class RangeWatch:
     def close(self, ledger: Ledger) -> None:
         """Stop watching and log the closing line (once; later calls do nothing)."""
         with self._lock:
-            if self.closed or self.range.__dict__.get("_gk_closed"):
+            if self.closed or self.range.invocation.closed:
                 self.closed = True
                 return
-            self.closed = self.range.__dict__["_gk_closed"] = True
+            self.closed = self.range.invocation.closed = True
         _open.discard(self)
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -243,7 +253,7 @@ def scheduler_url(core: Any) -> str:
 
 def watch(rng: Any) -> RangeWatch:
     """The range's watch, made (and its thread started) on first use in this process."""
-    found: RangeWatch | None = rng.__dict__.get("_gk_watch")
+    found: RangeWatch | None = rng.invocation.watch
     if found is not None:
         return found
     core = command_context()
@@ -251,7 +261,7 @@ def watch(rng: Any) -> RangeWatch:
         core is not None and core.local_scheduler and not rng.no_progress and sys.stderr.isatty()
     )
     remote = None if core is None or core.local_scheduler else scheduler_url(core)
-    made = rng.__dict__["_gk_watch"] = RangeWatch(rng, bar=bar, remote=remote)
+    made = rng.invocation.watch = RangeWatch(rng, bar=bar, remote=remote)
     _open.add(made)
     if core is not None:
         with _atexit:
@@ -265,22 +275,22 @@ def watch(rng: Any) -> RangeWatch:
 
 def reports_remotely(rng: Any) -> bool:
     """True when the range's watch sets its status in luigid (so the range must not)."""
-    found = rng.__dict__.get("_gk_watch")
+    found = rng.invocation.watch
     return found is not None and found.remote is not None
 
 
 def close_complete(rng: Any) -> None:
     """The closing line of a range whose window was complete when Luigi checked it."""
-    if rng.__dict__.get("_gk_closed") or "_gk_watch" in rng.__dict__:
+    if rng.invocation.closed or rng.invocation.watch is not None:
         return
-    rng.__dict__["_gk_closed"] = True
+    rng.invocation.closed = True
     plan = rng.plan()
     logger.info(closing_line(rng.task_family, rng.job(), plan, filled_now=0))
 
 
 def close_after_run(rng: Any) -> None:
     """The range's run() ended: log its closing line if this process made its watch."""
-    found = rng.__dict__.get("_gk_watch")
+    found = rng.invocation.watch
     if found is not None and found.pid == os.getpid():
         found.close(rng.ledger())
 
@@ -293,7 +303,6 @@ def _job_of(task: luigi.Task) -> str | None:
     return None
 
 
-@luigi.Task.event_handler(luigi.Event.FAILURE)
 def _on_failure(task: luigi.Task, exc: BaseException) -> None:
     """A period or chunk failed in this process: close the watches it ends."""
     job = _job_of(task)
@@ -308,6 +317,11 @@ def _on_failure(task: luigi.Task, exc: BaseException) -> None:
             continue
         if over:
             found.close(ledger)
+
+
+# on gatekeeper's own classes only: the failures that can end a fill are its periods' and chunks'
+PeriodTask.event_handler(luigi.Event.FAILURE)(_on_failure)
+ContiguousChunk.event_handler(luigi.Event.FAILURE)(_on_failure)
 
 
 def _close_at_exit() -> None:
