@@ -1,6 +1,6 @@
 """Development sessions: ``nox`` runs them all (what CI runs), ``nox -s lint`` one of them.
 
-- ``tests``: the whole suite on the newest Luigi, with every integration.
+- ``tests``: the whole suite on the newest Luigi, with every integration and the docs build.
 - ``tests_oldest``: the tests marked ``luigi`` on the oldest supported Luigi (3.2.0), with the
   test runner alone (no integrations): the Luigi adapter is what depends on Luigi's version.
 - ``lint``: ruff check and ruff format --check.
@@ -16,6 +16,8 @@ from __future__ import annotations
 import nox
 
 nox.options.sessions = ["lint", "typecheck", "docs", "tests", "tests_oldest"]
+# CI (README.md's test command) runs lint, typecheck, tests and tests_oldest: tests builds the
+# docs too (tests/docs), so the docs session is for writing them (`nox -s docs`).
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -26,18 +28,40 @@ RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
 
 
+#: pytest-xdist workers for the tests that can share the machine (CI has 2 cores)
+WORKERS = "2"
+
+
+def pytest(session: nox.Session, marks: str, *, parallel: bool, may_be_empty: bool = False) -> None:
+    """pytest over the tests ``marks`` selects; ``parallel`` under pytest-xdist."""
+    args = ["-n", WORKERS] if parallel else ["-p", "no:xdist"]
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-m",
+        marks,
+        *args,
+        *(session.posargs or ["-q"]),
+        success_codes=[0, 5] if may_be_empty else [0],
+    )
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole suite on the newest Luigi 3.x."""
-    session.install("-e", ".[test,postgres]")
-    session.run("python", "-m", "pytest", *(session.posargs or ["-q"]))
+    """The whole suite on the newest Luigi 3.x (the docs site is built with --strict by
+    tests/docs): under pytest-xdist, then the timing-sensitive tests (``serial``) alone."""
+    session.install("-e", ".[test,postgres,docs]")
+    pytest(session, "not serial", parallel=True)
+    pytest(session, "serial", parallel=False)
 
 
 @nox.session
 def tests_oldest(session: nox.Session) -> None:
-    """The Luigi adapter's tests (marker ``luigi``) on the oldest supported Luigi."""
+    """The Luigi adapter's tests (``luigi and not slow``) on the oldest supported Luigi."""
     session.install("-e", ".[test-core,postgres]", f"luigi=={OLDEST_LUIGI}")
-    session.run("python", "-m", "pytest", "-m", "luigi and not slow", *(session.posargs or ["-q"]))
+    pytest(session, "luigi and not slow and not serial", parallel=True)
+    pytest(session, "luigi and not slow and serial", parallel=False, may_be_empty=True)
 
 
 @nox.session

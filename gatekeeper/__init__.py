@@ -20,6 +20,7 @@ from gatekeeper.core.errors import (
 from gatekeeper.core.gate import check_ready
 from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
+from gatekeeper.core.version import package_version
 from gatekeeper.integrations.delta.table import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
@@ -27,6 +28,8 @@ from gatekeeper.luigi.gated import GatedFileTask, GatedTask
 from gatekeeper.luigi.range import RangeBusinessDaily, RangeBusinessHourly
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget
 from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
+
+__version__ = package_version()  # pyproject.toml's, from the installed metadata
 
 __all__ = [
     "Attempt",

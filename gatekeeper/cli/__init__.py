@@ -13,7 +13,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from typing import Any
 
 from gatekeeper.cli import collect_cmds, coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
@@ -33,16 +32,9 @@ from gatekeeper.core.errors import (
     PublicationConflict,
     StateConflict,
 )
+from gatekeeper.core.version import package_version
 
 Command = Callable[[Any, argparse.Namespace], Result]
-
-
-def package_version() -> str:
-    """The installed package's version (pyproject.toml's, through the package metadata)."""
-    try:
-        return metadata.version("gatekeeper")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -47,11 +47,12 @@ from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.periods import parse_period, parse_timezone
 from gatekeeper.core.records import Attempt, Publication, RunState, requirement_label
+from gatekeeper.core.version import package_version
 from gatekeeper.ledger import Ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
-PRODUCER = "urn:gatekeeper:0.1.0"
+PRODUCER = f"urn:gatekeeper:{package_version()}"
 FACET_SCHEMA_URL = (
     "urn:gatekeeper:spec:facets:1-0-0:GatekeeperRunFacet.json#/$defs/GatekeeperRunFacet"
 )

@@ -27,13 +27,13 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import luigi
 from luigi.tools.range import RangeEvent
 
+from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
@@ -130,10 +130,10 @@ class RangeBusinessBase(luigi.Task):
         of = self.of_class()
         strategy = self.effective_strategy()
         check_of_params(of, self.of_params, self.label_to_param(self.start_label()))
-        now = clock_at(time.time() if self.now is None else self.now)
+        now = clock_at(epoch_seconds() if self.now is None else self.now)
         lateness = self.lateness or config.lateness()
         zone = parse_timezone(self.timezone or str(config.settings().timezone))
-        started = time.time()  # before Luigi forks a worker to run the range
+        started = epoch_seconds()  # before Luigi forks a worker to run the range
         plan = self._plan(self.ledger(), now, lateness, zone, strategy)
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,13 +59,16 @@ def build(*task_list: luigi.Task, workers: int = 1) -> Any:
 
 
 def write_config(folder: Path, ledger_url: str, lease_seconds: float = 300) -> Path:
-    """A luigi.cfg for subprocesses: the test ledger, a lease and non-zero exit codes."""
+    """A luigi.cfg for subprocesses: the test ledger, a lease and non-zero exit codes; Luigi's
+    process lock (one run of a command line at a time) kept in a folder of its own, so tests
+    running in parallel (pytest-xdist) never see each other's runs."""
     path = folder / "luigi.cfg"
+    locks = tempfile.mkdtemp(prefix="luigi-locks-")
     path.write_text(
         f"[gatekeeper]\nledger_url = {ledger_url}\nlease_seconds = {lease_seconds}\n"
         "[retcode]\nalready_running = 10\nmissing_data = 20\nnot_run = 25\n"
         "task_failed = 30\nscheduling_error = 35\nunhandled_exception = 40\n"
-        "[core]\nno_configure_logging = false\n"
+        f"[core]\nno_configure_logging = false\nlock_pid_dir = {locks}\n"
     )
     return path
 

@@ -19,6 +19,7 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.core.validation import check_lineage_namespace, check_wait_seconds, parse_flag
+from gatekeeper.core.version import package_version
 from gatekeeper.integrations import lineage
 from tests.helpers.ledgers import snapshot
 from tests.helpers.lineage_receiver import Receiver, closed_port_url
@@ -414,7 +415,7 @@ def test_lineage_run_uuid_keeps_uuids_and_derives_the_rest() -> None:
 VALID_EVENT: dict[str, Any] = {
     "eventType": "START",
     "eventTime": "2026-10-23T05:00:00.123456+00:00",
-    "producer": "urn:gatekeeper:0.1.0",
+    "producer": f"urn:gatekeeper:{package_version()}",
     "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
     "job": {"namespace": "gatekeeper", "name": "Trivial", "facets": {}},
     "run": {

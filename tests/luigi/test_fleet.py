@@ -35,7 +35,8 @@ from tests.helpers.fleet import (
 from tests.helpers.luigi_support import luigi_command, luigi_env, write_config
 from tests.helpers.luigid_support import Luigid, stop_all
 
-pytestmark = [pytest.mark.luigi, pytest.mark.slow]
+# a fleet of real workers on one luigid: timing-sensitive, so run alone
+pytestmark = [pytest.mark.luigi, pytest.mark.slow, pytest.mark.serial]
 
 
 def runs(control: Path) -> dict[str, list[str]]:

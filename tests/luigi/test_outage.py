@@ -21,7 +21,9 @@ from tests.helpers.luigi_support import luigi_command
 from tests.helpers.luigid_support import Luigid, stop_all
 from tests.helpers.own_postgres import OwnPostgres, missing
 
-pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luigi
+# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
+# run alone, not beside other tests under xdist
+pytestmark = [pytest.mark.luigi, pytest.mark.serial]
 
 
 @pytest.fixture

@@ -41,7 +41,9 @@ import gatekeeper as gk
 from tests.helpers.ledgers import PG_DSN
 from tests.helpers.luigi_support import luigi_command, luigi_env, run_luigi, write_config
 
-pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luigi
+# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
+# run alone, not beside other tests under xdist
+pytestmark = [pytest.mark.luigi, pytest.mark.serial]
 
 UTC = dt.timezone.utc
 D = dt.date(2026, 10, 23)

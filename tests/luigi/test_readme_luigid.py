@@ -24,7 +24,9 @@ from tests.helpers.ledgers import count_rows, drop_pg_schema, pg_url, require_pg
 from tests.helpers.luigi_support import ROOT, luigi_env
 from tests.helpers.luigid_support import HOST, free_port, stop_all
 
-pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luigi
+# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
+# run alone, not beside other tests under xdist
+pytestmark = [pytest.mark.luigi, pytest.mark.serial]
 
 MARKER = "<!-- luigid-recipe -->"
 

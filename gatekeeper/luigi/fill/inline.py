@@ -194,7 +194,7 @@ class InlineRuns:
         for dep in luigi.task.flatten(task.requires()):  # as Luigi's worker adds the period
             task.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, task, dep)
         task.trigger_event(luigi.Event.START, task)
-        started = time.time()
+        started = time.monotonic()
         try:
             self._run_bound(task)
         except KeyboardInterrupt:
@@ -210,7 +210,7 @@ class InlineRuns:
             self.send("add_task", **self.task_fields(task), status=RUNNING, runnable=False)
             self.settled(task, FAILED, ran=True, expl=expl)
             raise
-        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.time() - started)
+        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.monotonic() - started)
         expl = task.on_success()
         task.trigger_event(luigi.Event.SUCCESS, task)
         self.settled(task, DONE, ran=True, expl=expl)

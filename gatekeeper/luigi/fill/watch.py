@@ -25,7 +25,6 @@ import logging
 import os
 import sys
 import threading
-import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ import luigi.cmdline_parser
 import luigi.interface
 import luigi.rpc
 
+from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import (
@@ -211,7 +211,7 @@ class RangeWatch:
             ledger.close()
 
     def _draw(self, snap: Snapshot, force: bool = False) -> None:
-        now = time.time()
+        now = epoch_seconds()
         if not (self._throttle.ready(now) or force):
             return
         line = progress_bar(
