@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.periods import kind_of_key
 from gatekeeper.core.records import EvidenceItem, Publication, RunState
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.publications import _labels
@@ -154,7 +154,7 @@ def jobs_overview(ledger: LedgerReads, now: dt.datetime | None = None) -> list[J
     return [
         JobOverview(
             job,
-            HOURLY if "T" in first else DAILY,
+            kind_of_key(first),
             first,
             last,
             tuple(counts[job].items()) if job in counts else tuple((s, 0) for s in JOB_STATES),

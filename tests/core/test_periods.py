@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
+import pickle
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -14,9 +16,12 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
+    PERIODS,
     Interval,
+    Period,
     hour_key,
     interval,
+    kind_of_key,
     last_closed,
     parse_aware_datetime,
     parse_business_date,
@@ -33,6 +38,7 @@ from gatekeeper.core.periods import (
     period_ordinals,
     periods_between,
 )
+from gatekeeper.core.planning import plan_range
 
 UTC = dt.timezone.utc
 NY = ZoneInfo("America/New_York")
@@ -476,3 +482,164 @@ def test_last_closed_is_the_latest_period_ended_by_until(
     following = period_at(period_ordinal(latest, period) + 1, period)
     assert interval(latest, period, zone).end <= until
     assert interval(following, period, zone).end > until
+
+
+# --- the Period kinds: one object per kind, each rule one method ------------------------------
+
+#: One period of each kind, as a label, and the length of one step along its line.
+STEP = {DAILY: DAY, HOURLY: HOUR}
+
+
+def labels(kind: Period) -> st.SearchStrategy[dt.date]:
+    """Labels of ``kind``: dates, or aware UTC hour starts, away from the calendar's ends."""
+    moments = st.datetimes(min_value=dt.datetime(1, 1, 3), max_value=dt.datetime(9999, 12, 29))
+    if kind is DAILY:
+        return moments.map(lambda m: m.date())
+    return moments.map(lambda m: m.replace(minute=0, second=0, microsecond=0, tzinfo=UTC))
+
+
+both = pytest.mark.parametrize("kind", PERIODS, ids=lambda k: k.name)
+
+
+def test_period_kinds_are_found_by_name_and_read_as_their_name() -> None:
+    assert [k.name for k in PERIODS] == ["daily", "hourly"]
+    assert parse_period("daily") is DAILY and parse_period("hourly") is HOURLY
+    assert parse_period(HOURLY) is HOURLY
+    assert DAILY == "daily" and f"{HOURLY}" == "hourly" and type(DAILY.name) is str
+    assert json.dumps({"period": DAILY}) == '{"period": "daily"}'
+    assert {DAILY: 1}["daily"] == 1  # hashes as its name
+    assert pickle.loads(pickle.dumps(HOURLY)) is HOURLY
+
+
+@pytest.mark.parametrize("value", ["weekly", "Daily", "", None, 1, ["daily"]])
+def test_parse_period_refuses_unknown_kinds_naming_field_and_value(value: Any) -> None:
+    err = assert_invalid("of.period", parse_period, value, "of.period")
+    assert err.value == value
+    assert str(err).endswith("unknown period; expected one of daily, hourly")
+
+
+@both
+@given(data=st.data())
+def test_period_key_and_label_round_trip(kind: Period, data: st.DataObject) -> None:
+    label = data.draw(labels(kind))
+    key = kind.key(label)
+    assert kind.label(key) == label
+    assert kind.key(kind.label(key)) == key
+    assert kind.owns_key(key) and kind_of_key(key) is kind
+    assert not any(other.owns_key(key) for other in PERIODS if other is not kind)
+    assert kind.parse(key) == label  # a key is valid user input too
+
+
+@both
+@given(data=st.data())
+def test_period_at_inverts_ordinal_and_steps_are_consecutive(
+    kind: Period, data: st.DataObject
+) -> None:
+    label = data.draw(labels(kind))
+    n = kind.ordinal(label)
+    assert kind.at(n) == label
+    assert kind.ordinal(kind.at(n)) == n
+    assert kind.ordinal(label + STEP[kind]) == n + 1
+    assert kind.at(n + 1) == label + STEP[kind]
+    assert kind.ordinals([label, kind.key(label)]) == {n}
+
+
+@both
+@given(data=st.data(), zone=st.sampled_from(ZONES))
+def test_period_intervals_are_contiguous_and_close_at_their_end(
+    kind: Period, data: st.DataObject, zone: str
+) -> None:
+    label = data.draw(labels(kind))
+    span, after = kind.interval(label, zone), kind.interval(kind.at(kind.ordinal(label) + 1), zone)
+    assert span.start < span.end == after.start
+    assert kind.closes_at(label, zone) == span.end
+    assert kind.last_closed(span.end, zone) == label
+    assert kind.last_closed(span.end - US, zone) == kind.at(kind.ordinal(label) - 1)
+
+
+@both
+@given(data=st.data(), count=st.integers(0, 60))
+def test_period_between_walks_the_ordinals(kind: Period, data: st.DataObject, count: int) -> None:
+    first = data.draw(labels(kind))
+    n = kind.ordinal(first)
+    stop = kind.at(n + count)
+    assert list(kind.between(first, stop)) == [kind.at(i) for i in range(n, n + count)]
+    assert list(kind.between(kind.key(first), kind.key(stop))) == list(kind.between(first, stop))
+
+
+@both
+@given(data=st.data())
+def test_period_luigi_parameter_value_round_trips(kind: Period, data: st.DataObject) -> None:
+    label = data.draw(labels(kind))
+    value = kind.to_param(label)
+    assert kind.from_param(value) == label
+    if kind is HOURLY:  # Luigi's DateHourParameter holds the naive UTC hour
+        assert isinstance(value, dt.datetime) and value.tzinfo is None
+        assert value.replace(tzinfo=UTC) == label
+        assert kind.from_param(value.isoformat(timespec="hours")) == label  # Luigi's form
+    else:  # a DateParameter holds the date; a datetime given for it is its date
+        assert type(value) is dt.date and value == label
+        assert kind.from_param(dt.datetime.combine(label, dt.time(13))) == label
+
+
+def test_period_hourly_parameter_value_of_an_aware_hour_in_another_zone() -> None:
+    paris = ZoneInfo("Europe/Paris")
+    assert HOURLY.to_param(dt.datetime(2026, 10, 25, 3, tzinfo=paris)) == dt.datetime(
+        2026, 10, 25, 2
+    )
+    assert HOURLY.from_param(dt.datetime(2026, 10, 25, 5)) == utc(2026, 10, 25, 5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "key"),
+    [
+        (DAILY, "2026-10-25T05:00Z"),
+        (DAILY, "2026-02-30"),
+        (HOURLY, "2026-10-25"),
+        (HOURLY, "2026-10-25T05:30Z"),
+        (HOURLY, "2026-02-30T05:00Z"),
+        (DAILY, dt.date(2026, 10, 25)),
+        (HOURLY, None),
+    ],
+)
+def test_period_label_refuses_keys_of_the_other_kind_and_malformed_keys(
+    kind: Period, key: Any
+) -> None:
+    assert_invalid("business_hour", kind.label, key, "business_hour")
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        (DAILY, utc(2026, 10, 25)),
+        (DAILY, "2026-10-25T05"),
+        (HOURLY, dt.date(2026, 10, 25)),
+        (HOURLY, utc(2026, 10, 25, 5, 30)),
+        (HOURLY, dt.datetime(2026, 10, 25, 5)),  # naive: only a Luigi parameter value is
+    ],
+)
+def test_period_parse_refuses_labels_of_the_other_kind(kind: Period, value: Any) -> None:
+    assert_invalid("start", kind.parse, value, "start")
+    assert_invalid("start", kind.key, value, "start")
+
+
+def test_period_at_refuses_positions_outside_the_calendar_naming_the_kind() -> None:
+    err = assert_invalid("ordinal", HOURLY.at, 10**9)
+    assert str(err).endswith("no hourly period at this position")
+    assert_invalid("ordinal", DAILY.at, 0)
+
+
+def test_period_kind_of_key_defaults_to_daily_for_what_no_kind_owns() -> None:
+    assert kind_of_key("2026-10-25T05:00Z") is HOURLY
+    assert kind_of_key("2026-10-25") is DAILY
+    assert kind_of_key("2026-10-25T05:30Z") is DAILY and kind_of_key(None) is DAILY
+    assert_invalid("business_date", period_from_key, "2026-10-25T05:30Z")
+
+
+@both
+def test_range_plan_holds_the_kind_and_writes_its_name(kind: Period) -> None:
+    start = kind.at(kind.ordinal(kind.parse("2026-10-23" if kind is DAILY else "2026-10-23T00")))
+    plan = plan_range((), start=start, now=utc(2026, 10, 24, 2), period=kind.name, task_limit=3)
+    assert plan.period is kind
+    assert type(plan.to_json()["period"]) is str and plan.to_json()["period"] == kind.name
+    assert plan.to_json()["gaps"][0] == kind.key(start)
