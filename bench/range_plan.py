@@ -50,6 +50,7 @@ import gatekeeper as gk
 from gatekeeper.core.periods import period_from_key
 from gatekeeper.core.planning import plan_range
 from gatekeeper.luigi import tasks as gk_tasks
+from gatekeeper.luigi.completeness import completed_between
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 1, 2, tzinfo=UTC)  # every period of both cases is due
@@ -275,7 +276,7 @@ def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
     clear = Register.clear_instance_cache
     of = getattr(tasks, case.gk_task)
     first, last = case.key(case.at(0)), case.key(case.at(case.count))
-    done = of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first, last)
+    done = completed_between(of, gk_tasks.shared_ledger(), case.gk_task, first, last)
     labels = {period_from_key(key) for key in done}  # what plan_range's fast path takes
     start = case.at(0).date() if case.period == "daily" else case.at(0).replace(tzinfo=UTC)
     stop = (
@@ -285,7 +286,7 @@ def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
     )
     parts = {
         "construct": lambda: gk_range(case, tasks),
-        "query": lambda: of.completed_between(gk_tasks.shared_ledger(), case.gk_task, first, last),
+        "query": lambda: completed_between(of, gk_tasks.shared_ledger(), case.gk_task, first, last),
         "plan_range": lambda: plan_range(
             done, start=start, stop=stop, now=NOW, period=case.period, task_limit=TASK_LIMIT
         ),

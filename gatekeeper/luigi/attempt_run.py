@@ -26,6 +26,7 @@ from gatekeeper.integrations import lineage
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
+from gatekeeper.luigi.completeness import outputs_exist
 from gatekeeper.luigi.lease import Heartbeat, wait_while_held
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -105,7 +106,7 @@ class RecordedRun:
         )  # a bad openlineage* option is refused before anything is written
         started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
         if started.state is RunState.SUCCEEDED:
-            if self._declared_outputs_exist():  # another worker did it: no duplicate work
+            if outputs_exist(cast(luigi.Task, self)):  # another worker did it: no duplicate work
                 logger.info(
                     "gatekeeper: %s %s: attempt %d (run %s) already succeeded; nothing to run",
                     self.job_id,
@@ -208,9 +209,6 @@ class RecordedRun:
             latest.run_id,
             message,
         )
-
-    def _declared_outputs_exist(self) -> bool:
-        return all(target.exists() for target in luigi.task.flatten(self.output()))
 
     def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
         """Record the attempt ``failed``, keeping the run's own error in front if that fails

@@ -1,21 +1,84 @@
-"""Which periods of a job are complete, as a range judges them: the ``of`` class's
-``bulk_complete``, called as Luigi's ranges call it (``functools.partial(of, **of_params)`` over
-a list of period parameter values).
+"""Is this period complete? The one rule, and the forms Luigi and the ranges ask it in.
 
-For PeriodTask's own ``bulk_complete`` with no output beyond the ledger that is one ledger query
-over the window; with declared outputs (files) each succeeded period's targets are asked too;
-a user's override is called as is. So a range, its chunks and ``complete()`` agree.
+A period of a ``PeriodTask``'s job is complete when the latest attempt for (job, period)
+succeeded — with an explicit ``--attempt N`` (a repair), attempt N or a later one — and, for a
+task that publishes, the job has published it; and the targets its ``output()`` declares beyond
+the ledger (files) exist. The forms:
+
+- ``period_complete(task)``: Luigi's ``complete()`` of one task;
+- ``complete_among(cls, items, ledger)``: Luigi's ``bulk_complete`` (one ledger query per job);
+- ``completed_between(cls, ledger, job, first, last)``: the keys of a window, one query;
+- ``completeness(of, of_params, ledger, job)``: what a range plans with — the ``of`` class's
+  ``bulk_complete`` as Luigi's ranges call it (``functools.partial(of, **of_params)`` over a
+  list of period parameter values): ``completed_between`` when the ledger alone answers it,
+  else a user's override (or declared outputs) asked over every period;
+- ``complete_keys``: the same over a chunk's keys.
+
+So ``complete()``, ``bulk_complete()``, a range and its chunks agree. A ``GatedTask`` asked to
+republish adds its own rule (``gated.py``: complete once the newest revision carries the
+reason). The ledger's query is ``Ledger.completed_periods``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import luigi
 
 from gatekeeper.core.planning import Completeness
+from gatekeeper.core.records import RunState
 from gatekeeper.ledger import Ledger
-from gatekeeper.luigi.tasks import PeriodTask
+
+if TYPE_CHECKING:
+    from gatekeeper.luigi.tasks import PeriodTask
+
+
+def period_complete(task: PeriodTask) -> bool:
+    """``task.complete()``: its period's latest attempt succeeded (at or after ``--attempt N``)
+    and its declared outputs exist. Reads the ledger (one query) and the outputs."""
+    latest = task.ledger().latest(task.job_id, task.period_key)
+    if latest is None or latest.state is not RunState.SUCCEEDED:
+        return False
+    if latest.attempt < task.attempt:
+        return False
+    return outputs_exist(task)
+
+
+def outputs_exist(task: luigi.Task) -> bool:
+    """The targets ``task.output()`` declares all exist (True when it declares none)."""
+    return all(target.exists() for target in luigi.task.flatten(task.output()))
+
+
+def complete_among(
+    cls: type[PeriodTask], fixed: Mapping[str, Any], items: Iterable[Any], ledger: Ledger
+) -> list[Any]:
+    """``bulk_complete``: those of Luigi's parameter tuples ``items`` (with the parameters
+    ``fixed`` a ``functools.partial`` carries) that are complete; one query per job, then each
+    succeeded task's targets when it declares outputs beyond the ledger."""
+    by_job: dict[str, list[tuple[Any, str]]] = defaultdict(list)
+    for item in items:
+        params = {**fixed, **cls.params_of(item)}
+        key = cls.key_of(cls.label_of(params))
+        by_job[cls.job_id_for(**params)].append((item, key))
+    complete: list[Any] = []
+    for job, pairs in by_job.items():
+        keys = {k for _, k in pairs}
+        done = completed_between(cls, ledger, job, min(keys), max(keys)) if keys else set()
+        complete.extend(item for item, key in pairs if key in done)
+    if cls.outputs_beyond_ledger():
+        complete = [i for i in complete if outputs_exist(cls(**{**fixed, **cls.params_of(i)}))]
+    return complete
+
+
+def completed_between(
+    cls: type[PeriodTask], ledger: Ledger, job: str, first: str, last: str
+) -> set[str]:
+    """Keys in [first, last] whose latest attempt of ``job`` succeeded (and, for a task that
+    publishes, that are published by it); one query, reads only."""
+    return ledger.completed_periods(job, first, last, job if cls.publishes else None)
 
 
 def completeness(
@@ -25,7 +88,7 @@ def completeness(
     says: one ledger query when the ledger alone answers it (PeriodTask's own, no outputs
     beyond the ledger), else ``bulk_complete`` over every period between them."""
     if of.ledger_answers_bulk_complete():
-        return functools.partial(of.completed_between, ledger, job)
+        return functools.partial(completed_between, of, ledger, job)
     return functools.partial(bulk_complete_between, of, of_params)
 
 

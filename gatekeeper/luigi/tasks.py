@@ -13,7 +13,6 @@ import inspect
 import logging
 import os
 import threading
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -21,10 +20,9 @@ import luigi
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, HOURLY
-from gatekeeper.core.records import RunState
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.luigi import config
+from gatekeeper.luigi import completeness, config
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -165,41 +163,21 @@ class PeriodTask(RecordedRun, luigi.Task):
 
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:
-        """True when the latest attempt for (job, period) succeeded and declared outputs exist.
-
-        With an explicit ``--attempt N`` (a repair), that attempt or a later one must have
-        succeeded: asking for attempt N runs it once.
-        """
-        latest = self.ledger().latest(self.job_id, self.period_key)
-        if latest is None or latest.state is not RunState.SUCCEEDED:
-            return False
-        if latest.attempt < self.attempt:
-            return False
-        return self._declared_outputs_exist()
+        """True when the latest attempt for (job, period) succeeded and declared outputs exist
+        (``completeness.period_complete``). With an explicit ``--attempt N`` (a repair), that
+        attempt or a later one must have succeeded: asking for attempt N runs it once."""
+        return completeness.period_complete(self)
 
     @classmethod
     def bulk_complete(cls, parameter_tuples: Iterable[Any]) -> list[Any]:
-        """Those of ``parameter_tuples`` that are complete: one ledger query per job.
+        """Those of ``parameter_tuples`` that are complete: one ledger query per job
+        (``completeness.complete_among``).
 
         Accepts what Luigi's range tools pass (dates, tuples or dicts, with ``cls`` possibly a
         ``functools.partial`` carrying ``of_params``).
         """
         task_cls, fixed = _unwrap_partial(cls)
-        by_job: dict[str, list[tuple[Any, str]]] = defaultdict(list)
-        for item in parameter_tuples:
-            params = {**fixed, **task_cls.params_of(item)}
-            key = task_cls.key_of(task_cls.label_of(params))
-            by_job[task_cls.job_id_for(**params)].append((item, key))
-        complete: list[Any] = []
-        ledger = shared_ledger()
-        for job, pairs in by_job.items():
-            done = task_cls.completed_keys(ledger, job, [k for _, k in pairs])
-            complete.extend(item for item, key in pairs if key in done)
-        if task_cls.outputs_beyond_ledger():  # ask each succeeded task's targets
-            complete = [
-                i for i in complete if task_cls._outputs_exist({**fixed, **task_cls.params_of(i)})
-            ]
-        return complete
+        return completeness.complete_among(task_cls, fixed, parameter_tuples, shared_ledger())
 
     @classmethod
     def outputs_beyond_ledger(cls) -> bool:
@@ -215,10 +193,6 @@ class PeriodTask(RecordedRun, luigi.Task):
         return own and not cls.outputs_beyond_ledger()
 
     @classmethod
-    def _outputs_exist(cls, params: dict[str, Any]) -> bool:
-        return all(t.exists() for t in luigi.task.flatten(cls(**params).output()))
-
-    @classmethod
     def params_of(cls, item: Any) -> dict[str, Any]:
         """Parameter values of one of Luigi's parameter tuples (a value, tuple or dict)."""
         if isinstance(item, dict):
@@ -226,21 +200,6 @@ class PeriodTask(RecordedRun, luigi.Task):
         positional = [name for name, p in cls.get_params() if p.positional]
         values = item if isinstance(item, (list, tuple)) else (item,)
         return dict(zip(positional, values, strict=False))
-
-    @classmethod
-    def completed_keys(cls, ledger: Ledger, job: str, keys: Iterable[str]) -> set[str]:
-        """Those of ``keys`` whose latest attempt of ``job`` succeeded (one query); with
-        ``outputs_in_ledger``, only those also published by ``job``."""
-        wanted = set(keys)
-        if not wanted:
-            return set()
-        return wanted & cls.completed_between(ledger, job, min(wanted), max(wanted))
-
-    @classmethod
-    def completed_between(cls, ledger: Ledger, job: str, first: str, last: str) -> set[str]:
-        """Keys in [first, last] whose latest attempt of ``job`` succeeded (and, for a task
-        that publishes, that are published); one query, reads only."""
-        return ledger.completed_periods(job, first, last, job if cls.publishes else None)
 
     def watermark(self) -> dt.datetime | None:
         """The greatest tz-aware event time this job's source holds, if it declares one.
