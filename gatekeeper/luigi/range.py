@@ -225,11 +225,21 @@ class RangeBusinessBase(luigi.Task):
         """Stale refreshes (with ``--refresh-stale``), and for ``forward``/``reverse`` every
         chunk of the fill: every process that adds the range to a scheduler adds its chunks,
         so all their workers share them. ``contiguous`` gaps are filled in ``run()``, in order.
+        Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
-        session = self._announced()
-        channel.open_summary_channel()
+        session = self.session
         chunks = [] if session.strategy == "contiguous" else self._independent_chunks()
         return [*session.refreshes, *chunks]
+
+    def deps(self) -> list[luigi.Task]:
+        """Luigi's worker takes the range up: it calls ``deps()`` (its scheduler's method) as it
+        schedules the range, and again in the process that runs it. Here, once per
+        invocation, the range announces itself (``_announced``: the RangeEvent metrics, fired
+        once as luigi's RangeBase fires them, the plan in the log, the watch) and opens the
+        summary channel for the task processes the worker may fork."""
+        self._announced()
+        channel.open_summary_channel()
+        return list(super().deps())
 
     def _announced(self) -> FillSession:
         """The session; at the first call in the process that schedules the range, also fire

@@ -155,6 +155,30 @@ def test_range_fires_range_events(ledger_cfg: gk.Ledger) -> None:
     assert seen[RangeEvent.DELAY] == ("Trivial", 9)
 
 
+def test_range_requires_declares_only_and_deps_announces(ledger_cfg: gk.Ledger) -> None:
+    """requires() is also what Luigi's tools call (luigi.tools.deps, deps_tree): it fires no
+    event and starts no watch. Luigi's worker calls deps() as it takes the range up: the range
+    announces itself there (its RangeEvents, its watch), once per invocation."""
+    fired: list[tuple[str, int]] = []
+
+    def handler(family: str, value: int) -> None:
+        fired.append((family, value))
+
+    gk.RangeBusinessDaily.event_handler(RangeEvent.COMPLETE_COUNT)(handler)
+    try:
+        rng = daily(of=Trivial, strategy="forward")
+        chunks = rng.requires()
+        assert chunks and rng.requires() == chunks
+        assert fired == [] and rng.invocation.watch is None
+        assert rng.deps() == chunks
+        assert fired == [("Trivial", 0)] and rng.invocation.watch is not None
+        assert rng.deps() == chunks
+        assert fired == [("Trivial", 0)]
+    finally:
+        callbacks = luigi.Task._event_callbacks[gk.RangeBusinessDaily]
+        callbacks[RangeEvent.COMPLETE_COUNT].discard(handler)
+
+
 @pytest.mark.parametrize(
     ("kw", "field"),
     [

@@ -170,7 +170,8 @@ def open_summary_channel() -> None:
     """Let the task processes the current worker forks count the periods they run inline in
     its execution summary (see ``summary_channel``), and have the summary judge gatekeeper's
     tasks by the ledger (ForkedHistory). Call it where the worker schedules a range or a task
-    that may run periods inline (their ``requires()``); idempotent per worker.
+    that may run periods inline (their ``deps()``, as the worker schedules them); idempotent
+    per worker.
 
     The worker's history becomes a ForkedHistory and its get_work answers a
     SettledWorkHistory, holding the same entries (``luigi_compat.replace_bookkeeping``).

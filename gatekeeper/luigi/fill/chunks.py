@@ -91,11 +91,15 @@ class ContiguousChunk(luigi.Task):
         return not set(self.keys) - self._done(list(self.keys))
 
     def requires(self) -> list[Any]:
-        """Nothing (periods are yielded from ``run()``). Luigi's worker asks while it schedules
-        the chunk, in its own process: the moment to let the task process it may fork for the
-        chunk count inline periods in its execution summary."""
-        channel.open_summary_channel()
+        """Nothing (periods are yielded from ``run()``)."""
         return []
+
+    def deps(self) -> list[Any]:
+        """Luigi's worker schedules the chunk (it calls ``deps()``, its scheduler's method, in
+        its own process): the moment to let the task process it may fork for the chunk count
+        inline periods in its execution summary."""
+        channel.open_summary_channel()
+        return list(super().deps())
 
     # -- the periods' Luigi settings -----------------------------------------------------------
 
