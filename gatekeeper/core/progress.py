@@ -115,6 +115,33 @@ def range_status(plan: RangePlan) -> tuple[str, int]:
     )
 
 
+def cursor_status(plan: RangePlan, cursor: int) -> tuple[str, int] | None:
+    """The range's status while it fills in order, ``cursor`` periods past its session's
+    ``plan`` (no ledger query): as ``range_status``; None once the cursor is past the end."""
+    if cursor >= len(plan.scheduled):
+        return None
+    filled = plan.complete_count + cursor
+    through = plan.contiguous_through
+    if cursor and plan.catchup == "all":
+        through = plan.scheduled[cursor - 1]
+    shown = "nothing" if through is None else plan.key(through)
+    return (
+        f"filled {filled}/{plan.total}, contiguous through {shown}, next "
+        f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by policy",
+        percent(filled, plan.total),
+    )
+
+
+def range_metrics(plan: RangePlan) -> tuple[int, int, float]:
+    """Luigi's RangeEvent figures of ``plan``, as luigi's RangeBase computes them: DELAY (the
+    due periods from the first missing one to the newest), COMPLETE_COUNT, COMPLETE_FRACTION."""
+    absent = set(plan.gaps) | set(plan.skipped_by_policy)
+    missing = [p for p in plan.due if p in absent]
+    delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
+    fraction = plan.complete_count / plan.total if plan.total else 1.0
+    return delay, plan.complete_count, fraction
+
+
 def chunk_status(
     keys: Sequence[str], done: Collection[str], failed: Collection[str]
 ) -> tuple[str, int]:

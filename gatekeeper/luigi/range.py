@@ -37,16 +37,24 @@ from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
-from gatekeeper.core.progress import percent, range_status
+from gatekeeper.core.progress import cursor_status, range_metrics, range_status
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import complete_keys, completeness
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill import watch as range_watch
-from gatekeeper.luigi.fill.chunks import ContiguousChunk, IndependentChunk, show_status
+from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
 from gatekeeper.luigi.fill.watch import Invocation
-from gatekeeper.luigi.range_session import FillSession, check_of_params, chunk_blocks, clock_at
+from gatekeeper.luigi.range_session import (
+    FillSession,
+    check_of_params,
+    chunk_blocks,
+    chunk_params,
+    clock_at,
+    independent_chunks,
+    stale_reasons,
+)
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -202,12 +210,9 @@ class RangeBusinessBase(luigi.Task):
 
     def _emit_metrics(self, plan: RangePlan) -> None:
         family = self.of_class().get_task_family()
-        absent = set(plan.gaps) | set(plan.skipped_by_policy)
-        missing = [p for p in plan.due if p in absent]
-        delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
+        delay, count, fraction = range_metrics(plan)
         self.trigger_event(RangeEvent.DELAY, family, delay)
-        self.trigger_event(RangeEvent.COMPLETE_COUNT, family, plan.complete_count)
-        fraction = plan.complete_count / plan.total if plan.total else 1.0
+        self.trigger_event(RangeEvent.COMPLETE_COUNT, family, count)
         self.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
 
     # -- Luigi ---------------------------------------------------------------------------------
@@ -262,19 +267,16 @@ class RangeBusinessBase(luigi.Task):
             raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
         first = of.key_of(self.start)
         last = None if self.stop is None else of.key_of(self.stop)
-        reasons: dict[str, set[str]] = {}
-        for found in self.ledger().stale(self.job(), since=first):
-            if last is None or found.business_date < last:
-                reasons.setdefault(found.business_date, set()).add(found.reason)
+        stale = self.ledger().stale(self.job(), since=first)
         return [
             of(
                 **{
                     **dict(self.of_params),
                     of.period_param: self.label_to_param(self.period_kind.label(key)),
-                    "republish_reason": "; ".join(sorted(why)),
+                    "republish_reason": reason,
                 }
             )
-            for key, why in sorted(reasons.items())
+            for key, reason in stale_reasons(stale, last).items()
         ]
 
     def run(self) -> Iterator[Any]:
@@ -284,24 +286,8 @@ class RangeBusinessBase(luigi.Task):
         range_watch.close_after_run(self)
 
     def _independent_chunks(self) -> list[ContiguousChunk]:
-        """Every chunk of a forward or reverse fill, ordered (``ContiguousChunk.priority``) so
-        that Luigi's scheduler takes the oldest (or newest) periods first, in parallel with
-        ``--workers`` and across every process sharing the range."""
-        session = self.session
-        count = len(session.chunks)
-        return [
-            IndependentChunk(
-                of=self.of,
-                of_params=self.of_params,
-                block=block,
-                last=keys[-1],
-                keys=keys,
-                inline=self.inline,
-                since=session.started,
-                order=rank / count,
-            )
-            for rank, (block, keys) in enumerate(session.chunks)
-        ]
+        """Every chunk of a forward or reverse fill (``range_session.independent_chunks``)."""
+        return list(independent_chunks(self, self.session))
 
     def chunk_tasks(self) -> list[ContiguousChunk]:
         """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
@@ -310,15 +296,7 @@ class RangeBusinessBase(luigi.Task):
         return [self._contiguous_chunk(block, keys) for block, keys in self.session.chunks]
 
     def _contiguous_chunk(self, block: str, keys: tuple[str, ...]) -> ContiguousChunk:
-        return ContiguousChunk(
-            of=self.of,
-            of_params=self.of_params,
-            block=block,
-            last=keys[-1],
-            keys=keys,
-            inline=self.inline,
-            since=self.session.started,
-        )
+        return ContiguousChunk(**chunk_params(self, self.session, block, keys))
 
     def _fill_in_order(self) -> Iterator[luigi.Task]:
         """Yield the scheduled periods as consecutive chunks, one chunk at a time.
@@ -340,20 +318,9 @@ class RangeBusinessBase(luigi.Task):
 
     def report_cursor(self, cursor: int) -> None:
         """Progress while filling in order, without re-planning (no ledger query)."""
-        plan = self.session.plan
-        if cursor >= len(plan.scheduled):
-            return
-        filled = plan.complete_count + cursor
-        through = plan.contiguous_through
-        if cursor and plan.catchup == "all":
-            through = plan.scheduled[cursor - 1]
-        shown = "nothing" if through is None else plan.key(through)
-        self.show(
-            f"filled {filled}/{plan.total}, contiguous through {shown}, next "
-            f"{plan.key(plan.scheduled[cursor])}, {len(plan.skipped_by_policy)} skipped by "
-            f"policy",
-            percent(filled, plan.total),
-        )
+        status = cursor_status(self.session.plan, cursor)
+        if status is not None:
+            self.show(*status)
 
     def report(self, plan: RangePlan) -> None:
         """Show progress in the scheduler: filled/total, contiguous-through, next, skipped."""

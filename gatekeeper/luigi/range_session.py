@@ -5,12 +5,14 @@
   stale refreshes, the start time), built once and frozen.
 - which periods are complete is ``completeness.py``'s (the ``of`` class's ``bulk_complete``).
 - ``check_of_params``: ``of_params`` checked against the ``of`` class before anything runs.
+- ``stale_reasons``: what ``--refresh-stale`` republishes, and why.
+- ``chunk_params``, ``independent_chunks``: the chunks a session's blocks become.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,8 +20,9 @@ from zoneinfo import ZoneInfo
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.records import Staleness
 from gatekeeper.core.validation import check_timestamp
-from gatekeeper.luigi.fill.chunks import CHUNK
+from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
 from gatekeeper.luigi.tasks import PeriodTask
 
 UTC = dt.timezone.utc
@@ -123,3 +126,39 @@ def _check_value(param: Any, field: str, value: Any, family: str) -> None:
     except Exception as exc:  # a Luigi parameter raises what its parse/serialize raise
         kind = type(param).__name__
         raise InvalidInput(field, value, f"not a value of {family}'s {kind}: {exc}") from None
+
+
+def stale_reasons(stale: Iterable[Staleness], before: str | None) -> dict[str, str]:
+    """Period key -> why it is stale (its reasons, sorted, joined by ``; ``), in key order,
+    for the ``stale`` publications of keys before ``before`` (None: all)."""
+    reasons: dict[str, set[str]] = {}
+    for found in stale:
+        if before is None or found.business_date < before:
+            reasons.setdefault(found.business_date, set()).add(found.reason)
+    return {key: "; ".join(sorted(why)) for key, why in sorted(reasons.items())}
+
+
+def chunk_params(
+    rng: Any, session: FillSession, block: str, keys: tuple[str, ...]
+) -> dict[str, Any]:
+    """The parameters of the chunk of ``rng`` (a range) that fills ``keys`` of ``block``."""
+    return {
+        "of": rng.of,
+        "of_params": rng.of_params,
+        "block": block,
+        "last": keys[-1],
+        "keys": keys,
+        "inline": rng.inline,
+        "since": session.started,
+    }
+
+
+def independent_chunks(rng: Any, session: FillSession) -> list[IndependentChunk]:
+    """Every chunk of a forward or reverse fill, ordered (``ContiguousChunk.priority``) so
+    that Luigi's scheduler takes the oldest (or newest) periods first, in parallel with
+    ``--workers`` and across every process sharing the range."""
+    count = len(session.chunks)
+    return [
+        IndependentChunk(**chunk_params(rng, session, block, keys), order=rank / count)
+        for rank, (block, keys) in enumerate(session.chunks)
+    ]
