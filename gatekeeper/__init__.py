@@ -21,7 +21,7 @@ from gatekeeper.core.gate import check_ready
 from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.core.version import package_version
-from gatekeeper.integrations.delta.table import delta_evidence
+from gatekeeper.integrations.delta.history import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi.gated import GatedFileTask, GatedTask

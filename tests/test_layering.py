@@ -21,7 +21,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "ledger": frozenset({"core", "ledger"}),
     "report": frozenset({"core", "ledger", "report"}),
     # integrations that observe or emit: below the Luigi adapter, which calls lineage
-    "integrations.lineage": frozenset({"core", "ledger"}),
+    "integrations.lineage": frozenset({"core", "ledger", "integrations.lineage"}),
     "integrations.collectors": frozenset({"core", "ledger", "integrations.collectors"}),
     "luigi": frozenset({"core", "ledger", "luigi", "integrations.lineage"}),
     # Delta's task is a GatedTask: above the adapter

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import gatekeeper as gk
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.integrations.collectors import databricks as dbx
+from gatekeeper.integrations.collectors import databricks_states
 from gatekeeper.integrations.collectors.databricks_api import CollectError, fetch_runs
 from tests.helpers.databricks_fake import (
     GET,
@@ -394,7 +395,7 @@ def item_for(field: str, life: Any, outcome: Any) -> dict[str, Any]:
 )
 def test_state_map_row(key: tuple[str, str, str], expected: gk.RunState) -> None:
     field, life, outcome = key
-    outcomes = [None, "SUCCESS", "FAILED"] if outcome == dbx.ANY else [outcome]
+    outcomes = [None, "SUCCESS", "FAILED"] if outcome == databricks_states.ANY else [outcome]
     for value in outcomes:
         found, raw = dbx.resolve_state(item_for(field, life, value))
         assert found is expected, (key, value, raw)
@@ -428,7 +429,7 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
     expected = {}
     for n, ((field, life, outcome), mapped) in enumerate(sorted(dbx.STATE_MAP.items())):
         date = (dt.date(2026, 1, 1) + dt.timedelta(days=n)).isoformat()
-        value = None if outcome == dbx.ANY else outcome
+        value = None if outcome == databricks_states.ANY else outcome
         run = jobs.add_run(
             1000 + n,
             start=T0_MS + n * H,

@@ -22,7 +22,8 @@ from deltalake import DeltaTable
 
 import gatekeeper as gk
 from gatekeeper.integrations.delta import runner as delta_runner
-from gatekeeper.integrations.delta.table import app_id, table_fingerprint
+from gatekeeper.integrations.delta.history import app_id
+from gatekeeper.integrations.delta.table import table_fingerprint
 from tests.helpers.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
 from tests.helpers.ledgers import snapshot, succeed
 from tests.helpers.luigi_support import build, configure, luigi_command, luigi_env, write_config

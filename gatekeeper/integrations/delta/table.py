@@ -19,28 +19,14 @@ import importlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NamedTuple
 
 from gatekeeper.core.errors import GatekeeperError, InvalidInput
-from gatekeeper.core.periods import period_key
 from gatekeeper.core.validation import check_column_name, check_partition_values
 from gatekeeper.integrations.delta import runner as delta_runner
 
 PREFIX = "gatekeeper."
-#: The commit metadata keys gatekeeper writes (``DESCRIBE HISTORY`` shows them).
-KEYS = (
-    "consumer",
-    "business_date",
-    "revision",
-    "run_id",
-    "attempt",
-    "fingerprint",
-    "evidence",
-    "app_id",
-    "reason",
-)
 
 
 def _extra(module: str) -> Any:
@@ -56,44 +42,6 @@ def _extra(module: str) -> Any:
 
 def _deltalake() -> Any:
     return _extra("deltalake")
-
-
-@dataclass(frozen=True, slots=True)
-class DeltaEvidence:
-    """One gatekeeper commit of a Delta table, read from the table's history alone.
-
-    ``evidence``: required job -> the run ID that authorized this revision.
-    """
-
-    table_version: int
-    consumer: str
-    business_date: str
-    revision: int
-    run_id: str
-    fingerprint: str
-    evidence: dict[str, str] = field(default_factory=dict)
-    reason: str | None = None
-    attempt: int | None = None
-    committed_at: dt.datetime | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "table_version": self.table_version,
-            "consumer": self.consumer,
-            "business_date": self.business_date,
-            "revision": self.revision,
-            "run_id": self.run_id,
-            "attempt": self.attempt,
-            "fingerprint": self.fingerprint,
-            "evidence": dict(self.evidence),
-            "reason": self.reason,
-            "committed_at": None if self.committed_at is None else self.committed_at.isoformat(),
-        }
-
-
-def app_id(consumer: str, period: str) -> str:
-    """The Delta application transaction ID of (consumer, business date)."""
-    return f"gatekeeper:{consumer}:{period}"
 
 
 def to_arrow(data: Any, field_name: str = "build()") -> Any:
@@ -304,120 +252,3 @@ def _write_date(
 def commit_conflicts() -> tuple[type[BaseException], ...]:
     """The errors of a Delta commit that lost a race with a concurrent one (retryable)."""
     return (_deltalake().exceptions.CommitFailedError,)
-
-
-def commit_metadata(evidence: DeltaEvidence) -> dict[str, str]:
-    """The ``gatekeeper.*`` commit metadata of ``evidence`` (all strings)."""
-    values = {
-        "consumer": evidence.consumer,
-        "business_date": evidence.business_date,
-        "revision": str(evidence.revision),
-        "run_id": evidence.run_id,
-        "attempt": None if evidence.attempt is None else str(evidence.attempt),
-        "fingerprint": evidence.fingerprint,
-        "evidence": json.dumps(evidence.evidence, sort_keys=True),
-        "app_id": app_id(evidence.consumer, evidence.business_date),
-        "reason": evidence.reason,
-    }
-    return {PREFIX + k: v for k, v in values.items() if v is not None}
-
-
-def _from_commit(info: Mapping[str, Any]) -> DeltaEvidence | None:
-    """The DeltaEvidence of one ``history()`` entry, None when gatekeeper did not write it."""
-    get = {k: info.get(PREFIX + k) for k in KEYS}
-    if get["consumer"] is None or get["business_date"] is None or get["revision"] is None:
-        return None
-    stamp = info.get("timestamp")
-    return DeltaEvidence(
-        int(info["version"]),
-        str(get["consumer"]),
-        str(get["business_date"]),
-        int(get["revision"]),
-        str(get["run_id"]),
-        str(get["fingerprint"]),
-        json.loads(get["evidence"]) if get["evidence"] else {},
-        get["reason"],
-        None if get["attempt"] is None else int(get["attempt"]),
-        None if stamp is None else dt.datetime.fromtimestamp(stamp / 1000, dt.timezone.utc),
-    )
-
-
-def find_commit(
-    uri: str, storage_options: dict[str, str] | None, consumer: str, period: str, revision: int
-) -> DeltaEvidence | None:
-    """The commit of the table carrying (consumer, period, revision), from its history; None
-    when there is none (or no table)."""
-    return delta_runner.run(_find_commit, uri, storage_options, consumer, period, revision)
-
-
-def _find_commit(
-    uri: str, storage_options: dict[str, str] | None, consumer: str, period: str, revision: int
-) -> DeltaEvidence | None:
-    table = open_table(uri, storage_options)
-    for info in [] if table is None else table.history():
-        found = _from_commit(info)
-        if found is not None and (found.consumer, found.business_date, found.revision) == (
-            consumer,
-            period,
-            revision,
-        ):
-            return found
-    return None
-
-
-def delta_evidence(
-    table_uri: str,
-    business_date: Any,
-    *,
-    consumer: str | None = None,
-    storage_options: dict[str, str] | None = None,
-) -> DeltaEvidence | None:
-    """The evidence of the rows ``table_uri`` holds now for ``business_date``, read from the
-    table's history alone (no ledger): the newest gatekeeper commit for that date (by
-    ``consumer`` if given) that a later RESTORE did not undo; None when there is none.
-    Reads only. A commit by another writer after it is not judged here."""
-    period = period_key(business_date)
-    _deltalake()  # the missing extra is said here, in the caller's process
-    return delta_runner.run(_delta_evidence, table_uri, period, consumer, storage_options)
-
-
-def _delta_evidence(
-    table_uri: str, period: str, consumer: str | None, storage_options: dict[str, str] | None
-) -> DeltaEvidence | None:
-    table = open_table(table_uri, storage_options)
-    if table is None:
-        return None
-    history = sorted(table.history(), key=lambda info: -int(info["version"]))
-    ceiling = math.inf
-    for info in history:
-        version = int(info["version"])
-        if version > ceiling:
-            continue
-        if info.get("operation") == "RESTORE":
-            ceiling = _restored_version(info, history)
-            continue
-        found = _from_commit(info)
-        if (
-            found is not None
-            and found.business_date == period
-            and (consumer is None or found.consumer == consumer)
-        ):
-            return found
-    return None
-
-
-def _restored_version(info: Mapping[str, Any], history: list[dict[str, Any]]) -> float:
-    """The version a RESTORE commit went back to (by version, or by timestamp)."""
-    params = info.get("operationParameters") or {}
-    if params.get("version") is not None:
-        return int(params["version"])
-    when = params.get("datetime")
-    if when is not None:
-        at = (
-            int(when)
-            if str(when).isdigit()
-            else int(dt.datetime.fromisoformat(str(when)).timestamp() * 1000)
-        )
-        before = [int(h["version"]) for h in history if int(h.get("timestamp", 0)) <= at]
-        return max(before, default=-1)
-    return int(info["version"]) - 1

@@ -26,14 +26,16 @@ from typing import Any
 
 from gatekeeper.core.errors import OutputMismatch
 from gatekeeper.core.validation import check_column_name, check_name
-from gatekeeper.integrations.delta.table import (
+from gatekeeper.integrations.delta.history import (
     DeltaEvidence,
     app_id,
+    commit_metadata,
+    find_commit,
+)
+from gatekeeper.integrations.delta.table import (
     check_rows,
     commit_conflicts,
-    commit_metadata,
     date_fingerprint,
-    find_commit,
     same_files,
     table_fingerprint,
     table_state,
