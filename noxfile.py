@@ -1,8 +1,9 @@
 """Development sessions: ``nox`` runs them all (what CI runs), ``nox -s lint`` one of them.
 
 - ``tests``: the whole suite on the newest Luigi, with every integration and the docs build.
-- ``tests_oldest``: the tests marked ``luigi`` on the oldest supported Luigi (3.2.0), with the
-  test runner alone (no integrations): the Luigi adapter is what depends on Luigi's version.
+- ``tests_oldest``: the tests marked ``luigi`` (but the slow timing-sensitive ones) on the
+  oldest supported Luigi (3.2.0), with the test runner alone (no integrations): the Luigi
+  adapter is what depends on Luigi's version.
 - ``lint``: ruff check and ruff format --check.
 - ``typecheck``: mypy (setup.cfg; strict on gatekeeper/core and gatekeeper/ledger).
 - ``docs``: mkdocs build --strict.
@@ -42,7 +43,7 @@ def pytest(session: nox.Session, marks: str, *, parallel: bool, may_be_empty: bo
         "-m",
         marks,
         *args,
-        *(session.posargs or ["-q"]),
+        *(session.posargs or ["-q", "--durations=15"]),
         success_codes=[0, 5] if may_be_empty else [0],
     )
 
@@ -58,12 +59,14 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def tests_oldest(session: nox.Session) -> None:
-    """The Luigi adapter's tests (``luigi and not slow``) on the oldest supported Luigi."""
+    """The Luigi adapter's tests (marker ``luigi``) on the oldest supported Luigi: all of them
+    under pytest-xdist but the timing-sensitive ones, then those of these that are not slow
+    (the slow fleet, outage and fault runs are the newest Luigi's, for CI's 15 minutes)."""
     # Luigi 3.2.0's luigid imports pkg_resources without declaring setuptools (a virtualenv
     # no longer seeds it): the last setuptools that ships pkg_resources
     session.install("-e", ".[test-core,postgres]", f"luigi=={OLDEST_LUIGI}", "setuptools<81")
-    pytest(session, "luigi and not slow and not serial", parallel=True)
-    pytest(session, "luigi and not slow and serial", parallel=False, may_be_empty=True)
+    pytest(session, "luigi and not serial", parallel=True)
+    pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
 
 
 @nox.session

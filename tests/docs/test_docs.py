@@ -153,6 +153,7 @@ def test_docs_proved_by_tests_read_their_page() -> None:
         ), f"{block.where()}: {filename} does not read {page}"
 
 
+@pytest.mark.slow
 def test_docs_help_blocks_name_real_options() -> None:
     """Benchmark commands: the script exists and its --help lists every option a line uses."""
     for block in (b for b in all_blocks() if b.directive("help") is not None):
@@ -180,6 +181,7 @@ def test_docs_api_page_documents_every_public_name() -> None:
     assert shown == set(gatekeeper.__all__)
 
 
+@pytest.mark.slow
 def test_docs_site_builds_strict(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None:
         if os.environ.get("CI"):

@@ -279,6 +279,7 @@ def test_retail_media_contradicting_rows_are_refused() -> None:
 # --------------------------------------------------------------------------- real commands
 
 
+@pytest.mark.slow
 def test_retail_media_walkthrough_with_real_commands(tmp_path: Path, sqlite_url: str) -> None:
     config = write_config(tmp_path, sqlite_url)
     env = {"LUIGI_CONFIG_PATH": str(config)}

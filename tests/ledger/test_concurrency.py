@@ -259,6 +259,7 @@ def begin_when_free(url: str, ready: str, go: str) -> str:
 
 
 # -- tests -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_publish_race_one_publication_per_key(ledger: gk.Ledger, ledger_url: str) -> None:
     runs = make_ready(ledger, DATES)
 
@@ -282,6 +283,7 @@ def test_publish_race_one_publication_per_key(ledger: gk.Ledger, ledger_url: str
                 assert out[date] == ("retry" if i % 2 == winner % 2 else "conflict"), (date, i)
 
 
+@pytest.mark.slow
 def test_publisher_killed_in_its_transaction_leaves_nothing(
     ledger: gk.Ledger, ledger_url: str, tmp_path: Path
 ) -> None:
@@ -321,6 +323,7 @@ def test_publisher_killed_in_its_transaction_leaves_nothing(
         assert ledger.read("PRAGMA integrity_check") == [("ok",)]
 
 
+@pytest.mark.slow
 def test_begin_attempt_race_gapless_ordinals_one_live_lease(
     ledger: gk.Ledger, ledger_url: str
 ) -> None:

@@ -845,6 +845,7 @@ def test_ledger_busy_timeout_sets_the_database_lock_wait(
 
 
 # -- bounded waits ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_publish_lock_wait_past_busy_timeout_is_ledger_error(
     ledger: gk.Ledger, ledger_url: str, ready: dict[str, str]
 ) -> None:

@@ -255,6 +255,7 @@ def fleet(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
         stop_all(processes)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["contiguous", "forward"])
 def test_luigid_two_workers_run_each_inline_period_once(
     tmp_path: Path,

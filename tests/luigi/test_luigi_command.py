@@ -118,6 +118,7 @@ def wait_for(path: Path, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_killed_worker_blocks_until_lease_expires_then_is_abandoned(
     sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -142,6 +142,7 @@ def worker_pids(names: list[str]) -> set[int]:
     return {int(m.group(1)) for name in names for m in [re.search(r"pid=(\d+)", name)] if m}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("second", ["together", "mid_fill"])
 def test_luigid_two_workers_run_every_task_once(
     luigid: Luigid, workers: Workers, pg_ledger_url: str, second: str
@@ -198,6 +199,7 @@ def expected_status(
     )
 
 
+@pytest.mark.slow
 def test_luigid_shows_range_status_and_progress(
     luigid: Luigid, workers: Workers, pg_ledger_url: str
 ) -> None:

@@ -53,6 +53,7 @@ def restart_later(server: OwnPostgres, after: float, down: float) -> threading.T
     return thread
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 def test_ledger_write_and_read_ride_out_a_restart(own_pg: OwnPostgres) -> None:
     with gk.open_ledger(own_pg.url) as ledger:

@@ -278,6 +278,7 @@ def closing_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
     )
 
 
+@pytest.mark.slow
 def test_luigi_range_ends_with_one_closing_line_in_every_outcome(
     ledger_url: str, tmp_path: Path
 ) -> None:
@@ -437,6 +438,7 @@ def statuses(server: Luigid, family: str) -> dict[str, tuple[str, int | None]]:
     return found
 
 
+@pytest.mark.slow
 def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
     sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -322,6 +322,7 @@ def test_report_in_chromium_every_cell_has_its_state_and_no_console_message(
     assert "evidence DimProduct: run prod-05-1" in published
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_report_in_chromium_failed_cell_is_drawn_in_the_legend_colour(
     month_report: Path, tmp_path: Path
@@ -343,6 +344,7 @@ def test_report_in_chromium_failed_cell_is_drawn_in_the_legend_colour(
     assert pixel(rows, 2, 2) == "#ffffff"
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_chromium_checks_can_fail(month_report: Path, tmp_path: Path) -> None:
     """The console and self-check assertions above are not vacuous: a script error is seen,
