@@ -87,7 +87,7 @@ class PeriodTask(RecordedRun, luigi.Task):
     period_kind = DAILY
     publishes = False  # True for tasks whose output is a publication in the ledger
     gatekeeper_summary = True  # the execution summary judges it by the ledger (fill/channel.py)
-    outputs_in_ledger = False  # True when completed_keys() fully checks output()
+    outputs_in_ledger = False  # True when the ledger (completeness.py) fully checks output()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned
