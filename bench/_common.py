@@ -79,13 +79,24 @@ timezone = UTC
 lock_pid_dir = {lock_dir}
 
 [retcode]
-already_running = 10
-missing_data = 20
-not_run = 25
-task_failed = 30
-scheduling_error = 35
-unhandled_exception = 40
+{retcodes}
 """
+
+# Luigi's exit codes as every bench's luigi.cfg sets them (Luigi's defaults are 0 for most).
+RETCODES = {
+    "already_running": 10,
+    "missing_data": 20,
+    "not_run": 25,
+    "task_failed": 30,
+    "scheduling_error": 35,
+    "unhandled_exception": 40,
+}
+
+
+def retcode_name(code: int) -> str:
+    """The [retcode] name of an exit code of a bench's ``luigi`` command (``0`` is success)."""
+    names = [name for name, value in RETCODES.items() if value == code]
+    return names[0] if names else ("success" if code == 0 else f"exit {code}")
 
 
 def write_task_module(folder: Path, out: Path) -> str:
@@ -106,7 +117,10 @@ def write_luigi_config(folder: Path, ledger_url: str) -> Path:
     """Write ``folder/luigi.cfg``: the ledger, lateness 0s, UTC, non-zero exit codes and
     Luigi's process-lock pid files kept in ``folder`` (so nothing is left in /tmp/luigi)."""
     path = folder / "luigi.cfg"
-    path.write_text(LUIGI_CFG.format(url=ledger_url, lock_dir=folder / "luigi-lock"))
+    retcodes = "\n".join(f"{name} = {code}" for name, code in RETCODES.items())
+    path.write_text(
+        LUIGI_CFG.format(url=ledger_url, lock_dir=folder / "luigi-lock", retcodes=retcodes)
+    )
     return path
 
 
@@ -134,6 +148,45 @@ def environment_line() -> str:
         f"gatekeeper {version('gatekeeper')}, SQLite {sqlite3.sqlite_version}, "
         f"{os.cpu_count()} CPUs (load average {load}), {platform.platform()}"
     )
+
+
+def load_line(when: str) -> str:
+    """``load average (1, 5, 15 min) <when>: a, b, c`` for the lines printed around a bench."""
+    return f"load average (1, 5, 15 min) {when}: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on at the moment on ``host`` (the kernel's pick)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def alternating_ms(
+    calls: dict[str, Callable[[], Any]],
+    runs: int,
+    before: dict[str, Callable[[], None]] | None = None,
+) -> tuple[dict[str, float], dict[str, list[Any]]]:
+    """Median wall time in milliseconds of each of ``calls``, timed round by round.
+
+    One untimed warm-up round, then ``runs`` rounds each running every call once in turn
+    (A, B, C, A, B, C, ...), so a change of load hits every tool alike. ``before[name]()`` runs
+    untimed before each run of ``name``. Returns the medians and, per call, the results of
+    every run (warm-up first) so the caller can check what each timed run produced.
+    """
+    before = before or {}
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    results: dict[str, list[Any]] = {name: [] for name in calls}
+    for round_ in range(runs + 1):
+        for name, run in calls.items():
+            before.get(name, lambda: None)()
+            began = time.perf_counter()
+            results[name].append(run())
+            if round_:
+                times[name].append(time.perf_counter() - began)
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}, results
 
 
 def median_ms(

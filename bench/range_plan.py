@@ -10,13 +10,18 @@ an equivalent luigi LocalTarget task for every complete period. Every 97th perio
   (instance built inside the timing; one ledger query, then ``plan_range``);
 - luigi: ``RangeDaily/Hourly(of=L, start, stop, days_back/hours_back, now,
   task_limit=100000).requires()`` (builds every period's task, lists the output folder);
-- a bare SELECT on a raw sqlite3 connection: the query ``Ledger.completed_periods`` runs
-  (latest attempt per period, succeeded), rows fetched, nothing else;
+- the floor, a bare SELECT on a raw sqlite3 connection: the exact query
+  ``Ledger.completed_periods`` runs, every clause (window, key length, succeeded, latest
+  attempt per period), rows fetched, nothing else; the script checks, by tracing both
+  connections, that the ledger ran the same statement with the same values;
 
-each the median of ``--runs`` runs after one warm-up run, with Luigi's instance cache cleared
-before every run (which also makes gatekeeper re-read its ``[gatekeeper]`` config). The
-gatekeeper ledger connection stays open between runs (warm); a cold figure is printed too.
-Both tools must report exactly the missing periods; the script fails otherwise. Not a test.
+each the median of ``--runs`` rounds after one warm-up round; a round runs gatekeeper, luigi,
+the SELECT and the simplest SELECT once each in turn, so a change of load hits all alike.
+Luigi's instance cache is cleared before every run (which also makes gatekeeper re-read its
+``[gatekeeper]`` config). The gatekeeper ledger connection stays open between runs (warm); a
+cold figure is printed too. Every run of every tool must report exactly the missing periods
+(the SELECT: exactly the complete ones); the script fails otherwise. The load average is
+printed before and after. Not a test.
 
     python bench/range_plan.py
     python bench/range_plan.py --runs 15 --profile
@@ -43,7 +48,15 @@ from typing import Any
 import luigi
 import luigi.configuration
 import luigi.tools.range
-from _common import environment_line, median_ms, print_table, sqlite_url, write_task_module
+from _common import (
+    alternating_ms,
+    environment_line,
+    load_line,
+    median_ms,
+    print_table,
+    sqlite_url,
+    write_task_module,
+)
 from luigi.task_register import Register
 
 import gatekeeper as gk
@@ -57,9 +70,10 @@ NOW = dt.datetime(2026, 1, 2, tzinfo=UTC)  # every period of both cases is due
 GAP_EVERY = 97
 RETRY_EVERY = 10
 TASK_LIMIT = 100_000
-SELECT_SQL = (  # what Ledger.completed_periods runs (no publication clause)
+SELECT_SQL = (  # what Ledger.completed_periods runs for a job that does not publish
     "SELECT a.period FROM gk_attempts a WHERE a.job = ? AND a.period >= ? "
-    "AND a.period <= ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+    "AND a.period <= ? AND length(a.period) = ? AND a.state = 'succeeded' "
+    "AND a.attempt = (SELECT MAX(b.attempt) "
     "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)"
 )
 SIMPLE_SQL = "SELECT period FROM gk_attempts WHERE job = ?"
@@ -106,16 +120,19 @@ CASES = (
 
 
 # -- fixtures --------------------------------------------------------------------------------
+def states_of(case: Case, i: int) -> list[str]:
+    """The states of period ``i``'s attempts: gaps have none or a failed one."""
+    if case.is_gap(i):
+        return ["failed"] if (i // GAP_EVERY) % 2 else []
+    return ["failed", "succeeded"] if i % RETRY_EVERY == 3 else ["succeeded"]
+
+
 def attempt_rows(case: Case, ledger: gk.Ledger) -> Iterator[tuple[Any, ...]]:
     """gk_attempts rows of ``case``'s job: gaps have no attempt or a failed one."""
     for i in range(case.count):
         key = case.key(case.at(i))
         ended = ledger.ts_in(case.at(i + 1).replace(tzinfo=UTC) + dt.timedelta(minutes=5))
-        if case.is_gap(i):
-            states = ["failed"] if (i // GAP_EVERY) % 2 else []
-        else:
-            states = ["failed", "succeeded"] if i % RETRY_EVERY == 3 else ["succeeded"]
-        for number, state in enumerate(states, start=1):
+        for number, state in enumerate(states_of(case, i), start=1):
             error = "bench: injected failure" if state == "failed" else None
             yield (
                 case.gk_task,
@@ -208,12 +225,12 @@ def luigi_requires(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
 
 
 def bare_select(case: Case, conn: sqlite3.Connection, simple: bool = False) -> Callable[[], Any]:
-    first, last = case.key(case.at(0)), case.key(case.at(case.count))
+    first, last = case.key(case.at(0)), case.key(case.at(case.count - 1))  # [first, last]
 
     def run() -> list[Any]:
         if simple:
             return conn.execute(SIMPLE_SQL, (case.gk_task,)).fetchall()
-        return conn.execute(SELECT_SQL, (case.gk_task, first, last)).fetchall()
+        return conn.execute(SELECT_SQL, (case.gk_task, first, last, len(first))).fetchall()
 
     return run
 
@@ -233,6 +250,7 @@ class Figures:
 
     case: Case
     ms: dict[str, float]
+    queries: int  # how many times one plan() ran the floor's SELECT
 
     def ratio(self, over: str, under: str) -> float:
         return self.ms[over] / self.ms[under]
@@ -247,27 +265,66 @@ def check(case: Case, what: str, found: set[str], expected: set[str]) -> None:
         )
 
 
+def traced(conn: sqlite3.Connection, run: Callable[[], Any]) -> list[str]:
+    """The statements (values expanded) ``run()`` sends on ``conn`` that read gk_attempts."""
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        run()
+    finally:
+        conn.set_trace_callback(None)
+    return [sql for sql in seen if "FROM gk_attempts" in sql]
+
+
+def check_same_query(case: Case, tasks: ModuleType, conn: sqlite3.Connection) -> int:
+    """The floor's SELECT is, values included, the statement gatekeeper's plan() runs (the
+    only one on gk_attempts); returns how many times plan() ran it."""
+    Register.clear_instance_cache()
+    ledger_conn = gk_tasks.shared_ledger().connection
+    if not isinstance(ledger_conn, sqlite3.Connection):
+        raise SystemExit(f"cannot trace the ledger's connection ({type(ledger_conn)})")
+    ours = traced(conn, bare_select(case, conn))
+    theirs = traced(ledger_conn, gk_plan(case, tasks))
+    if len(ours) != 1 or set(theirs) != set(ours):
+        raise SystemExit(f"{case.name}: the floor ran {ours}, gatekeeper's plan() ran {theirs}")
+    return len(theirs)
+
+
 def measure(case: Case, tasks: ModuleType, conn: sqlite3.Connection, runs: int) -> Figures:
-    """Time every call of ``case`` and check that each saw exactly the missing periods."""
+    """Time every call of ``case``, tools alternating, and check every run's result."""
     clear = Register.clear_instance_cache
-    expected, ms = case.gap_keys(), {}
-    ms["gk"], gaps = median_ms(gk_plan(case, tasks), runs, clear)
-    check(case, "gatekeeper plan().gaps", gaps, expected)
-    ms["luigi"], gaps = median_ms(luigi_requires(case, tasks), runs, clear)
-    check(case, "luigi requires()", gaps, expected)
-    ms["select"], rows = median_ms(bare_select(case, conn), runs)
+    queries = check_same_query(case, tasks, conn)
+    expected = case.gap_keys()
     every = {case.key(case.at(i)) for i in range(case.count)}
-    check(case, "the bare SELECT", every - {r[0] for r in rows}, expected)
-    if len(rows) != case.count - len(expected):
-        raise SystemExit(f"{case.name}: the bare SELECT returned {len(rows)} rows")
-    ms["simple"], _ = median_ms(bare_select(case, conn, simple=True), runs)
+    ms, results = alternating_ms(
+        {
+            "gk": gk_plan(case, tasks),
+            "luigi": luigi_requires(case, tasks),
+            "select": bare_select(case, conn),
+            "simple": bare_select(case, conn, simple=True),
+        },
+        runs,
+        before={"gk": clear, "luigi": clear},
+    )
+    for gaps in results["gk"]:
+        check(case, "gatekeeper plan().gaps", gaps, expected)
+    for gaps in results["luigi"]:
+        check(case, "luigi requires()", gaps, expected)
+    for rows in results["select"]:
+        check(case, "the bare SELECT", every - {r[0] for r in rows}, expected)
+        if len(rows) != case.count - len(expected):
+            raise SystemExit(f"{case.name}: the bare SELECT returned {len(rows)} rows")
+    attempts = sum(len(states_of(case, i)) for i in range(case.count))
+    for rows in results["simple"]:
+        if len(rows) != attempts:
+            raise SystemExit(f"{case.name}: the simplest SELECT returned {len(rows)} rows")
     ms.update(breakdown(case, tasks, runs))
     for strategy in ("contiguous", "forward"):
         ms[strategy], keys = median_ms(gk_requires(case, tasks, strategy), runs, clear)
         check(case, f"gatekeeper requires() ({strategy})", keys, expected)
     ms["cold"], gaps = median_ms(gk_plan(case, tasks), runs, close_shared_ledgers)
     check(case, "gatekeeper plan().gaps (cold ledger)", gaps, expected)
-    return Figures(case, ms)
+    return Figures(case, ms, queries)
 
 
 def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
@@ -275,7 +332,7 @@ def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
     (given the query's keys, as plan() does, and given the same periods as labels)."""
     clear = Register.clear_instance_cache
     of = getattr(tasks, case.gk_task)
-    first, last = case.key(case.at(0)), case.key(case.at(case.count))
+    first, last = case.key(case.at(0)), case.key(case.at(case.count - 1))
     done = completed_between(of, gk_tasks.shared_ledger(), case.gk_task, first, last)
     labels = {period_from_key(key) for key in done}  # what plan_range's fast path takes
     start = case.at(0).date() if case.period == "daily" else case.at(0).replace(tzinfo=UTC)
@@ -336,10 +393,11 @@ def prepare(folder: Path) -> tuple[ModuleType, str]:
 def report(figures: list[Figures], runs: int) -> bool:
     """Print the tables and the targets; returns True when both targets are met."""
     print(
-        f"\nmedian of {runs} runs (after a warm-up run), milliseconds; Luigi's instance cache "
-        "cleared before each run; gatekeeper's ledger connection warm"
+        f"\nmedian of {runs} rounds (after a warm-up round; each round runs gatekeeper, luigi "
+        "and both SELECTs in turn), milliseconds; Luigi's instance cache cleared before each "
+        "run; gatekeeper's ledger connection warm; every run's result checked"
     )
-    print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall)\n")
+    print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall; traced: the statement plan() runs)\n")
     print_table(
         (
             "case",
@@ -361,6 +419,9 @@ def report(figures: list[Figures], runs: int) -> bool:
             for f in figures
         ],
     )
+    for f in figures:
+        if f.queries != 1:
+            print(f"note: {f.case.name}: one plan() ran the floor's SELECT {f.queries} times")
     print("\ngatekeeper in parts and variants (ms):\n")
     print_table(
         (
@@ -423,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     # luigi's own RangeDaily/RangeHourly warn about their param_name=None default on every build
     warnings.filterwarnings("ignore", message='Parameter "param_name"', category=UserWarning)
     print(environment_line())
+    print(load_line("before"))
     with tempfile.TemporaryDirectory(prefix="gk-bench-plan-") as tmp:
         folder = Path(tmp)
         tasks, url = prepare(folder)
@@ -430,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             figures = [measure(case, tasks, conn, args.runs) for case in CASES]
             met = report(figures, args.runs)
+            print(load_line("after"))
             if args.profile or not met:
                 for case in CASES:
                     profile(case, tasks, max(args.runs, 20))
