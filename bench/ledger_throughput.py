@@ -1,14 +1,23 @@
-"""Ledger throughput: gate checks/s and attempt records/s on SQLite and PostgreSQL.
+"""Ledger throughput: gate checks/s, attempts/s, records/s and publishes/s, beside floors.
 
 For each backend and ledger size this opens a fresh ledger (a SQLite file in a temporary
 directory, or a dedicated PostgreSQL schema dropped at the end), fills ``gk_attempts`` in bulk
 with valid rows (per job and date: attempt 1 failed, attempt 2 succeeded), then measures
 
 - gate checks/s: ``gk.check_ready(ledger, <3 random jobs>, <random date>)``, one query each;
-- records/s: ``ledger.record(...)`` calls, alternately ``running`` and ``succeeded`` for a new
-  (job, date) key, one write transaction each (an attempt's lifecycle is two records);
+- attempts/s: a whole attempt of a new (job, date): ``ledger.begin_attempt(...)`` (``running``
+  with a lease) then ``ledger.record(..., "succeeded", ...)``: two write transactions;
+- records/s: single ``ledger.record(...)`` calls, alternately ``running`` and ``succeeded``
+  for a new (job, date) key, one write transaction each;
+- publishes/s: ``ledger.publish(consumer, <new date>, <3 jobs>, fingerprint)`` (readiness
+  read, publication and evidence rows, in one transaction);
 
-each as the median of ``--runs`` timed runs of ``--seconds`` seconds. Not a test: it prints.
+and beside each write figure its floor: the bare SQL of the same work on a raw connection
+(``sqlite3``, or ``psycopg`` in autocommit with explicit BEGIN/COMMIT), on the same ledger.
+Each figure is the median of ``--runs`` rounds; a round runs every operation, gatekeeper then
+its floor, ``--seconds`` seconds each, so a change of load hits both alike. Afterwards the rows
+each of them wrote are counted and must be exactly what it reported doing, or the script
+stops. The load average is printed before and after. Not a test: it prints.
 
     python bench/ledger_throughput.py --sizes 10000,1000000
     python bench/ledger_throughput.py --skip-pg
@@ -30,6 +39,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
+
+from _common import load_line
 
 import gatekeeper as gk
 
@@ -67,8 +79,7 @@ class Result:
     backend: str
     size: int
     build_seconds: float
-    gate_per_second: float
-    records_per_second: float
+    per_second: dict[str, float]  # "<operation> <gk|floor>" -> median operations per second
 
 
 # -- bulk fill -------------------------------------------------------------------------------
@@ -145,20 +156,221 @@ def gate_checks(ledger: gk.Ledger, shape: Shape, rng: random.Random) -> Callable
     return check
 
 
-def records(ledger: gk.Ledger, shape: Shape) -> Callable[[], int]:
-    counter = iter(range(sys.maxsize))
-    prefix = uuid.uuid4().hex[:8]
+WRITES = ("attempts", "records", "publishes")
 
-    def record_attempt() -> int:
-        k = next(counter)
-        job, date = f"Recorder{k // shape.dates}", shape.date(k % shape.dates)
-        run_id = f"rec-{prefix}-{k}"
-        started = dt.datetime.now(UTC)
-        ledger.record(job, date, 1, run_id, "running", started)
-        ledger.record(job, date, 1, run_id, "succeeded", started)
-        return 2
 
-    return record_attempt
+class Raw:
+    """A raw driver connection to the same ledger, for the floors: ``?`` placeholders, explicit
+    transactions (``BEGIN IMMEDIATE`` on SQLite, as the ledger's writers take)."""
+
+    def __init__(self, ledger: gk.Ledger, url: str):
+        self.sqlite = ledger.dialect == "sqlite"
+        if self.sqlite:
+            self.conn: Any = sqlite3.connect(url[len("sqlite:///") :], isolation_level=None)
+            self.conn.execute("PRAGMA busy_timeout = 5000")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")  # what the ledger sets
+            self.conn.execute("PRAGMA foreign_keys = ON")
+        else:
+            import psycopg
+
+            dsn, _, schema = url.rpartition("schema=")
+            self.conn = psycopg.connect(dsn.rstrip("?&"), autocommit=True)
+            self.conn.execute(f'SET search_path TO "{schema}"')
+
+    def ts(self, when: dt.datetime) -> Any:
+        return when.isoformat(timespec="microseconds") if self.sqlite else when
+
+    def run(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        return self.conn.execute(sql if self.sqlite else sql.replace("?", "%s"), params)
+
+    def many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        if self.sqlite:
+            self.conn.executemany(sql, rows)
+        else:
+            self.conn.cursor().executemany(sql.replace("?", "%s"), rows)
+
+    def begin(self) -> None:
+        self.run("BEGIN IMMEDIATE" if self.sqlite else "BEGIN")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Keys:
+    """New (job, date) keys for one operation: job ``<prefix><k // dates>``, date k % dates."""
+
+    def __init__(self, prefix: str, shape: Shape):
+        self.prefix, self.shape, self.done = prefix, shape, 0
+
+    def next(self) -> tuple[str, str, str]:
+        k, self.done = self.done, self.done + 1
+        job = f"{self.prefix}{k // self.shape.dates}"
+        return job, self.shape.date(k % self.shape.dates), f"{self.prefix}-{RUN}-{k}"
+
+
+RUN = uuid.uuid4().hex[:8]
+INSERT_RUNNING = (
+    "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, updated_at, "
+    "lease_expires_at) VALUES (?, ?, 1, ?, 'running', ?, ?, ?)"
+)
+SET_SUCCEEDED = (
+    "UPDATE gk_attempts SET state = 'succeeded', updated_at = ?, lease_expires_at = NULL "
+    "WHERE job = ? AND period = ? AND attempt = 1"
+)
+
+
+def gk_attempt(ledger: gk.Ledger, keys: Keys) -> Callable[[], int]:
+    def run() -> int:
+        job, date, run_id = keys.next()
+        started = ledger.begin_attempt(job, date, run_id, lease_seconds=300)
+        ledger.record(job, date, started.attempt, run_id, "succeeded", started.started_at)
+        return 1
+
+    return run
+
+
+def floor_attempt(raw: Raw, keys: Keys) -> Callable[[], int]:
+    def run() -> int:
+        job, date, run_id = keys.next()
+        now = dt.datetime.now(UTC)
+        raw.begin()
+        raw.run(INSERT_RUNNING, (job, date, run_id, raw.ts(now), raw.ts(now), raw.ts(now)))
+        raw.run("COMMIT")
+        raw.begin()
+        raw.run(SET_SUCCEEDED, (raw.ts(dt.datetime.now(UTC)), job, date))
+        raw.run("COMMIT")
+        return 1
+
+    return run
+
+
+def gk_record(ledger: gk.Ledger, keys: Keys) -> Callable[[], int]:
+    current: list[tuple[str, str, str, dt.datetime]] = []
+
+    def run() -> int:
+        if current:  # the second record of the key: succeeded
+            job, date, run_id, started = current.pop()
+            ledger.record(job, date, 1, run_id, "succeeded", started)
+        else:
+            job, date, run_id = keys.next()
+            started = dt.datetime.now(UTC)
+            ledger.record(job, date, 1, run_id, "running", started)
+            current.append((job, date, run_id, started))
+        return 1
+
+    return run
+
+
+def floor_record(raw: Raw, keys: Keys) -> Callable[[], int]:
+    current: list[tuple[str, str]] = []
+
+    def run() -> int:
+        raw.begin()
+        if current:
+            job, date = current.pop()
+            raw.run(SET_SUCCEEDED, (raw.ts(dt.datetime.now(UTC)), job, date))
+        else:
+            job, date, run_id = keys.next()
+            now = raw.ts(dt.datetime.now(UTC))
+            raw.run(INSERT_RUNNING, (job, date, run_id, now, now, None))
+            current.append((job, date))
+        raw.run("COMMIT")
+        return 1
+
+    return run
+
+
+def gk_publish(ledger: gk.Ledger, keys: Keys, required: list[str]) -> Callable[[], int]:
+    def run() -> int:
+        consumer, date, _ = keys.next()
+        if not ledger.publish(consumer, date, required, f"sha256:{consumer}-{date}"):
+            raise SystemExit(f"publish of {consumer} {date} was not the first")
+        return 1
+
+    return run
+
+
+def floor_publish(raw: Raw, keys: Keys, required: list[str]) -> Callable[[], int]:
+    marks = ", ".join("?" * len(required))
+    latest = (
+        f"SELECT a.job, a.run_id, a.attempt, a.state FROM gk_attempts a WHERE a.job IN ({marks}) "
+        "AND a.period = ? AND a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
+        "WHERE b.job = a.job AND b.period = a.period)"
+    )
+
+    def run() -> int:
+        consumer, date, _ = keys.next()
+        raw.begin()
+        rows = raw.run(latest, (*required, date)).fetchall()
+        if len(rows) != len(required) or any(r[3] != "succeeded" for r in rows):
+            raw.run("ROLLBACK")
+            raise SystemExit(f"floor: {date} is not ready: {rows}")
+        raw.run(
+            "INSERT INTO gk_publications (consumer, period, revision, fingerprint, "
+            "required_jobs, published_at) VALUES (?, ?, 1, ?, ?, ?)",
+            (consumer, date, f"sha256:{consumer}-{date}", ",".join(required), raw.ts(now_utc())),
+        )
+        raw.many(
+            "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
+            "attempt) VALUES (?, ?, 1, ?, ?, ?, ?)",
+            [(consumer, date, job, date, run_id, attempt) for job, run_id, attempt, _ in rows],
+        )
+        raw.run("COMMIT")
+        return 1
+
+    return run
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(UTC)
+
+
+def verify(ledger: gk.Ledger, keys: dict[str, Keys], required: int) -> None:
+    """The rows each operation wrote are exactly what it reported doing; SystemExit if not."""
+
+    def count(sql: str, prefix: str) -> int:
+        return int(ledger.read(sql, (f"{prefix}%",))[0][0])
+
+    wanted: list[tuple[str, int, int]] = []
+    for who in ("gk", "floor"):
+        done = keys[f"attempts {who}"]
+        wanted.append(
+            (
+                done.prefix,
+                done.done,
+                count(
+                    "SELECT COUNT(*) FROM gk_attempts WHERE job LIKE ? AND state = 'succeeded'",
+                    done.prefix,
+                ),
+            )
+        )
+        rec = keys[f"records {who}"]  # one row per key, however many records it took
+        wanted.append(
+            (
+                rec.prefix,
+                rec.done,
+                count("SELECT COUNT(*) FROM gk_attempts WHERE job LIKE ?", rec.prefix),
+            )
+        )
+        pub = keys[f"publishes {who}"]
+        wanted.append(
+            (
+                pub.prefix,
+                pub.done,
+                count("SELECT COUNT(*) FROM gk_publications WHERE consumer LIKE ?", pub.prefix),
+            )
+        )
+        wanted.append(
+            (
+                pub.prefix + " evidence",
+                pub.done * required,
+                count("SELECT COUNT(*) FROM gk_evidence WHERE consumer LIKE ?", pub.prefix),
+            )
+        )
+    for what, expected, found in wanted:
+        if expected != found:
+            raise SystemExit(f"{what}: {found} rows written, expected {expected}")
 
 
 def measure(
@@ -167,11 +379,33 @@ def measure(
     shape = Shape.for_size(size)
     with gk.open_ledger(url) as ledger:
         build = fill(ledger, shape)
-        check = gate_checks(ledger, shape, rng)
-        gate = statistics.median(rate(check, seconds) for _ in range(runs))
-        record = records(ledger, shape)
-        writes = statistics.median(rate(record, seconds) for _ in range(runs))
-    return Result(backend, shape.attempts, build, gate, writes)
+        raw = Raw(ledger, url)
+        required = [f"BenchJob{i}" for i in range(GATE_JOBS)]
+        keys = {
+            f"{op} {who}": Keys(f"{who.title()}{op.title()}", shape)
+            for op in WRITES
+            for who in ("gk", "floor")
+        }
+        operations = {
+            "gate checks gk": gate_checks(ledger, shape, rng),
+            "attempts gk": gk_attempt(ledger, keys["attempts gk"]),
+            "attempts floor": floor_attempt(raw, keys["attempts floor"]),
+            "records gk": gk_record(ledger, keys["records gk"]),
+            "records floor": floor_record(raw, keys["records floor"]),
+            "publishes gk": gk_publish(ledger, keys["publishes gk"], required),
+            "publishes floor": floor_publish(raw, keys["publishes floor"], required),
+        }
+        rates: dict[str, list[float]] = {name: [] for name in operations}
+        try:
+            for _ in range(runs):  # rounds: every operation, gatekeeper then its floor
+                for name, operation in operations.items():
+                    rates[name].append(rate(operation, seconds))
+        finally:
+            raw.close()
+        verify(ledger, keys, len(required))
+    return Result(
+        backend, shape.attempts, build, {n: statistics.median(r) for n, r in rates.items()}
+    )
 
 
 # -- backends --------------------------------------------------------------------------------
@@ -234,14 +468,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def print_table(results: list[Result]) -> None:
-    header = ("backend", "ledger size", "build s", "gate checks/s", "records/s")
+    header = ("backend", "ledger size", "build s", "gate checks/s")
+    header += tuple(f"{op}/s {who}" for op in WRITES for who in ("gk", "floor"))
     rows = [
         (
             r.backend,
             f"{r.size:,}",
             f"{r.build_seconds:.1f}",
-            f"{r.gate_per_second:,.0f}",
-            f"{r.records_per_second:,.0f}",
+            f"{r.per_second['gate checks gk']:,.0f}",
+            *(f"{r.per_second[f'{op} {who}']:,.0f}" for op in WRITES for who in ("gk", "floor")),
         )
         for r in results
     ]
@@ -258,8 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(
         f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-        f"{os.cpu_count()} CPUs; median of {args.runs} runs x {args.seconds:g}s"
+        f"{os.cpu_count()} CPUs; median of {args.runs} rounds x {args.seconds:g}s per figure"
     )
+    print(load_line("before"))
     if not args.skip_pg:
         print(pg_version(args.pg_dsn))
         backends.append(("postgresql", lambda: pg_url(args.pg_dsn)))
@@ -272,6 +508,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name} {result.size:,} attempts done", file=sys.stderr, flush=True)
             results.append(result)
     print_table(results)
+    print(
+        "attempt = begin_attempt + record(succeeded), two write transactions; record = one "
+        "record() call, one write transaction; publish = one publish() of 3 required jobs; "
+        "floor = the bare SQL of the same work on a raw connection; every row counted after"
+    )
+    print(load_line("after"))
     return 0
 
 
