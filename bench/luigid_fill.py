@@ -15,10 +15,16 @@ Every timed run gets a fresh temporary folder (new SQLite ledger, new output fol
 luigi.cfg) and, on luigid, a fresh ``luigid`` on a free loopback port (started and stopped
 outside the timing; luigid keeps finished tasks, which would make a second run skip them).
 Wall clock from starting the worker processes until the last exits, process start-up
-included. After each run every date must be complete (gatekeeper: one succeeded attempt per
-date and nothing else; luigi: one file per date), every command must exit 0, and on luigid
-its task list must show every gatekeeper date DONE (inline periods are reported to luigid),
-or the script stops. Prints medians, runs and ratios. Not a test.
+included. Both tools run with Luigi's real exit codes (the bench's luigi.cfg sets every
+[retcode]; nothing is overridden to 0): a lone process must exit 0; each of two processes
+sharing a fill 0, ``already_running`` (its peer ran some of the tasks) or ``not_run`` (luigid
+gave its peer the range's root); any other code (``missing_data``, ``task_failed``,
+``scheduling_error``, ...) stops the script. Then, untimed, the same command once more as a
+lone process must exit 0: Luigi's own verdict that the fill is complete. After each run every
+date must be complete (gatekeeper: one succeeded attempt per date and nothing else; luigi:
+one file per date), and on luigid its task list must show every gatekeeper date DONE (inline
+periods are reported to luigid). Prints the load average before and after, medians, runs and
+ratios, and the floor. Not a test.
 
     python bench/luigid_fill.py                       # 1,000 dates, 3 runs each (minutes)
     python bench/luigid_fill.py --days 200 --runs 1
@@ -28,8 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,11 +45,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from _common import (
+    RETCODES,
     TASK_MODULE,
     environment_line,
+    free_port,
     ledger_floor,
+    load_line,
     luigi_command,
     print_table,
+    retcode_name,
     sqlite_url,
     subprocess_env,
     write_luigi_config,
@@ -55,14 +63,15 @@ from backfill import Backfill, verify_files, verify_ledger
 
 HOST = "127.0.0.1"
 TARGETS = {"a": 3.0, "b": 4.0}
-PEER_RETCODES = (
-    "--retcode-already-running",
-    "0",
-    "--retcode-not-run",
-    "0",
-    "--retcode-missing-data",
-    "0",
-)
+
+
+def complete_codes(processes: int) -> set[int]:
+    """The exit codes a process may give when the fill it took part in is complete: 0 alone;
+    with a peer sharing the fill also ``already_running`` (tasks the peer ran) and
+    ``not_run`` (tasks luigid gave the peer)."""
+    if processes == 1:
+        return {0}
+    return {0, RETCODES["already_running"], RETCODES["not_run"]}
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,7 @@ class Setup:
     def worker_args(self) -> list[str]:
         if self.processes == 1:
             return ["--workers", str(self.workers)]
-        # a range another process runs is "not granted run permission" here: not a failure
-        return ["--workers", str(self.workers), "--no-lock", *PEER_RETCODES]
+        return ["--workers", str(self.workers), "--no-lock"]
 
 
 SETUPS = (
@@ -124,14 +132,22 @@ def tool_args(tool: str, setup: Setup, fill: Backfill, port: int | None) -> list
 
 
 class Luigid:
-    """A ``luigid`` on a free loopback port in ``folder``; ``stop()`` ends it."""
+    """A ``luigid`` on a free loopback port in ``folder``; ``stop()`` ends it.
+
+    The port is free when picked; should another process take it before luigid binds it, this
+    luigid exits and a new port is tried (up to 3); a server answering on the port while our
+    luigid has exited is never taken for ours."""
 
     def __init__(self, folder: Path):
-        with socket.socket() as sock:
-            sock.bind((HOST, 0))
-            self.port = int(sock.getsockname()[1])
         logs = folder / "luigid-logs"
         logs.mkdir()
+        for _ in range(3):
+            self.port = free_port(HOST)
+            if self._start(folder, logs):
+                return
+        raise SystemExit("luigid did not start on any of 3 free ports")
+
+    def _start(self, folder: Path, logs: Path) -> bool:
         script = Path(sys.executable).parent / "luigid"
         self.process = subprocess.Popen(
             [
@@ -150,15 +166,19 @@ class Luigid:
             stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 30
-        while True:
+        while self.process.poll() is None:
             try:
                 self.rpc("task_list")
-                return
             except OSError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
+                if time.monotonic() > deadline:
                     self.stop()
-                    raise SystemExit("luigid did not start") from None
+                    raise SystemExit("luigid did not answer within 30 s") from None
                 time.sleep(0.1)
+                continue
+            if self.process.poll() is None:  # the answer came from our luigid
+                return True
+        self.process.wait()
+        return False
 
     def rpc(self, method: str, **arguments: object) -> dict:
         query = urllib.parse.urlencode({"data": json.dumps(arguments)})
@@ -194,6 +214,7 @@ def run_once(tool: str, setup: Setup, fill: Backfill) -> float:
         server = Luigid(folder) if setup.luigid else None
         try:
             took = _timed(folder, config, tool, setup, fill, server)
+            _complete_again(folder, config, tool, setup, fill, server)
             if server is not None and tool == "gatekeeper":
                 verify_luigid(server, fill)
         finally:
@@ -226,10 +247,36 @@ def _timed(
     codes = [process.wait() for process in processes]
     took = time.perf_counter() - began
     for code, log in zip(codes, logs, strict=True):
-        if code != 0:
+        if code not in complete_codes(setup.processes):
             tail = "\n".join(log.read_text().splitlines()[-30:])
-            raise SystemExit(f"{tool} ({setup.name}): luigi exited {code}:\n{tail}")
+            raise SystemExit(
+                f"{tool} ({setup.name}): luigi exited {code} ({retcode_name(code)}), not what "
+                f"a complete fill gives {sorted(complete_codes(setup.processes))}:\n{tail}"
+            )
     return took
+
+
+def _complete_again(
+    folder: Path, config: Path, tool: str, setup: Setup, fill: Backfill, server: Luigid | None
+) -> None:
+    """Untimed: the same command as a lone process must now exit 0 (Luigi finds it complete)."""
+    lone = Setup(setup.name, 1, 1, setup.strategy, setup.luigid)
+    port = server.port if server is not None else None
+    command = luigi_command("--module", TASK_MODULE, *tool_args(tool, lone, fill, port))
+    done = subprocess.run(
+        command,
+        cwd=folder,
+        env=subprocess_env(config, folder),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-30:])
+        raise SystemExit(
+            f"{tool} ({setup.name}): re-run after the fill exited {done.returncode} "
+            f"({retcode_name(done.returncode)}), not 0:\n{tail}"
+        )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -260,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(args.setups.split(","))
     setups = [s for s in SETUPS if s.name in wanted]
     print(environment_line())
+    print(load_line("before"))
     print(f"{fill.days:,} dates from 2016-01-01, {args.runs} run(s) per tool and set-up")
     for setup in setups:
         for tool in ("gatekeeper", "luigi"):
@@ -309,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         f"\nfloor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
         f"({fill.days:,} x 2 write transactions): {floor:.2f} s"
     )
-    print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
+    print(load_line("after"))
     return 0
 
 
