@@ -6,7 +6,8 @@ an equivalent luigi LocalTarget task for every complete period. Every 97th perio
 (alternately no attempt at all, or a failed one); every 10th complete period took two attempts
 (failed, then succeeded), so the latest-attempt rule matters. Then, in this process, it times
 
-- gatekeeper: ``RangeBusinessDaily/Hourly(of=T, start, stop, now, task_limit=100000).plan()``
+- gatekeeper: ``RangeBusinessDaily/Hourly(of=T, start, stop, now, task_limit=100000)``'s
+  session plan (``.session.plan``: what one invocation plans when Luigi first checks it)
   (instance built inside the timing; one ledger query, then ``plan_range``);
 - luigi: ``RangeDaily/Hourly(of=L, start, stop, days_back/hours_back, now,
   task_limit=100000).requires()`` (builds every period's task, lists the output folder);
@@ -189,7 +190,8 @@ def gk_range(case: Case, tasks: ModuleType, **extra: Any) -> gk.RangeBusinessDai
 
 def gk_plan(case: Case, tasks: ModuleType) -> Callable[[], set[str]]:
     def run() -> set[str]:
-        plan = gk_range(case, tasks).plan()
+        # the plan one range invocation makes: its session's (built at Luigi's first check)
+        plan = gk_range(case, tasks).session.plan
         return {plan.key(label) for label in plan.gaps}
 
     return run
@@ -250,7 +252,7 @@ class Figures:
 
     case: Case
     ms: dict[str, float]
-    queries: int  # how many times one plan() ran the floor's SELECT
+    queries: int  # how many times one session plan ran the floor's SELECT
 
     def ratio(self, over: str, under: str) -> float:
         return self.ms[over] / self.ms[under]
@@ -277,8 +279,8 @@ def traced(conn: sqlite3.Connection, run: Callable[[], Any]) -> list[str]:
 
 
 def check_same_query(case: Case, tasks: ModuleType, conn: sqlite3.Connection) -> int:
-    """The floor's SELECT is, values included, the statement gatekeeper's plan() runs (the
-    only one on gk_attempts); returns how many times plan() ran it."""
+    """The floor's SELECT is, values included, the statement gatekeeper's session plan runs (the
+    only one on gk_attempts); returns how many times the session plan ran it."""
     Register.clear_instance_cache()
     ledger_conn = gk_tasks.shared_ledger().connection
     if not isinstance(ledger_conn, sqlite3.Connection):
@@ -286,7 +288,7 @@ def check_same_query(case: Case, tasks: ModuleType, conn: sqlite3.Connection) ->
     ours = traced(conn, bare_select(case, conn))
     theirs = traced(ledger_conn, gk_plan(case, tasks))
     if len(ours) != 1 or set(theirs) != set(ours):
-        raise SystemExit(f"{case.name}: the floor ran {ours}, gatekeeper's plan() ran {theirs}")
+        raise SystemExit(f"{case.name}: the floor ran {ours}, gatekeeper's plan ran {theirs}")
     return len(theirs)
 
 
@@ -307,7 +309,7 @@ def measure(case: Case, tasks: ModuleType, conn: sqlite3.Connection, runs: int) 
         before={"gk": clear, "luigi": clear},
     )
     for gaps in results["gk"]:
-        check(case, "gatekeeper plan().gaps", gaps, expected)
+        check(case, "gatekeeper session.plan.gaps", gaps, expected)
     for gaps in results["luigi"]:
         check(case, "luigi requires()", gaps, expected)
     for rows in results["select"]:
@@ -323,13 +325,13 @@ def measure(case: Case, tasks: ModuleType, conn: sqlite3.Connection, runs: int) 
         ms[strategy], keys = median_ms(gk_requires(case, tasks, strategy), runs, clear)
         check(case, f"gatekeeper requires() ({strategy})", keys, expected)
     ms["cold"], gaps = median_ms(gk_plan(case, tasks), runs, close_shared_ledgers)
-    check(case, "gatekeeper plan().gaps (cold ledger)", gaps, expected)
+    check(case, "gatekeeper session.plan.gaps (cold ledger)", gaps, expected)
     return Figures(case, ms, queries)
 
 
 def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
-    """The parts of gatekeeper's plan(): the wrapper instance, the ledger query, plan_range
-    (given the query's keys, as plan() does, and given the same periods as labels)."""
+    """The parts of gatekeeper's session plan: the wrapper instance, the ledger query, plan_range
+    (given the query's keys, as the session plan does, and given the same periods as labels)."""
     clear = Register.clear_instance_cache
     of = getattr(tasks, case.gk_task)
     first, last = case.key(case.at(0)), case.key(case.at(case.count - 1))
@@ -355,7 +357,7 @@ def breakdown(case: Case, tasks: ModuleType, runs: int) -> dict[str, float]:
 
 
 def profile(case: Case, tasks: ModuleType, runs: int) -> None:
-    """Print where gatekeeper's plan() spends its time (cProfile over ``runs`` runs)."""
+    """Print where gatekeeper's session plan spends its time (cProfile over ``runs`` runs)."""
     run = gk_plan(case, tasks)
     run()
     profiler = cProfile.Profile()
@@ -364,7 +366,7 @@ def profile(case: Case, tasks: ModuleType, runs: int) -> None:
         profiler.enable()
         run()
         profiler.disable()
-    print(f"\ncProfile of gatekeeper plan(), {case.name}, {runs} runs (by own time):")
+    print(f"\ncProfile of gatekeeper's session plan, {case.name}, {runs} runs (by own time):")
     pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(15)
 
 
@@ -397,7 +399,7 @@ def report(figures: list[Figures], runs: int) -> bool:
         "and both SELECTs in turn), milliseconds; Luigi's instance cache cleared before each "
         "run; gatekeeper's ledger connection warm; every run's result checked"
     )
-    print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall; traced: the statement plan() runs)\n")
+    print(f"SELECT = {SELECT_SQL} (raw sqlite3, fetchall; traced: what the plan runs)\n")
     print_table(
         (
             "case",
@@ -421,7 +423,7 @@ def report(figures: list[Figures], runs: int) -> bool:
     )
     for f in figures:
         if f.queries != 1:
-            print(f"note: {f.case.name}: one plan() ran the floor's SELECT {f.queries} times")
+            print(f"note: {f.case.name}: one session plan ran the floor's SELECT {f.queries} times")
     print("\ngatekeeper in parts and variants (ms):\n")
     print_table(
         (
@@ -430,7 +432,7 @@ def report(figures: list[Figures], runs: int) -> bool:
             "ledger query",
             "plan_range(keys)",
             "plan_range(labels)",
-            "plan() cold",
+            "plan cold",
             "requires() contig.",
             "requires() forward",
             f"{SIMPLE_SQL.split(' FROM')[0]} WHERE job=?",
@@ -471,7 +473,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="also print a cProfile of gatekeeper's plan() per case",
+        help="also print a cProfile of gatekeeper's session plan per case",
     )
     args = parser.parse_args(argv)
     if args.runs < 1:
