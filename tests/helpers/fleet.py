@@ -94,3 +94,39 @@ def start(
         )
         for _ in range(count)
     ]
+
+
+def start_forward_fill(
+    cfg: Path,
+    cwd: Path,
+    control: Path,
+    server: Luigid,
+    count: int,
+    window: tuple[str, str],
+    task_limit: int,
+) -> list[subprocess.Popen[str]]:
+    """``count`` ``luigi`` processes started at once, each adding the same forward fill of the
+    gatekeeper twin ``GkDay`` over ``window`` (start, stop; ``--workers 2``) to ``server``."""
+    first, stop = window
+    return start(
+        cfg,
+        cwd,
+        luigi_command(
+            *range_args(
+                "gk",
+                "GkDay",
+                control,
+                "--strategy",
+                "forward",
+                "--workers",
+                "2",
+                "--task-limit",
+                str(task_limit),
+                start=first,
+                stop=stop,
+            ),
+            *scheduler_args(server),
+            "--no-lock",
+        ),
+        count,
+    )

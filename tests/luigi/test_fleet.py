@@ -31,6 +31,7 @@ from tests.helpers.fleet import (
     run,
     scheduler_args,
     start,
+    start_forward_fill,
 )
 from tests.helpers.luigi_support import luigi_command, luigi_env, write_config
 from tests.helpers.luigid_support import Luigid, stop_all
@@ -353,27 +354,8 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(
-            cfg,
-            tmp_path,
-            luigi_command(
-                *range_args(
-                    "gk",
-                    "GkDay",
-                    control,
-                    "--strategy",
-                    "forward",
-                    "--workers",
-                    "2",
-                    "--task-limit",
-                    "100",
-                    start="2026-09-22",
-                    stop="2026-11-01",
-                ),
-                *scheduler_args(server),
-                "--no-lock",
-            ),
-            processes,
+        started = start_forward_fill(
+            cfg, tmp_path, control, server, processes, ("2026-09-22", "2026-11-01"), task_limit=100
         )
         outputs = [p.communicate(timeout=120)[0] for p in started]
     finally:
@@ -409,27 +391,8 @@ def test_fleet_luigid_killed_and_restarted_mid_fill_never_exits_0_with_gaps(
     server.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(
-            cfg,
-            tmp_path,
-            luigi_command(
-                *range_args(
-                    "gk",
-                    "GkDay",
-                    control,
-                    "--strategy",
-                    "forward",
-                    "--workers",
-                    "2",
-                    "--task-limit",
-                    "300",
-                    start="2026-04-15",
-                    stop="2026-11-01",
-                ),
-                *scheduler_args(server),
-                "--no-lock",
-            ),
-            2,
+        started = start_forward_fill(
+            cfg, tmp_path, control, server, 2, ("2026-04-15", "2026-11-01"), task_limit=300
         )
         deadline = time.monotonic() + 60
         while len(runs(control)) < 20:

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 import gatekeeper as gk
-from tests.helpers.fleet import range_args, recipe_config, scheduler_args, start
-from tests.helpers.luigi_support import luigi_command
+from tests.helpers.fleet import recipe_config, start_forward_fill
 from tests.helpers.luigid_support import Luigid, stop_all
 from tests.helpers.own_postgres import OwnPostgres, missing
 
@@ -110,27 +109,8 @@ def test_fill_rides_out_a_5s_postgresql_restart(own_pg: OwnPostgres, tmp_path: P
     luigid.start()
     started: list[subprocess.Popen[str]] = []
     try:
-        started = start(
-            cfg,
-            tmp_path,
-            luigi_command(
-                *range_args(
-                    "gk",
-                    "GkDay",
-                    control,
-                    "--strategy",
-                    "forward",
-                    "--workers",
-                    "2",
-                    "--task-limit",
-                    "100",
-                    start="2026-08-23",
-                    stop="2026-11-01",
-                ),
-                *scheduler_args(luigid),
-                "--no-lock",
-            ),
-            2,
+        started = start_forward_fill(
+            cfg, tmp_path, control, luigid, 2, ("2026-08-23", "2026-11-01"), task_limit=100
         )
         deadline = time.monotonic() + 60
         while (
