@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -17,15 +17,16 @@ from zoneinfo import ZoneInfo
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.intervals import parse_aware_datetime, parse_lateness, parse_timezone
 from gatekeeper.core.periods import DAILY, Label, Period, parse_period
+from gatekeeper.core.spans import PeriodRuns, PeriodSpan
 
 
 class CompletedPeriods(Protocol):
     """What planning reads from a ledger (``gatekeeper.Ledger`` is one): the core names the
     read it needs instead of importing the ledger."""
 
-    def completed_periods(
+    def complete_runs(
         self, job: str, first: str, last: str, consumer: str | None = None
-    ) -> Iterable[str]: ...
+    ) -> PeriodRuns: ...
 
 
 STRATEGIES = ("contiguous", "forward", "reverse")
@@ -59,7 +60,7 @@ class RangePlan:
     strategy: str
     catchup: str
     task_limit: int | None
-    due: tuple[Label, ...]
+    due: Sequence[Label]
     gaps: tuple[Label, ...]
     scheduled: tuple[Label, ...]
     skipped_by_policy: tuple[Label, ...]
@@ -135,11 +136,11 @@ def plan_range(
 ) -> RangePlan:
     """Plan the filling of ``[start, stop)`` at ``now``; pure, writes nothing.
 
-    ``complete`` is any collection of completed period labels (dates for daily; aware datetimes
-    for hourly, matched by their UTC instant) or their ledger keys; labels outside the range
-    are ignored. ``start``/``stop`` are labels or ISO strings; ``stop`` None means no end. A
-    period is due exactly at its interval end + ``lateness`` (a timedelta or a string such as
-    ``2h``). ``catchup`` is ``all`` (every due period since start), ``none`` (only the latest
+    ``complete`` is a ``PeriodRuns`` of the period's kind, or any collection of completed
+    period labels (dates for daily; aware datetimes for hourly, matched by their UTC instant)
+    or their ledger keys; periods outside the range are ignored. ``start``/``stop`` are
+    labels or ISO strings; ``stop`` None means no end. A period is due exactly at its
+    interval end + ``lateness`` (a timedelta or a string such as ``2h``). ``catchup`` is ``all`` (every due period since start), ``none`` (only the latest
     due period) or ``last:N`` (the N latest). ``strategy`` only orders the gaps: ``contiguous``
     and ``forward`` oldest first, ``reverse`` newest first; running ``contiguous`` one period at
     a time, in order, stopping at the first failure, is the Luigi wrapper's job.
@@ -156,11 +157,9 @@ def plan_range(
     order = _parse_strategy(strategy)
     policy, window = _parse_catchup(catchup)
     limit = _parse_task_limit(task_limit)
-    done = kind.ordinals(complete, "complete")
-
     lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
-    due = tuple(kind.between(first, kind.at(hi)))
-    missing = [n - lo for n in range(lo, hi) if n not in done]  # positions in ``due``
+    due = PeriodSpan(kind, lo, hi)
+    missing = [n - lo for n in _missing(complete, kind, lo, hi)]  # positions in ``due``
     gaps, skipped = _split_by_policy(due, missing, window, order)
     return RangePlan(
         start=first,
@@ -182,7 +181,8 @@ def plan_range(
 
 
 #: What a completeness callable gets and returns: the first and last ledger keys of the due
-#: window (inclusive) -> the complete periods among them (keys or labels, as ``plan_range``).
+#: window (inclusive) -> the complete periods among them (``PeriodRuns``, or keys or labels,
+#: as ``plan_range`` takes them).
 Completeness = Callable[[str, str], Iterable[Any]]
 
 
@@ -206,8 +206,8 @@ def plan_from_ledger(
 
     Completeness is ``complete(first_key, last_key)`` over the due window when given (a range
     passes its task class's ``bulk_complete``), else the ledger's: latest attempt succeeded
-    and, with ``consumer``, published by it (one query). Nothing is fetched when no period is
-    due. Reads only; raises InvalidInput and LedgerError.
+    and, with ``consumer``, published by it (one query over the runs the ledger keeps).
+    Nothing is fetched when no period is due. Reads only; raises InvalidInput and LedgerError.
     """
     kind = parse_period(period)
     span = due_span(start, stop, now=now, lateness=lateness, timezone=timezone, period=kind)
@@ -227,8 +227,8 @@ def plan_from_ledger(
 
 def _ledger_completeness(
     ledger: CompletedPeriods, job: str, consumer: str | None, first: str, last: str
-) -> Iterable[str]:
-    return ledger.completed_periods(job, first, last, consumer)
+) -> PeriodRuns:
+    return ledger.complete_runs(job, first, last, consumer)
 
 
 def due_span(
@@ -268,6 +268,16 @@ def _parse_window(
     first = kind.parse(start, "start")
     last = None if stop is None else kind.parse(stop, "stop")
     return kind, zone, when, late, first, last
+
+
+def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
+    """The ordinals of ``[lo, hi)`` that ``complete`` (PeriodRuns, or labels or keys) lacks."""
+    if isinstance(complete, PeriodRuns):
+        if complete.period is not kind:
+            raise InvalidInput("complete", complete, f"runs of {complete.period} periods")
+        return complete.missing(lo, hi)
+    done = kind.ordinals(complete, "complete")
+    return (n for n in range(lo, hi) if n not in done)
 
 
 def _parse_strategy(value: Any) -> str:
@@ -324,7 +334,7 @@ def _due_span(
 
 
 def _split_by_policy(
-    due: tuple[Label, ...], missing: list[int], window: int | None, order: str
+    due: Sequence[Label], missing: list[int], window: int | None, order: str
 ) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
     """Split the missing due periods (ascending positions in ``due``) into the gaps, in fill
     order, and those the catch-up window (the latest ``window`` due periods) skips."""
@@ -334,7 +344,7 @@ def _split_by_policy(
     return (tuple(reversed(eligible)) if order == "reverse" else tuple(eligible)), skipped
 
 
-def _contiguous_through(due: tuple[Label, ...], first_missing: int | None) -> Label | None:
+def _contiguous_through(due: Sequence[Label], first_missing: int | None) -> Label | None:
     """The due period just before the first missing one (the last due one if none is missing)."""
     if first_missing is None:
         return due[-1] if due else None

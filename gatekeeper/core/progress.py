@@ -135,9 +135,9 @@ def cursor_status(plan: RangePlan, cursor: int) -> tuple[str, int] | None:
 def range_metrics(plan: RangePlan) -> tuple[int, int, float]:
     """Luigi's RangeEvent figures of ``plan``, as luigi's RangeBase computes them: DELAY (the
     due periods from the first missing one to the newest), COMPLETE_COUNT, COMPLETE_FRACTION."""
-    absent = set(plan.gaps) | set(plan.skipped_by_policy)
-    missing = [p for p in plan.due if p in absent]
-    delay = len(plan.due) - plan.due.index(missing[0]) if missing else 0
+    kind = plan.period
+    missing = [kind.ordinal(p) for p in (*plan.gaps, *plan.skipped_by_policy)]
+    delay = len(plan.due) - plan.due.index(kind.at(min(missing))) if missing else 0
     fraction = plan.complete_count / plan.total if plan.total else 1.0
     return delay, plan.complete_count, fraction
 

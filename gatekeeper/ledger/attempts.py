@@ -20,11 +20,15 @@ from gatekeeper.core.validation import (
     check_text,
 )
 from gatekeeper.ledger.requests import AttemptObservation, AttemptStart, fixed_clock
+from gatekeeper.ledger.runs import CompleteRuns
 from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
 
 __all__ = ["AttemptStore", "utc_now"]
 
-_INSERT = f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = (
+    f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (run_id) DO NOTHING"
+)
 
 
 class AttemptStore:
@@ -33,6 +37,8 @@ class AttemptStore:
 
     def __init__(self, sql: SqlCore):
         self.sql = sql
+        self.runs = CompleteRuns(sql)
+        self._kind_keys: dict[str, str] = {}  # job -> one of its period keys
 
     # -- record --------------------------------------------------------------------------------
     def record(
@@ -65,9 +71,9 @@ class AttemptStore:
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
         self.sql.lock_key("attempt", job, period)  # pragma: no mutate
-        self._check_run_id(request.run_id, (job, period, number))
-        current = self._attempt(job, period, number)
-        if current is None:
+        existing = self.of_period(job, period)
+        current = next((a for a in existing if a.attempt == number), None)
+        if not existing:  # the period's first attempt: its kind must be the job's
             self._check_kind(job, period)
         if current is not None and current.run_id != request.run_id:
             raise StateConflict(
@@ -82,35 +88,75 @@ class AttemptStore:
         if current is None:
             started = self.sql.ts_in(request.started_at)
             row = (job, period, number, request.run_id, request.state.value, started, at)
-            self.sql.execute(_INSERT, (*row, None, request.error))
+            self._insert((*row, None, request.error))
         else:
             self.sql.execute(
                 "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
                 "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ?",
                 (request.state.value, at, request.error, job, period, number),
             )
+        top = existing[-1] if existing else None
+        if top is None or number >= top.attempt:  # the period's latest attempt changed
+            self._settle(job, period, top, request.state)
         return True
 
-    def _check_kind(self, job: str, period: str) -> None:
-        """A job keeps one period kind: refuse an hourly key for a daily job and vice versa."""
-        rows = self.sql.execute(
-            "SELECT period FROM gk_attempts WHERE job = ? LIMIT 1", (job,)
-        ).fetchall()
-        check_same_kind(job, period, rows[0][0] if rows else None)
-
-    def _check_run_id(self, run_id: str, key: tuple[str, str, int]) -> None:
+    def _insert(self, row: tuple[Any, ...], asked: int | None = None) -> None:
+        """Insert an attempt; a run ID that another attempt holds is refused by the table's
+        unique constraint (no read first): StateConflict naming the holder and the attempt
+        ``asked`` for (default: the row's), nothing written."""
+        cursor = self.sql.execute(_INSERT, row)
+        if cursor.rowcount == 1:
+            return
+        run_id, key = row[3], (row[0], row[1], row[2] if asked is None else asked)
         rows = self.sql.execute(
             "SELECT job, period, attempt FROM gk_attempts WHERE run_id = ?", (run_id,)
         ).fetchall()
-        if rows and tuple(rows[0]) != key:
-            job, period, number = rows[0]
-            raise StateConflict(
-                f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
-                f"refusing it for {key[0]} {key[1]} attempt {key[2]}",
-                job=key[0],
-                period=key[1],
-                attempt=key[2],
-            )
+        job, period, number = rows[0] if rows else ("?", "?", "?")
+        raise StateConflict(
+            f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
+            f"refusing it for {key[0]} {key[1]} attempt {key[2]}",
+            job=key[0],
+            period=key[1],
+            attempt=key[2],
+        )
+
+    def _settle(self, job: str, period: str, before: Attempt | None, state: RunState) -> None:
+        """The period's latest attempt is now in ``state`` (it was ``before``): keep the runs
+        of complete periods (``runs.py``) in this transaction; nothing is read or written when
+        the period's completeness did not change."""
+        was = before is not None and before.state is RunState.SUCCEEDED
+        now = state is RunState.SUCCEEDED
+        if was == now:
+            return
+        published = now and bool(
+            self.sql.execute(
+                "SELECT 1 FROM gk_publications WHERE consumer = ? AND period = ? LIMIT 1",
+                (job, period),
+            ).fetchall()
+        )
+        self.runs.settle(job, period, succeeded=now, published=published)
+
+    def first_publication(self, job: str, period: str, latest: Attempt | None) -> None:
+        """(job, period) was published for the first time in this transaction: when ``job``'s
+        latest attempt for it (``latest``, read here when None) succeeded, the period joins the
+        runs of complete and published periods."""
+        if latest is None:
+            found = self.of_period(job, period)
+            latest = found[-1] if found else None
+        if latest is not None and latest.state is RunState.SUCCEEDED:
+            self.runs.settle(job, period, succeeded=True, published=True)
+
+    def _check_kind(self, job: str, period: str) -> None:
+        """A job keeps one period kind: refuse an hourly key for a daily job and vice versa.
+        A key of the job, once read, is remembered (attempts are never deleted)."""
+        known = self._kind_keys.get(job)
+        if known is None:
+            rows = self.sql.execute(
+                "SELECT period FROM gk_attempts WHERE job = ? LIMIT 1", (job,)
+            ).fetchall()
+            if rows:
+                known = self._kind_keys[job] = rows[0][0]
+        check_same_kind(job, period, known)
 
     # -- begin, heartbeat ----------------------------------------------------------------------
     def begin_attempt(
@@ -143,7 +189,6 @@ class AttemptStore:
         job, period, wanted = request.job, request.period, request.attempt
         self.sql.lock_key("attempt", job, period)  # pragma: no mutate
         at = request.now if request.now is not None else self.sql.db_now()
-        self._check_run_id(request.run_id, (job, period, wanted))
         existing = self.of_period(job, period)
         if not existing:  # the period's first attempt: its kind must be the job's
             self._check_kind(job, period)
@@ -172,7 +217,9 @@ class AttemptStore:
         expires = at + dt.timedelta(seconds=request.lease_seconds)
         running = RunState.RUNNING.value
         times = (self.sql.ts_in(at), self.sql.ts_in(at), self.sql.ts_in(expires))
-        self.sql.execute(_INSERT, (job, period, number, request.run_id, running, *times, None))
+        self._insert((job, period, number, request.run_id, running, *times, None), wanted)
+        if existing:  # a newer attempt: the period is no longer complete
+            self._settle(job, period, existing[-1], RunState.RUNNING)
         return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
 
     def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:
@@ -319,14 +366,6 @@ class AttemptStore:
             (job, period),
         )
         return [self.to_attempt(r) for r in rows]
-
-    def _attempt(self, job: str, period: str, number: int) -> Attempt | None:
-        rows = self.sql.read(
-            f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? "
-            "AND attempt = ?",
-            (job, period, number),
-        )
-        return self.to_attempt(rows[0]) if rows else None
 
     def to_attempt(self, row: Any) -> Attempt:
         """The Attempt of a row of ``ATTEMPT_COLUMNS``."""

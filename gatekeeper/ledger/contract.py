@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
+from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.dialect import Dialect
 from gatekeeper.ledger.publications import PublicationStore
@@ -307,6 +308,15 @@ class Ledger:
         query, reads only. Keys of the other kind (never written since a job keeps one kind)
         are left out, so a planner never meets them."""
         return self._publications.completed_periods(job, first, last, consumer)
+
+    def complete_runs(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> PeriodRuns:
+        """``completed_periods`` as coalesced runs (``PeriodRuns``), read from the runs the
+        ledger keeps in every write for a job and for a job that publishes (``consumer`` the
+        job itself): one query over the runs overlapping [first, last], not its keys; for
+        another consumer, from the full scan. Reads only."""
+        return self._publications.complete_runs(job, first, last, consumer)
 
     def publication(self, consumer: str, business_date: Any) -> Publication | None:
         """The newest revision of the publication for the period, or None; reads only."""

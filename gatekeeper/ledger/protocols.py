@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
+from gatekeeper.core.spans import PeriodRuns
 
 
 class LedgerReads(Protocol):
@@ -39,6 +40,10 @@ class LedgerReads(Protocol):
     def completed_periods(
         self, job: str, first: str, last: str, consumer: str | None = None
     ) -> set[str]: ...
+
+    def complete_runs(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> PeriodRuns: ...
 
     def readiness(
         self, jobs: Iterable[Any], business_date: Any, watermarks: Watermarks | None = None

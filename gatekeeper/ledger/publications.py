@@ -8,9 +8,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from gatekeeper.core.errors import NotReady, PublicationConflict
-from gatekeeper.core.periods import period_key
+from gatekeeper.core.periods import kind_of_key, period_key
 from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
+from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import check_name, check_optional_name, check_requirements
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.handle import WriteHandle
@@ -105,6 +106,8 @@ class PublicationStore:
         revision = 1 if newest is None else newest.revision + 1
         at = request.now if request.now is not None else self.sql.db_now()
         self._insert_publication(request, revision, latest, at, producer)
+        if newest is None:
+            self.attempts.first_publication(consumer, period, producer)
         return True
 
     def _same_revision(
@@ -211,6 +214,18 @@ class PublicationStore:
             (job, first, last, len(first), *((consumer,) if consumer else ())),
         )
         return {r[0] for r in rows}
+
+    def complete_runs(
+        self, job: str, first: str, last: str, consumer: str | None = None
+    ) -> PeriodRuns:
+        """``completed_periods`` as runs: from the runs the ledger keeps (``runs.py``) when
+        ``consumer`` is None or ``job`` itself (one query over the runs overlapping the
+        window), else from the full scan."""
+        if consumer is None or consumer == job:
+            return self.attempts.runs.between(job, first, last, published=consumer is not None)
+        kind = kind_of_key(first)
+        done = self.completed_periods(job, first, last, consumer)
+        return PeriodRuns.of(kind, (kind.ordinal(key) for key in done))
 
     def publication(self, consumer: str, period: Any) -> Publication | None:
         """The newest revision of the publication for the period, or None; reads only."""

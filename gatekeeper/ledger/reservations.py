@@ -228,7 +228,7 @@ class ReservationStore:
         where = f"publication {consumer} {period} revision {revision}"
         if mine is None:
             raise StateConflict(f"{where}: no such reservation", job=consumer, period=period)
-        self.attempts.fence(consumer, period, request.producer, request.now)
+        producer = self.attempts.fence(consumer, period, request.producer, request.now)
         if mine.committed:
             if mine.table_version == request.table_version:
                 return False
@@ -239,6 +239,8 @@ class ReservationStore:
                 period=period,
             )
         self._publish_reserved(mine, request)
+        if mine.revision == 1:
+            self.attempts.first_publication(consumer, period, producer)
         return True
 
     def _publish_reserved(self, mine: Reservation, request: ReservationCommit) -> None:

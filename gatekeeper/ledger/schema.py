@@ -1,13 +1,31 @@
 """The ledger's versioned schema: forward-only migrations shared by both dialects.
 
 Each migration is a list of statements; ``{ts}`` is replaced by the dialect's timestamp type.
+A step may also be a function of the SQL core, run in the migration's transaction (building
+data the new tables derive from the old ones).
 A ledger records the version it reached in ``gk_schema``; a newer version than this code
 knows is refused rather than guessed at.
 """
 
 from __future__ import annotations
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
+from gatekeeper.ledger.runs import CompleteRuns
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.sql import SqlCore
+
+Step = str | Callable[["SqlCore"], None]
+
+
+def _build_runs(sql: SqlCore) -> None:
+    CompleteRuns(sql).rebuild()
+
+
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: attempts with leases, publications with revisions, evidence rows.
     (
         """CREATE TABLE gk_attempts (
@@ -80,6 +98,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (consumer, period, revision)
         )""",
     ),
+    # 6: each job's complete periods as coalesced runs (ledger/runs.py), built once from the
+    # attempts and publications, then kept by every write that can change them.
+    (*RUNS_TABLE, _build_runs),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

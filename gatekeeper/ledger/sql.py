@@ -334,6 +334,9 @@ class SqlCore:
             self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
             self.execute("INSERT INTO gk_schema (version) VALUES (0)")
         for number in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[number]:
-                self.execute(statement.replace("{ts}", self.dialect.ts_type))
+            for step in MIGRATIONS[number]:
+                if isinstance(step, str):
+                    self.execute(step.replace("{ts}", self.dialect.ts_type))
+                else:
+                    step(self)
             self.execute("UPDATE gk_schema SET version = ?", (number + 1,))

@@ -7,7 +7,8 @@ the ledger (files) exist. The forms:
 
 - ``period_complete(task)``: Luigi's ``complete()`` of one task;
 - ``complete_among(cls, items, ledger)``: Luigi's ``bulk_complete`` (one ledger query per job);
-- ``completed_between(cls, ledger, job, first, last)``: the keys of a window, one query;
+- ``completed_between(cls, ledger, job, first, last)``: a window's complete periods as runs
+  (``PeriodRuns``), one query over the runs the ledger keeps;
 - ``completeness(of, of_params, ledger, job)``: what a range plans with — the ``of`` class's
   ``bulk_complete`` as Luigi's ranges call it (``functools.partial(of, **of_params)`` over a
   list of period parameter values): ``completed_between`` when the ledger alone answers it,
@@ -30,6 +31,7 @@ import luigi
 
 from gatekeeper.core.planning import Completeness
 from gatekeeper.core.records import RunState
+from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -65,8 +67,8 @@ def complete_among(
         by_job[cls.job_id_for(**params)].append((item, key))
     complete: list[Any] = []
     for job, pairs in by_job.items():
-        keys = {k for _, k in pairs}
-        done = completed_between(cls, ledger, job, min(keys), max(keys)) if keys else set()
+        keys = {k for _, k in pairs}  # never empty: the job has at least one item
+        done = completed_between(cls, ledger, job, min(keys), max(keys))
         complete.extend(item for item, key in pairs if key in done)
     if cls.outputs_beyond_ledger():
         complete = [i for i in complete if outputs_exist(cls(**{**fixed, **cls.params_of(i)}))]
@@ -75,10 +77,11 @@ def complete_among(
 
 def completed_between(
     cls: type[PeriodTask], ledger: Ledger, job: str, first: str, last: str
-) -> set[str]:
-    """Keys in [first, last] whose latest attempt of ``job`` succeeded (and, for a task that
-    publishes, that are published by it); one query, reads only."""
-    return ledger.completed_periods(job, first, last, job if cls.publishes else None)
+) -> PeriodRuns:
+    """The periods in [first, last] whose latest attempt of ``job`` succeeded (and, for a
+    task that publishes, that are published by it), as runs; one query over the runs the
+    ledger keeps, reads only."""
+    return ledger.complete_runs(job, first, last, job if cls.publishes else None)
 
 
 def completeness(
@@ -116,4 +119,6 @@ def complete_keys(
     if not keys:
         return set()
     job = of.job_id_for(**dict(of_params))
-    return set(keys) & set(completeness(of, of_params, ledger, job)(min(keys), max(keys)))
+    found = completeness(of, of_params, ledger, job)(min(keys), max(keys))
+    held = found if isinstance(found, (PeriodRuns, set, frozenset)) else set(found)
+    return {key for key in keys if key in held}

@@ -292,7 +292,8 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
 
     with gk.open_ledger(ledger_url) as fresh:  # rebuild it as a version-1 ledger
         with fresh.transaction():
-            for table in ("gk_reservations", "gk_evidence", "gk_publications", "gk_attempts"):
+            tables = ("gk_complete_runs", "gk_reservations", "gk_evidence", "gk_publications")
+            for table in (*tables, "gk_attempts"):
                 fresh.execute(f"DROP TABLE {table}")
             for statement in MIGRATIONS[0]:
                 fresh.execute(statement.replace("{ts}", fresh.ts_type))
@@ -305,6 +306,7 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
     with gk.open_ledger(ledger_url) as migrated:
         assert migrated.schema_version() == SCHEMA_VERSION > 1
         assert [a.run_id for a in migrated.attempts("A", D)] == ["old-run"]
+        assert list(migrated.complete_runs("A", D, D).keys()) == [D]  # built by migration 6
         assert migrated.publish("C", D, ["A"], "fp", location="/data/c.csv")
         pub = migrated.publication("C", D)
         assert pub is not None and pub.location == "/data/c.csv"

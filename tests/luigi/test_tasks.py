@@ -193,11 +193,7 @@ def test_bulk_complete_answers_3653_dates_in_one_query(sqlite_url: str) -> None:
         with ledger.transaction():
             for i, date in enumerate(dates):
                 if i % 10:
-                    ledger.execute(
-                        "INSERT INTO gk_attempts VALUES (?, ?, 1, ?, 'succeeded', ?, ?, "
-                        "NULL, NULL)",
-                        ("Trivial", date.isoformat(), f"r{i}", ledger.ts_in(T0), ledger.ts_in(T0)),
-                    )
+                    ledger.record("Trivial", date, 1, f"r{i}", "succeeded", T0)
         seen = query_counter(ledger)
         done = Trivial.bulk_complete(dates)
         assert len(seen) == 1 and seen[0].startswith("SELECT")
