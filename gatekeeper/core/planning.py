@@ -140,10 +140,11 @@ def plan_range(
     period labels (dates for daily; aware datetimes for hourly, matched by their UTC instant)
     or their ledger keys; periods outside the range are ignored. ``start``/``stop`` are
     labels or ISO strings; ``stop`` None means no end. A period is due exactly at its
-    interval end + ``lateness`` (a timedelta or a string such as ``2h``). ``catchup`` is ``all`` (every due period since start), ``none`` (only the latest
-    due period) or ``last:N`` (the N latest). ``strategy`` only orders the gaps: ``contiguous``
-    and ``forward`` oldest first, ``reverse`` newest first; running ``contiguous`` one period at
-    a time, in order, stopping at the first failure, is the Luigi wrapper's job.
+    interval end + ``lateness`` (a timedelta or a string such as ``2h``). ``catchup`` is
+    ``all`` (every due period since start), ``none`` (only the latest due period) or
+    ``last:N`` (the N latest). ``strategy`` only orders the gaps: ``contiguous`` and
+    ``forward`` oldest first, ``reverse`` newest first; running ``contiguous`` one period at a
+    time, in order, stopping at the first failure, is the Luigi wrapper's job.
 
     Returns a RangePlan. Raises InvalidInput naming the field for a bad period, time zone,
     ``now`` (naive), lateness (negative), start/stop (wrong type for the period; stop before

@@ -11,6 +11,9 @@ Every write that can change whether P is complete (an attempt inserted or its st
 the first publication of P) calls ``settle`` inside its transaction with what P now is;
 ``settle`` reads the runs beside P and writes only when membership changed: a success
 extends or joins runs, anything else that ends P's completeness splits the run holding it.
+Writers of different periods of one job touch the same runs, so ``settle`` first takes the
+job's runs lock (PostgreSQL; SQLite serializes every writer already), always the last lock a
+transaction takes.
 ``rebuild`` makes every job's runs from the full scan once (the migration to schema 6).
 """
 
@@ -76,6 +79,7 @@ class CompleteRuns:
         """Make the runs hold ``period`` as it now is: complete when its latest attempt
         ``succeeded``, complete and published when also ``published``. One read of the runs
         beside it; a write only where membership changes."""
+        self.sql.lock_key("complete runs", job, clock=False)  # pragma: no mutate
         kind = kind_of_key(period)
         n = kind.ordinal(period)
         after = _key(kind, n + 1) or period

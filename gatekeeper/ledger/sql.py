@@ -121,13 +121,16 @@ class SqlCore:
         prepared = prepare(sql, self.dialect.name)
         return self.dialect.executemany(self._conn, prepared, [tuple(r) for r in rows])
 
-    def lock_key(self, *parts: str) -> None:
+    def lock_key(self, *parts: str, clock: bool = True) -> None:
         """Serialize writers of one key inside the current transaction; the database's clock
         (``db_now``) is then read when the lock was held, where the dialect reads it with the
-        lock. Where the transaction's opening statement serializes every writer, a no-op."""
+        lock (unless ``clock`` is False: a lock taken after the clock was read). Where the
+        transaction's opening statement serializes every writer, a no-op."""
         if self.dialect.locks_keys:
             self._waiting_for = " ".join(parts)
-            self._tx_clock = self.dialect.lock_key(self, parts)
+            held = self.dialect.lock_key(self, parts)
+            if clock:
+                self._tx_clock = held
 
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (inside a transaction of a

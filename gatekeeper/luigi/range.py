@@ -40,7 +40,7 @@ from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.core.progress import cursor_status, range_metrics, range_status
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
-from gatekeeper.luigi.completeness import complete_keys, completeness
+from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
@@ -218,13 +218,25 @@ class RangeBusinessBase(luigi.Task):
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
         """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
-        no publication in the window is stale. The first check answers from the session's plan
-        (it was just made); later ones, after the fill may have moved, plan again."""
-        if not self.invocation.checked:
-            self.invocation.checked = True
-            session = self.session
+        no publication in the window is stale. Answered from what the invocation knows: the
+        session's plan (made at the first check), or the plan made after its fill (the closing
+        line's); only a range that had work and whose fill ran elsewhere (a forked worker, a
+        process sharing it) plans again."""
+        session, known = self.session, self.invocation
+        if not known.checked or not (session.plan.gaps or session.refreshes):
+            known.checked = True
             return not session.plan.gaps and not session.refreshes
+        if known.final is not None:
+            return not known.final.gaps and not self.stale_refreshes()
         return not self.plan().gaps and not self.stale_refreshes()
+
+    def final_plan(self, ledger: Ledger | None = None) -> RangePlan:
+        """The plan after this invocation's fill, made once (its closing line and progress
+        report, and later ``complete()`` checks, share it)."""
+        known = self.invocation
+        if known.final is None:
+            known.final = self.plan(ledger)
+        return known.final
 
     def requires(self) -> list[luigi.Task]:
         """Stale refreshes (with ``--refresh-stale``), and for ``forward``/``reverse`` every
@@ -282,7 +294,7 @@ class RangeBusinessBase(luigi.Task):
     def run(self) -> Iterator[Any]:
         if self._announced().strategy == "contiguous":
             yield from self._fill_in_order()
-        self.report(self.plan())
+        self.report(self.final_plan())
         range_watch.close_after_run(self)
 
     def _independent_chunks(self) -> list[ContiguousChunk]:
@@ -306,14 +318,14 @@ class RangeBusinessBase(luigi.Task):
         Luigi's scheduler accumulates per task short, so the fill stays linear. Luigi runs
         ``run()`` anew after each chunk: ``_fill_cursor`` says where it was.
         """
-        of, ledger = self.of_class(), self.ledger()
         resume, cursor = self._fill_cursor, 0
-        for block, chunk in self.session.chunks:
-            if cursor >= resume and set(chunk) - complete_keys(of, self.of_params, ledger, chunk):
+        for block, keys in self.session.chunks:
+            chunk = self._contiguous_chunk(block, keys)
+            if cursor >= resume and chunk.missing_now():
                 self._fill_cursor = cursor
                 self.report_cursor(cursor)
-                yield self._contiguous_chunk(block, chunk)
-            cursor += len(chunk)
+                yield chunk
+            cursor += len(keys)
         self._fill_cursor = cursor
 
     def report_cursor(self, cursor: int) -> None:

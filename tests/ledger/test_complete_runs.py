@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import threading
 import uuid
 from typing import Any
 
@@ -232,3 +233,31 @@ def test_planning_reads_the_runs_not_the_keys(sqlite_url: str) -> None:
         assert len(reads) == 1 and "gk_complete_runs" in reads[0], statements
         rows = led.read("SELECT COUNT(*) FROM gk_complete_runs WHERE job = 'Big'")
         assert rows[0][0] == 4
+
+
+def test_concurrent_writers_of_one_job_keep_its_runs_exact(ledger_url: str) -> None:
+    """Four connections at once succeed, repair and fail neighbouring periods of one job (each
+    change reads and rewrites the same runs): afterwards the runs equal the full scan and are
+    coalesced, on both backends."""
+    keys = [DAILY.key(DAILY.at(DAILY.ordinal("2026-01-01") + i)) for i in range(48)]
+    with gk.open_ledger(ledger_url) as led:
+        story = History(led, DAILY)
+        story.keys = keys
+
+    def writer(lane: int) -> None:
+        with gk.open_ledger(ledger_url) as own:
+            for i in range(lane, len(keys), 4):
+                own.record(story.job, keys[i], 1, f"{story.job}-{i}-1", "succeeded", T0)
+            for i in range(lane, len(keys), 8):  # a repair that fails splits a run
+                own.record(story.job, keys[i], 2, f"{story.job}-{i}-2", "failed", T0)
+
+    threads = [threading.Thread(target=writer, args=(lane,)) for lane in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with gk.open_ledger(ledger_url) as led:
+        story.ledger = led
+        scan = led.completed_periods(story.job, keys[0], keys[-1])
+        assert len(scan) == 24  # each lane repaired 6 of its 12 periods, and the repair failed
+        story.check()

@@ -71,6 +71,8 @@ class ContiguousChunk(luigi.Task):
     )
 
     _cursor = 0  # periods of ``keys`` passed so far (Luigi runs run() anew after each yield)
+    _seen_complete = False  # this instance saw all its periods complete, or filled them
+    _just_missing = False  # missing_now() found one missing; complete() answers so once
 
     def _job(self) -> str:
         return str(self.of.job_id_for(**dict(self.of_params)))
@@ -88,7 +90,23 @@ class ContiguousChunk(luigi.Task):
         )
 
     def complete(self) -> bool:
-        return not set(self.keys) - self._done(list(self.keys))
+        """All its periods are complete: True, without a query, once this instance saw them
+        complete or filled them; the answer ``missing_now`` just gave; else one query."""
+        if self._seen_complete:
+            return True
+        if self._just_missing:
+            self._just_missing = False
+            return False
+        self._seen_complete = not set(self.keys) - self._done(list(self.keys))
+        return self._seen_complete
+
+    def missing_now(self) -> bool:
+        """Not ``complete()``, asked by the range as it is about to yield the chunk: Luigi's
+        check of the yielded chunk, which follows at once in this process, gets the same
+        answer without asking the ledger again."""
+        missing = not self.complete()
+        self._just_missing = missing
+        return missing
 
     def requires(self) -> list[Any]:
         """Nothing (periods are yielded from ``run()``)."""
@@ -156,6 +174,7 @@ class ContiguousChunk(luigi.Task):
                     yield task  # resumed here only once the period is complete
                 done.add(keys[index])
             self.progress(done, runs=runs, last=True)
+            self._seen_complete = True
         finally:
             runs.flush()
 

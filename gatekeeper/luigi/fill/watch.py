@@ -70,6 +70,7 @@ class Invocation:
     checked: bool = False  # complete() has answered once, from the session's plan
     watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
     closed: bool = False  # the closing line is written
+    final: RangePlan | None = None  # the plan after the fill (``final_plan``), made once
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +100,9 @@ class RangeWatch:
         self._thread: threading.Thread | None = None
         self._sent: dict[str, tuple[str, int]] = {}
 
-    def snapshot(self, ledger: Ledger) -> Snapshot:
-        """Read the window (two queries); reads only."""
-        plan = self.range.plan(ledger)
+    def snapshot(self, ledger: Ledger, plan: RangePlan | None = None) -> Snapshot:
+        """Read the window (two queries; one with ``plan``, made by the caller); reads only."""
+        plan = self.range.plan(ledger) if plan is None else plan
         gaps = {plan.key(label) for label in plan.gaps}
         latest = (
             ledger.latest_between(self.range.job(), min(self.keys), max(self.keys))
@@ -129,7 +130,7 @@ class RangeWatch:
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
         try:
-            snap = self.snapshot(ledger)
+            snap = self.snapshot(ledger, self.range.final_plan(ledger))
         except GatekeeperError as exc:
             logger.warning(
                 "gatekeeper: %s %s: no closing summary, the ledger could not be read: %s",
@@ -284,7 +285,7 @@ def close_complete(rng: Any) -> None:
     if rng.invocation.closed or rng.invocation.watch is not None:
         return
     rng.invocation.closed = True
-    plan = rng.plan()
+    plan = rng.session.plan if rng.invocation.final is None else rng.invocation.final
     logger.info(closing_line(rng.task_family, rng.job(), plan, filled_now=0))
 
 
