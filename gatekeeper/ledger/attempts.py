@@ -25,6 +25,8 @@ from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
 
 __all__ = ["AttemptStore", "utc_now"]
 
+BATCH = 500  # period keys per query of ``latest_of`` (well under every backend's parameters)
+
 _INSERT = (
     f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (run_id) DO NOTHING"
@@ -341,6 +343,16 @@ class AttemptStore:
         )
         found = (self.to_attempt(r) for r in rows)
         return {a.business_date: a for a in found}
+
+    def latest_of(self, job: str, keys: list[str] | tuple[str, ...]) -> dict[str, Attempt]:
+        """Period key -> the latest attempt of ``job``, for the given keys (those with one):
+        index lookups of those keys only, in batches of BATCH, however far apart they are."""
+        found: dict[str, Attempt] = {}
+        ordered = sorted(set(keys))
+        for at in range(0, len(ordered), BATCH):
+            pairs = tuple((job, key) for key in ordered[at : at + BATCH])
+            found.update({key: a for (_, key), a in self.latest_many(pairs).items()})
+        return found
 
     def latest_many(self, required: tuple[Requirement, ...]) -> dict[Requirement, Attempt]:
         """The latest attempt of each requirement, in one query whatever their number: the

@@ -55,7 +55,7 @@ from gatekeeper.luigi.range_session import (
     independent_chunks,
     stale_reasons,
 )
-from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
+from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -117,6 +117,11 @@ class RangeBusinessBase(luigi.Task):
     stop: Any
 
     _fill_cursor = 0  # contiguous run(): periods passed so far (Luigi resumes run() anew)
+
+    @classmethod
+    def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
+        """Luigi's ``get_params``, computed once per class (``tasks.class_params``)."""
+        return list(class_params(cls))
 
     # -- the fill session ----------------------------------------------------------------------
     @functools.cached_property

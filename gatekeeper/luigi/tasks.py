@@ -46,11 +46,12 @@ def shared_ledger(url: str | None = None) -> Ledger:
 
 
 @functools.cache
-def _class_params(cls: type[luigi.Task]) -> tuple[tuple[str, luigi.Parameter], ...]:
+def class_params(cls: type[luigi.Task]) -> tuple[tuple[str, luigi.Parameter], ...]:
     """Luigi's ``get_params`` of ``cls``, computed once per class: Luigi's scans ``dir(cls)``
     on every call, several times per task built or named (parameters are class attributes,
-    fixed once the class and its decorators are done; the first call comes after that)."""
-    return tuple(super(PeriodTask, cls).get_params())  # type: ignore[misc]
+    fixed once the class and its decorators are done; the first call comes after that).
+    The gatekeeper task classes (periods, ranges, chunks) answer ``get_params`` with it."""
+    return tuple(luigi.Task.get_params.__func__(cls))  # type: ignore[attr-defined]
 
 
 class AttemptParameter(luigi.IntParameter):
@@ -106,7 +107,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         """Luigi's ``get_params``, computed once per class: Luigi's scans ``dir(cls)`` on every
         call, several times per task built or named (parameters are class attributes, fixed
         once the class and its decorators are done; the first call comes after that)."""
-        return list(_class_params(cls))
+        return list(class_params(cls))
 
     @classmethod
     def job_id_for(cls, **params: Any) -> str:

@@ -104,11 +104,7 @@ class RangeWatch:
         """Read the window (two queries; one with ``plan``, made by the caller); reads only."""
         plan = self.range.plan(ledger) if plan is None else plan
         gaps = {plan.key(label) for label in plan.gaps}
-        latest = (
-            ledger.latest_between(self.range.job(), min(self.keys), max(self.keys))
-            if self.keys
-            else {}
-        )
+        latest = ledger.latest_of(self.range.job(), self.keys)
         failed = failed_keys(latest, self.since) & set(self.keys)
         return Snapshot(
             plan,
