@@ -40,6 +40,12 @@ TABLE = (
     "CREATE INDEX gk_complete_runs_by_last ON gk_complete_runs (job, published, last_period)",
 )
 
+#: the read of planning: the runs of (job, published) overlapping [first, last] of one kind
+BETWEEN = (
+    "SELECT first_period, last_period FROM gk_complete_runs WHERE job = ? AND published = ? "
+    "AND last_period >= ? AND first_period <= ? AND length(first_period) = ? "
+    "ORDER BY first_period"
+)
 _BESIDE = (
     "SELECT published, first_period, last_period FROM (SELECT published, first_period, "
     "last_period FROM gk_complete_runs WHERE job = ? AND published = {flag} AND "
@@ -60,12 +66,7 @@ class CompleteRuns:
         ``[first, last]`` of ``first``'s kind, as runs clipped to the window; one query over the
         runs that overlap it."""
         kind = kind_of_key(first)
-        rows = self.sql.read(
-            "SELECT first_period, last_period FROM gk_complete_runs WHERE job = ? AND "
-            "published = ? AND last_period >= ? AND first_period <= ? AND "
-            "length(first_period) = ? ORDER BY first_period",
-            (job, int(published), first, last, len(first)),
-        )
+        rows = self.sql.read(BETWEEN, (job, int(published), first, last, len(first)))
         lo, hi = kind.ordinal(first, "first"), kind.ordinal(last, "last") + 1
         spans = []
         for a, b in rows:
