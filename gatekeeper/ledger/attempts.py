@@ -128,15 +128,8 @@ class AttemptStore:
         the period's completeness did not change."""
         was = before is not None and before.state is RunState.SUCCEEDED
         now = state is RunState.SUCCEEDED
-        if was == now:
-            return
-        published = now and bool(
-            self.sql.execute(
-                "SELECT 1 FROM gk_publications WHERE consumer = ? AND period = ? LIMIT 1",
-                (job, period),
-            ).fetchall()
-        )
-        self.runs.settle(job, period, succeeded=now, published=published)
+        if was != now:  # whether the job published it is read with the runs beside it
+            self.runs.settle(job, period, succeeded=now, published=None if now else False)
 
     def first_publication(self, job: str, period: str, latest: Attempt | None) -> None:
         """(job, period) was published for the first time in this transaction: when ``job``'s

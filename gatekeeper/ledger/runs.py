@@ -52,6 +52,10 @@ _BESIDE = (
     "first_period <= ? AND length(first_period) = ? ORDER BY first_period DESC LIMIT 2) AS r{flag}"
 )
 _BESIDE_BOTH = _BESIDE.format(flag=0) + " UNION ALL " + _BESIDE.format(flag=1)
+_PUBLISHED = (  # a row flagged 2 when the job has published the period
+    " UNION ALL SELECT 2, period, period FROM (SELECT period FROM gk_publications "
+    "WHERE consumer = ? AND period = ? LIMIT 1) AS p"
+)
 
 
 class CompleteRuns:
@@ -76,19 +80,27 @@ class CompleteRuns:
         return PeriodRuns(kind, tuple(spans))
 
     # -- writes (inside the caller's transaction) ----------------------------------------------
-    def settle(self, job: str, period: str, *, succeeded: bool, published: bool) -> None:
+    def settle(
+        self, job: str, period: str, *, succeeded: bool, published: bool | None = None
+    ) -> None:
         """Make the runs hold ``period`` as it now is: complete when its latest attempt
-        ``succeeded``, complete and published when also ``published``. One read of the runs
-        beside it; a write only where membership changes."""
+        ``succeeded``, complete and published when also ``published`` (None: whether job has
+        published it is read in the same statement as the runs beside it). One read; a write
+        only where membership changes."""
         self.sql.lock_key("complete runs", job, clock=False)  # pragma: no mutate
         kind = kind_of_key(period)
         n = kind.ordinal(period)
         after = _key(kind, n + 1) or period
-        rows = self.sql.execute(_BESIDE_BOTH, (job, after, len(period), job, after, len(period)))
-        beside: dict[int, list[tuple[int, int, str]]] = {0: [], 1: []}
-        for flag, a, b in rows.fetchall():
+        params: tuple[object, ...] = (job, after, len(period), job, after, len(period))
+        ask = succeeded and published is None
+        sql = _BESIDE_BOTH + (_PUBLISHED if ask else "")
+        rows = self.sql.execute(sql, (*params, job, period) if ask else params).fetchall()
+        beside: dict[int, list[tuple[int, int, str]]] = {0: [], 1: [], 2: []}
+        for flag, a, b in rows:
             beside[int(flag)].append((kind.ordinal(a), kind.ordinal(b), a))
-        for flag, wanted in ((0, succeeded), (1, succeeded and published)):
+        if ask:
+            published = bool(beside[2])
+        for flag, wanted in ((0, succeeded), (1, succeeded and bool(published))):
             self._set(job, flag, kind, n, wanted, beside[flag])
 
     def _set(
