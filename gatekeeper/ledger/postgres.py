@@ -120,7 +120,9 @@ class PostgresDialect(Dialect):
         return bool(rows)
 
     def ts_out(self, value: Any) -> dt.datetime | None:
-        return None if value is None else value.astimezone(dt.timezone.utc)
+        if value is None or value.tzinfo is dt.timezone.utc:  # the session's TIME ZONE is UTC
+            return value
+        return value.astimezone(dt.timezone.utc)
 
     def describe(self) -> str:
         parts = urlsplit(self.conninfo)

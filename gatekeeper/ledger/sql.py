@@ -316,9 +316,7 @@ class SqlCore:
 
         def once() -> list[Any]:
             try:
-                if not self._in_tx:
-                    self._usable()
-                rows = self.execute(sql, values).fetchall()
+                rows = self.execute(sql, values).fetchall()  # on a usable connection
                 if not self._in_tx:
                     self.dialect.end_read(self._conn)
                 return list(rows)
