@@ -120,9 +120,12 @@ class PostgresDialect(Dialect):
         return bool(rows)
 
     def ts_out(self, value: Any) -> dt.datetime | None:
-        if value is None or value.tzinfo is dt.timezone.utc:  # the session's TIME ZONE is UTC
-            return value
-        return value.astimezone(dt.timezone.utc)
+        if value is None:
+            return None
+        stamp: dt.datetime = value
+        if stamp.tzinfo is dt.timezone.utc:  # as psycopg returns it: the session is in UTC
+            return stamp
+        return stamp.astimezone(dt.timezone.utc)
 
     def describe(self) -> str:
         parts = urlsplit(self.conninfo)
