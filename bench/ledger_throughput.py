@@ -24,8 +24,9 @@ prepared statements), the least SQL that does the work (``FLOORS`` says what eac
 - publish: BEGIN; the latest-attempt query of the 3 jobs; INSERT the publication; INSERT
   its 3 evidence rows (executemany); COMMIT.
 
-Each figure is the median of ``--runs`` rounds; a round runs every operation, gatekeeper then
-its floor, ``--seconds`` seconds each, so a change of load hits both alike. Gate checks of
+Each figure is the median of ``--runs`` rounds; a round runs every operation for ``--seconds``
+seconds, gatekeeper and its floor in turn one call each (each timed on its own), so a change
+of load hits both alike; the ratio is the median of each round's ratio. Gate checks of
 both draw the same (jobs, date) sequence and every answer must be "ready"; afterwards the rows
 each writer wrote are counted and must be exactly what it reported doing, or the script stops.
 The load average is printed before and after. Not a test: it prints.
@@ -146,13 +147,20 @@ def fill(ledger: gk.Ledger, shape: Shape) -> float:
 
 
 # -- measurements ----------------------------------------------------------------------------
-def rate(operation: Callable[[], int], seconds: float) -> float:
-    """Operations per second of ``operation`` (which returns how many it did) over a run."""
-    done = 0
+def paired_rates(
+    ours: Callable[[], int], floor: Callable[[], int], seconds: float
+) -> tuple[float, float]:
+    """Operations per second of ``ours`` and of ``floor`` (each returns how many it did), run
+    in turn, one call each, for ``seconds`` in all: both see the same load, millisecond by
+    millisecond (a COMMIT's fsync here swings 5x within a minute with other jobs' I/O)."""
+    done, spent = [0, 0], [0.0, 0.0]
     began = time.perf_counter()
-    while (elapsed := time.perf_counter() - began) < seconds:
-        done += operation()
-    return done / elapsed
+    while time.perf_counter() - began < seconds:
+        for side, operation in enumerate((ours, floor)):
+            start = time.perf_counter()
+            done[side] += operation()
+            spent[side] += time.perf_counter() - start
+    return done[0] / spent[0], done[1] / spent[1]
 
 
 def gate_draws(shape: Shape, seed: int) -> Callable[[], tuple[list[str], str]]:
@@ -442,13 +450,16 @@ def measure(backend: str, url: str, size: int, runs: int, seconds: float, seed: 
         }
         rates: dict[str, list[float]] = {name: [] for name in operations}
         try:
-            for _ in range(runs):  # rounds: every operation, gatekeeper then its floor
-                for name, operation in operations.items():
-                    rates[name].append(rate(operation, seconds))
+            for _ in range(runs):  # rounds: every operation, gatekeeper and floor in turn
+                for op in OPERATIONS:
+                    ours, floor = operations[f"{op} gk"], operations[f"{op} floor"]
+                    gk_rate, floor_rate = paired_rates(ours, floor, seconds)
+                    rates[f"{op} gk"].append(gk_rate)
+                    rates[f"{op} floor"].append(floor_rate)
         finally:
             raw.close()
         verify(ledger, keys, len(required))
-    ratios = {  # each round's gatekeeper figure over its floor's, timed right after it
+    ratios = {  # each round's gatekeeper figure over its floor's, measured interleaved
         op: statistics.median(
             g / f for g, f in zip(rates[f"{op} gk"], rates[f"{op} floor"], strict=True)
         )
@@ -580,8 +591,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "attempt = begin_attempt + record(succeeded), two write transactions; record = one "
         "record() call, one write transaction; publish = one publish() of 3 required jobs; "
-        "gk/floor = the median over rounds of each round's ratio (the floor timed right after "
-        "gatekeeper); every gate check answered ready and every row counted after"
+        "gk/floor = the median over rounds of each round's ratio (gatekeeper and floor called "
+        "in turn); every gate check answered ready and every row counted after"
     )
     print(load_line("after"))
     return 0
