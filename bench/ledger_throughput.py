@@ -1,8 +1,9 @@
 """Ledger throughput: gate checks/s, attempts/s, records/s and publishes/s, beside floors.
 
-For each backend and ledger size this opens a fresh ledger (a SQLite file in a temporary
-directory, or a dedicated PostgreSQL schema dropped at the end), fills ``gk_attempts`` in bulk
-with valid rows (per job and date: attempt 1 failed, attempt 2 succeeded), then measures
+For each backend (SQLite, PostgreSQL) and ledger size this opens a fresh ledger (a SQLite file
+in a temporary directory, or a dedicated PostgreSQL schema dropped at the end), fills
+``gk_attempts`` in bulk with valid rows (per job and date: attempt 1 failed, attempt 2
+succeeded), then measures
 
 - gate checks/s: ``gk.check_ready(ledger, <3 random jobs>, <random date>)``, one query each;
 - attempts/s: a whole attempt of a new (job, date): ``ledger.begin_attempt(...)`` (``running``
@@ -12,15 +13,27 @@ with valid rows (per job and date: attempt 1 failed, attempt 2 succeeded), then 
 - publishes/s: ``ledger.publish(consumer, <new date>, <3 jobs>, fingerprint)`` (readiness
   read, publication and evidence rows, in one transaction);
 
-and beside each write figure its floor: the bare SQL of the same work on a raw connection
-(``sqlite3``, or ``psycopg`` in autocommit with explicit BEGIN/COMMIT), on the same ledger.
-Each figure is the median of ``--runs`` rounds; a round runs every operation, gatekeeper then
-its floor, ``--seconds`` seconds each, so a change of load hits both alike. Afterwards the rows
-each of them wrote are counted and must be exactly what it reported doing, or the script
-stops. The load average is printed before and after. Not a test: it prints.
+and beside each its floor: the bare SQL of the same work on a raw connection to the same
+ledger (``sqlite3``; ``psycopg`` in autocommit, explicit BEGIN/COMMIT, psycopg's default
+prepared statements), the least SQL that does the work (``FLOORS`` says what each executes):
+
+- gate check: the ledger's own latest-attempt query (3 jobs, 1 date), one query per check;
+- attempt: BEGIN; INSERT the attempt ``running`` with its lease; COMMIT; then BEGIN; UPDATE
+  it to ``succeeded``; COMMIT;
+- record: BEGIN; the INSERT (``running``) or the UPDATE (``succeeded``); COMMIT;
+- publish: BEGIN; the latest-attempt query of the 3 jobs; INSERT the publication; INSERT
+  its 3 evidence rows (executemany); COMMIT.
+
+Each figure is the median of ``--runs`` rounds; a round runs every operation for ``--seconds``
+seconds, gatekeeper and its floor in turn one call each (each timed on its own), so a change
+of load hits both alike; the ratio is the median of each round's ratio. Gate checks of
+both draw the same (jobs, date) sequence and every answer must be "ready"; afterwards the rows
+each writer wrote are counted and must be exactly what it reported doing, or the script stops.
+The load average is printed before and after. Not a test: it prints.
 
     python bench/ledger_throughput.py --sizes 10000,1000000
     python bench/ledger_throughput.py --skip-pg
+    python bench/ledger_throughput.py --skip-sqlite --sizes 10000
 """
 
 from __future__ import annotations
@@ -80,6 +93,7 @@ class Result:
     size: int
     build_seconds: float
     per_second: dict[str, float]  # "<operation> <gk|floor>" -> median operations per second
+    ratio: dict[str, float]  # "<operation>" -> median over rounds of gk/s / floor/s that round
 
 
 # -- bulk fill -------------------------------------------------------------------------------
@@ -133,30 +147,74 @@ def fill(ledger: gk.Ledger, shape: Shape) -> float:
 
 
 # -- measurements ----------------------------------------------------------------------------
-def rate(operation: Callable[[], int], seconds: float) -> float:
-    """Operations per second of ``operation`` (which returns how many it did) over a run."""
-    done = 0
+def paired_rates(
+    ours: Callable[[], int], floor: Callable[[], int], seconds: float
+) -> tuple[float, float]:
+    """Operations per second of ``ours`` and of ``floor`` (each returns how many it did), run
+    in turn, one call each, for ``seconds`` in all: both see the same load, millisecond by
+    millisecond (a COMMIT's fsync here swings 5x within a minute with other jobs' I/O)."""
+    done, spent = [0, 0], [0.0, 0.0]
     began = time.perf_counter()
-    while (elapsed := time.perf_counter() - began) < seconds:
-        done += operation()
-    return done / elapsed
+    while time.perf_counter() - began < seconds:
+        for side, operation in enumerate((ours, floor)):
+            start = time.perf_counter()
+            done[side] += operation()
+            spent[side] += time.perf_counter() - start
+    return done[0] / spent[0], done[1] / spent[1]
 
 
-def gate_checks(ledger: gk.Ledger, shape: Shape, rng: random.Random) -> Callable[[], int]:
+def gate_draws(shape: Shape, seed: int) -> Callable[[], tuple[list[str], str]]:
+    """An endless sequence of (3 random jobs, random date); the same for every ``seed``."""
+    rng = random.Random(seed)
     jobs = [f"BenchJob{i}" for i in range(shape.jobs)]
-    sample = gk.check_ready(ledger, jobs[:GATE_JOBS], shape.date(0))
-    if not sample:
-        raise SystemExit(f"bulk-filled ledger is not ready: {sample}")
 
+    def draw() -> tuple[list[str], str]:
+        return rng.sample(jobs, GATE_JOBS), shape.date(rng.randrange(shape.dates))
+
+    return draw
+
+
+def gate_checks(ledger: gk.Ledger, draw: Callable[[], tuple[list[str], str]]) -> Callable[[], int]:
     def check() -> int:
-        date = shape.date(rng.randrange(shape.dates))
-        gk.check_ready(ledger, rng.sample(jobs, GATE_JOBS), date)
+        jobs, date = draw()
+        readiness = gk.check_ready(ledger, jobs, date)
+        if not readiness:
+            raise SystemExit(f"gate check {jobs} {date}: not ready: {readiness}")
         return 1
 
     return check
 
 
-WRITES = ("attempts", "records", "publishes")
+# The latest-attempt query gatekeeper's gate check sends (AttemptStore.latest_many).
+LATEST = (
+    "SELECT a.job, a.period, a.attempt, a.run_id, a.state, a.started_at, a.updated_at, "
+    "a.lease_expires_at, a.error FROM gk_attempts a WHERE a.job IN ({jobs}) AND a.period IN (?) "
+    "AND a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = a.job "
+    "AND b.period = a.period)"
+)
+
+
+def floor_gate_checks(raw: Raw, draw: Callable[[], tuple[list[str], str]]) -> Callable[[], int]:
+    sql = LATEST.format(jobs=", ".join("?" * GATE_JOBS))
+
+    def check() -> int:
+        jobs, date = draw()
+        rows = raw.run(sql, (*sorted(jobs), date)).fetchall()
+        if len(rows) != GATE_JOBS or any(r[4] != "succeeded" for r in rows):
+            raise SystemExit(f"floor gate check {jobs} {date}: not ready: {rows}")
+        return 1
+
+    return check
+
+
+OPERATIONS = ("gate checks", "attempts", "records", "publishes")
+WRITES = OPERATIONS[1:]
+FLOORS = {
+    "gate checks": "the ledger's latest-attempt query, one per check",
+    "attempts": "BEGIN; INSERT running with lease; COMMIT; BEGIN; UPDATE to succeeded; COMMIT",
+    "records": "BEGIN; INSERT running or UPDATE to succeeded; COMMIT",
+    "publishes": "BEGIN; latest-attempt query; INSERT publication; INSERT 3 evidence; COMMIT",
+}
 
 
 class Raw:
@@ -234,8 +292,9 @@ def floor_attempt(raw: Raw, keys: Keys) -> Callable[[], int]:
     def run() -> int:
         job, date, run_id = keys.next()
         now = dt.datetime.now(UTC)
+        lease = now + dt.timedelta(seconds=300)
         raw.begin()
-        raw.run(INSERT_RUNNING, (job, date, run_id, raw.ts(now), raw.ts(now), raw.ts(now)))
+        raw.run(INSERT_RUNNING, (job, date, run_id, raw.ts(now), raw.ts(now), raw.ts(lease)))
         raw.run("COMMIT")
         raw.begin()
         raw.run(SET_SUCCEEDED, (raw.ts(dt.datetime.now(UTC)), job, date))
@@ -292,18 +351,13 @@ def gk_publish(ledger: gk.Ledger, keys: Keys, required: list[str]) -> Callable[[
 
 
 def floor_publish(raw: Raw, keys: Keys, required: list[str]) -> Callable[[], int]:
-    marks = ", ".join("?" * len(required))
-    latest = (
-        f"SELECT a.job, a.run_id, a.attempt, a.state FROM gk_attempts a WHERE a.job IN ({marks}) "
-        "AND a.period = ? AND a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
-        "WHERE b.job = a.job AND b.period = a.period)"
-    )
+    latest = LATEST.format(jobs=", ".join("?" * len(required)))
 
     def run() -> int:
         consumer, date, _ = keys.next()
         raw.begin()
-        rows = raw.run(latest, (*required, date)).fetchall()
-        if len(rows) != len(required) or any(r[3] != "succeeded" for r in rows):
+        rows = raw.run(latest, (*sorted(required), date)).fetchall()
+        if len(rows) != len(required) or any(r[4] != "succeeded" for r in rows):
             raw.run("ROLLBACK")
             raise SystemExit(f"floor: {date} is not ready: {rows}")
         raw.run(
@@ -314,7 +368,7 @@ def floor_publish(raw: Raw, keys: Keys, required: list[str]) -> Callable[[], int
         raw.many(
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
             "attempt) VALUES (?, ?, 1, ?, ?, ?, ?)",
-            [(consumer, date, job, date, run_id, attempt) for job, run_id, attempt, _ in rows],
+            [(consumer, date, r[0], date, r[3], r[2]) for r in rows],
         )
         raw.run("COMMIT")
         return 1
@@ -373,9 +427,7 @@ def verify(ledger: gk.Ledger, keys: dict[str, Keys], required: int) -> None:
             raise SystemExit(f"{what}: {found} rows written, expected {expected}")
 
 
-def measure(
-    backend: str, url: str, size: int, runs: int, seconds: float, rng: random.Random
-) -> Result:
+def measure(backend: str, url: str, size: int, runs: int, seconds: float, seed: int) -> Result:
     shape = Shape.for_size(size)
     with gk.open_ledger(url) as ledger:
         build = fill(ledger, shape)
@@ -387,7 +439,8 @@ def measure(
             for who in ("gk", "floor")
         }
         operations = {
-            "gate checks gk": gate_checks(ledger, shape, rng),
+            "gate checks gk": gate_checks(ledger, gate_draws(shape, seed)),
+            "gate checks floor": floor_gate_checks(raw, gate_draws(shape, seed)),
             "attempts gk": gk_attempt(ledger, keys["attempts gk"]),
             "attempts floor": floor_attempt(raw, keys["attempts floor"]),
             "records gk": gk_record(ledger, keys["records gk"]),
@@ -397,15 +450,23 @@ def measure(
         }
         rates: dict[str, list[float]] = {name: [] for name in operations}
         try:
-            for _ in range(runs):  # rounds: every operation, gatekeeper then its floor
-                for name, operation in operations.items():
-                    rates[name].append(rate(operation, seconds))
+            for _ in range(runs):  # rounds: every operation, gatekeeper and floor in turn
+                for op in OPERATIONS:
+                    ours, floor = operations[f"{op} gk"], operations[f"{op} floor"]
+                    gk_rate, floor_rate = paired_rates(ours, floor, seconds)
+                    rates[f"{op} gk"].append(gk_rate)
+                    rates[f"{op} floor"].append(floor_rate)
         finally:
             raw.close()
         verify(ledger, keys, len(required))
-    return Result(
-        backend, shape.attempts, build, {n: statistics.median(r) for n, r in rates.items()}
-    )
+    ratios = {  # each round's gatekeeper figure over its floor's, measured interleaved
+        op: statistics.median(
+            g / f for g, f in zip(rates[f"{op} gk"], rates[f"{op} floor"], strict=True)
+        )
+        for op in OPERATIONS
+    }
+    medians = {n: statistics.median(r) for n, r in rates.items()}
+    return Result(backend, shape.attempts, build, medians, ratios)
 
 
 # -- backends --------------------------------------------------------------------------------
@@ -454,6 +515,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="PostgreSQL DSN (default $GATEKEEPER_TEST_PG_DSN or the local one)",
     )
     parser.add_argument("--skip-pg", action="store_true", help="measure SQLite only")
+    parser.add_argument("--skip-sqlite", action="store_true", help="measure PostgreSQL only")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median)")
     parser.add_argument("--seconds", type=float, default=1.0, help="length of one timed run")
     parser.add_argument("--seed", type=int, default=0, help="random seed for dates and jobs")
@@ -464,54 +526,73 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--sizes: expected integers, got {args.sizes!r}")
     if not args.sizes or min(args.sizes) < 2 or args.runs < 1 or args.seconds <= 0:
         parser.error("--sizes must be >= 2, --runs >= 1, --seconds > 0")
+    if args.skip_pg and args.skip_sqlite:
+        parser.error("--skip-pg and --skip-sqlite leave nothing to measure")
     return args
 
 
 def print_table(results: list[Result]) -> None:
-    header = ("backend", "ledger size", "build s", "gate checks/s")
-    header += tuple(f"{op}/s {who}" for op in WRITES for who in ("gk", "floor"))
+    """One line per operation, the backends side by side: gatekeeper/s, floor/s, ratio."""
+    columns = [(r.backend, r.size) for r in results]
+    header = ["operation", *(f"{b} {size:,}: gk/s, floor/s, gk/floor" for b, size in columns)]
     rows = [
-        (
-            r.backend,
-            f"{r.size:,}",
-            f"{r.build_seconds:.1f}",
-            f"{r.per_second['gate checks gk']:,.0f}",
-            *(f"{r.per_second[f'{op} {who}']:,.0f}" for op in WRITES for who in ("gk", "floor")),
-        )
-        for r in results
+        [
+            f"{op}/s",
+            *(
+                cells(r.per_second[f"{op} gk"], r.per_second[f"{op} floor"], r.ratio[op])
+                for r in results
+            ),
+        ]
+        for op in OPERATIONS
     ]
+    rows.append(["build s", *(f"{r.build_seconds:.1f}" for r in results)])
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    for row in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+    for line in (header, *rows):
+        first, *rest = line
+        print(
+            "  ".join(
+                [
+                    first.ljust(widths[0]),
+                    *(c.rjust(w) for c, w in zip(rest, widths[1:], strict=True)),
+                ]
+            )
+        )
+    print("floors (bare SQL on a raw connection, same ledger):")
+    for op in OPERATIONS:
+        print(f"  {op}: {FLOORS[op]}")
+
+
+def cells(gk_rate: float, floor_rate: float, ratio: float) -> str:
+    return f"{gk_rate:,.0f}  {floor_rate:,.0f}  {ratio:.2f}x"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    backends: list[tuple[str, Callable[[], contextlib.AbstractContextManager[str]]]] = [
-        ("sqlite", sqlite_url)
-    ]
+    backends: list[tuple[str, Callable[[], contextlib.AbstractContextManager[str]]]] = []
     print(
         f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
         f"{os.cpu_count()} CPUs; median of {args.runs} rounds x {args.seconds:g}s per figure"
     )
     print(load_line("before"))
+    if not args.skip_sqlite:
+        backends.append(("sqlite", sqlite_url))
     if not args.skip_pg:
         print(pg_version(args.pg_dsn))
         backends.append(("postgresql", lambda: pg_url(args.pg_dsn)))
-    rng = random.Random(args.seed)
     results = []
-    for name, make_url in backends:
-        for size in args.sizes:
+    for size in args.sizes:
+        for name, make_url in backends:
             with make_url() as url:
-                result = measure(name, url, size, args.runs, args.seconds, rng)
+                result = measure(name, url, size, args.runs, args.seconds, args.seed)
+            sys.stdout.flush()
             print(f"  {name} {result.size:,} attempts done", file=sys.stderr, flush=True)
             results.append(result)
     print_table(results)
     print(
         "attempt = begin_attempt + record(succeeded), two write transactions; record = one "
         "record() call, one write transaction; publish = one publish() of 3 required jobs; "
-        "floor = the bare SQL of the same work on a raw connection; every row counted after"
+        "gk/floor = the median over rounds of each round's ratio (gatekeeper and floor called "
+        "in turn); every gate check answered ready and every row counted after"
     )
     print(load_line("after"))
     return 0

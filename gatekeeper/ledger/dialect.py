@@ -44,14 +44,8 @@ class Dialect:
         raise NotImplementedError
 
     def begin_sql(self) -> str:
+        """The statement that opens a write transaction."""
         return "BEGIN"
-
-    def begin_reading_version(self, conn: Any) -> int:
-        """Open the transaction and read the schema version in it (a dialect may do both in
-        one round trip)."""
-        conn.execute(self.begin_sql())
-        rows = conn.execute("SELECT version FROM gk_schema").fetchall()
-        return int(rows[0][0]) if rows else 0
 
     def setup_sql(self) -> tuple[str, ...]:
         """Statements run once, in their own transaction, before the schema is migrated."""

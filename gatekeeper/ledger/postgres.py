@@ -77,23 +77,18 @@ class PostgresDialect(Dialect):
     def lock_key(self, sql: SqlCore, parts: tuple[str, ...]) -> dt.datetime:
         """Take the key's advisory lock, then read the server's clock in the same statement
         (expressions of a select list run in order), so ``db_now()`` is when the lock was
-        held without another round trip."""
+        held without another round trip (and, in a transaction's first statement, the
+        schema version with them: ``SqlCore.select_row``)."""
         key = "\x1f".join((self.schema or "", *parts))
-        row = sql.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), clock_timestamp()", (key,)
-        ).fetchone()
+        row = sql.select_row(
+            "pg_advisory_xact_lock(hashtextextended(?, 0)), clock_timestamp()", (key,)
+        )
         clock: dt.datetime = row[1]
         return clock.astimezone(dt.timezone.utc)
 
-    def begin_reading_version(self, conn: Any) -> int:
-        cursor = conn.execute(f"{self.begin_sql()}; SELECT version FROM gk_schema")
-        cursor.nextset()
-        rows = cursor.fetchall()
-        return int(rows[0][0]) if rows else 0
-
     def clock(self, sql: SqlCore) -> dt.datetime:
         """The server's ``clock_timestamp()``: one clock for every worker's leases."""
-        value: dt.datetime = sql.read("SELECT clock_timestamp()")[0][0]
+        value: dt.datetime = sql.select_row("clock_timestamp()")[0]
         return value.astimezone(dt.timezone.utc)
 
     def driver_errors(self) -> tuple[type[BaseException], ...]:
@@ -125,7 +120,12 @@ class PostgresDialect(Dialect):
         return bool(rows)
 
     def ts_out(self, value: Any) -> dt.datetime | None:
-        return None if value is None else value.astimezone(dt.timezone.utc)
+        if value is None:
+            return None
+        stamp: dt.datetime = value
+        if stamp.tzinfo is dt.timezone.utc:  # as psycopg returns it: the session is in UTC
+            return stamp
+        return stamp.astimezone(dt.timezone.utc)
 
     def describe(self) -> str:
         parts = urlsplit(self.conninfo)

@@ -11,6 +11,11 @@ While the database cannot be reached (a connection cannot be opened, or is lost 
 commit was sent), an operation is tried again with backoff for up to the URL's
 ``reconnect_window`` seconds, then fails with LedgerError. Every wait for a lock is bounded by
 the URL's ``busy_timeout``.
+
+The schema version is read in every write transaction, before its first statement (at the
+latest before its COMMIT), so a schema newer than this code is refused also by a process that
+opened the ledger before the upgrade. Where that first statement is one the core makes (a key
+lock or the clock: ``select_row``), the version is one more column of it, not a statement.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class SqlCore:
         self._migrating = False
         self._waiting_for = ""
         self._tx_clock: dt.datetime | None = None
+        self._version_unread = False  # in a transaction: its schema version is not read yet
         self._conn: Any = None
         self.riding_out(self._reconnect)
         self.riding_out(self._migrate)
@@ -114,12 +120,34 @@ class SqlCore:
         """
         if not self._in_tx:
             self._usable()
+        elif self._version_unread:
+            self._read_version()
         return self._conn.execute(prepare(sql, self.dialect.name), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
         """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""
         prepared = prepare(sql, self.dialect.name)
+        if self._in_tx and self._version_unread:
+            self._read_version()
         return self.dialect.executemany(self._conn, prepared, [tuple(r) for r in rows])
+
+    def select_row(self, columns: str, params: Iterable[Any] = ()) -> tuple[Any, ...]:
+        """The one row of ``SELECT <columns>`` (a select list, no FROM; ``?`` placeholders).
+
+        In a transaction whose schema version is not read yet, the version is read in the
+        same statement (one more column, removed here) and a newer schema refused, so the
+        check costs no statement of its own. Outside a transaction, a ``read``.
+        """
+        values = tuple(params)
+        if not (self._in_tx and self._version_unread):
+            return tuple(self.read(f"SELECT {columns}", values)[0])
+        row = self._conn.execute(
+            prepare(f"SELECT {columns}, (SELECT version FROM gk_schema)", self.dialect.name),
+            values,
+        ).fetchone()
+        self._version_unread = False
+        self._refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
+        return tuple(row[:-1])
 
     def lock_key(self, *parts: str, clock: bool = True) -> None:
         """Serialize writers of one key inside the current transaction; the database's clock
@@ -166,8 +194,11 @@ class SqlCore:
             self._in_tx = True
             try:
                 yield
+                if self._version_unread:  # the block sent nothing through the core
+                    self._read_version()
             except BaseException as exc:
                 self._in_tx = False
+                self._version_unread = False
                 with contextlib.suppress(Exception):
                     self._conn.execute("ROLLBACK")
                 errors = self.dialect.driver_errors()
@@ -178,21 +209,23 @@ class SqlCore:
             self._commit()
 
     def _open_transaction(self) -> None:
+        """Send the opening statement; the schema version is read with the first statement
+        of the transaction (``execute``, ``select_row``) or before its COMMIT."""
         self._usable()
         self._tx_clock = None
         try:
-            if self._migrating:
-                self._conn.execute(self.dialect.begin_sql())
-            else:
-                self._refuse_newer_schema(self.dialect.begin_reading_version(self._conn))
+            self._conn.execute(self.dialect.begin_sql())
         except self.dialect.driver_errors() as exc:
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
             raise self._wrap(exc, committing=False) from exc
-        except GatekeeperError:
-            with contextlib.suppress(Exception):
-                self._conn.execute("ROLLBACK")
-            raise
+        self._version_unread = not self._migrating
+
+    def _read_version(self) -> None:
+        """Read the schema version in the current transaction; refuse a newer one."""
+        self._version_unread = False
+        rows = self._conn.execute("SELECT version FROM gk_schema").fetchall()
+        self._refuse_newer_schema(int(rows[0][0]) if rows else 0)
 
     def _commit(self) -> None:
         try:
@@ -228,7 +261,8 @@ class SqlCore:
 
     def _refuse_newer_schema(self, version: int) -> None:
         """A schema newer than this code is refused, also by a process that opened the ledger
-        before the upgrade: checked in every write transaction."""
+        before the upgrade: checked in every write transaction (``_read_version``,
+        ``select_row``)."""
         if version > SCHEMA_VERSION:
             raise LedgerError(
                 f"ledger {self.describe()} has schema version {version}; this gatekeeper "
@@ -285,9 +319,7 @@ class SqlCore:
 
         def once() -> list[Any]:
             try:
-                if not self._in_tx:
-                    self._usable()
-                rows = self.execute(sql, values).fetchall()
+                rows = self.execute(sql, values).fetchall()  # on a usable connection
                 if not self._in_tx:
                     self.dialect.end_read(self._conn)
                 return list(rows)

@@ -1,0 +1,127 @@
+"""What the SQL core sends for a write transaction, on a real SQLite file and PostgreSQL schema.
+
+Every write transaction reads the schema version (a newer schema is refused, also by a process
+that opened the ledger before the upgrade) without a statement of its own where it can: on
+PostgreSQL the version is a column of the transaction's first statement when the core makes
+it (the key lock, the clock). Whatever the first statement, the refusal holds and nothing is
+written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+from tests.helpers.ledgers import T0, snapshot
+
+D = "2026-10-22"
+VERSION_READ = "SELECT version FROM gk_schema"
+
+
+class Recording:
+    """The ledger's own driver connection, every ``execute`` text noted (nothing faked)."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+        self.sent: list[str] = []
+
+    def execute(self, sql: str, *params: Any) -> Any:
+        self.sent.append(" ".join(sql.split()))
+        return self.conn.execute(sql, *params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+@pytest.fixture
+def sent(ledger: gk.Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    recording = Recording(ledger.connection)
+    monkeypatch.setattr(ledger.sql, "_conn", recording)
+    yield recording.sent
+
+
+def transactions(sent: list[str]) -> list[list[str]]:
+    """The statements sent, cut into transactions (BEGIN ... COMMIT)."""
+    found: list[list[str]] = []
+    for statement in sent:
+        if statement.startswith("BEGIN"):
+            found.append([])
+        if found:
+            found[-1].append(statement)
+    return found
+
+
+def test_a_write_transaction_reads_the_schema_version_once_in_its_first_statement(
+    ledger: gk.Ledger, sent: list[str]
+) -> None:
+    started = ledger.begin_attempt("A", D, "r1", lease_seconds=30)
+    ledger.record("A", D, started.attempt, "r1", "succeeded", started.started_at)
+    ledger.heartbeat("r1", lease_seconds=30)
+    ledger.publish("Sales", D, ["A"], "fp-1")
+    found = transactions(sent)
+    assert len(found) == 4
+    for statements in found:
+        assert statements[0] == ledger.sql.dialect.begin_sql()
+        assert statements[-1] == "COMMIT"
+        assert sum("gk_schema" in s for s in statements) == 1, statements
+        if ledger.dialect == "postgresql":  # a column of the lock's (or the clock's) SELECT
+            assert VERSION_READ not in statements
+            assert f"({VERSION_READ})" in statements[1]
+        else:  # SQLite: a statement in process, right after BEGIN IMMEDIATE
+            assert statements[1] == VERSION_READ
+
+
+def _bump(url: str) -> None:
+    with gk.open_ledger(url) as other, other.transaction():
+        other.execute("UPDATE gk_schema SET version = 99")
+
+
+INSERT = (
+    "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, updated_at) "
+    "VALUES ('B', '2026-10-22', 1, 'r-b', 'failed', ?, ?)"
+)
+
+
+def _through_execute(ledger: gk.Ledger) -> None:
+    with ledger.transaction():
+        ledger.execute(INSERT, (ledger.sql.ts_in(T0), ledger.sql.ts_in(T0)))
+
+
+def _through_the_raw_connection(ledger: gk.Ledger) -> None:
+    at = ledger.sql.ts_in(T0)
+    with ledger.transaction():
+        ledger.connection.execute(
+            INSERT.replace("?", "%s" if ledger.dialect != "sqlite" else "?"), (at, at)
+        )
+
+
+def _empty(ledger: gk.Ledger) -> None:
+    with ledger.transaction():
+        pass
+
+
+FIRST_STATEMENTS: list[tuple[str, Callable[[gk.Ledger], Any]]] = [
+    ("heartbeat", lambda lg: lg.heartbeat("r-a", lease_seconds=30)),  # the clock, then UPDATE
+    ("execute", _through_execute),
+    ("raw connection", _through_the_raw_connection),  # read before COMMIT
+    ("empty", _empty),
+    ("begin_attempt", lambda lg: lg.begin_attempt("B", D, "r-b", lease_seconds=30)),
+]
+
+
+@pytest.mark.parametrize(("what", "write"), FIRST_STATEMENTS, ids=[n for n, _ in FIRST_STATEMENTS])
+def test_newer_schema_refused_whatever_the_transaction_sends_first(
+    ledger: gk.Ledger, ledger_url: str, what: str, write: Callable[[gk.Ledger], Any]
+) -> None:
+    ledger.begin_attempt("A", D, "r-a", lease_seconds=300)
+    _bump(ledger_url)
+    before = snapshot(ledger)
+    with pytest.raises(gk.LedgerError, match="schema version 99.*upgrade gatekeeper"):
+        write(ledger)
+    assert snapshot(ledger) == before
+    with pytest.raises(gk.LedgerError, match="schema version 99"):  # and again: no caching
+        write(ledger)
+    assert snapshot(ledger) == before
