@@ -72,7 +72,10 @@ class AttemptStore:
         job, period, number = request.job, request.period, request.attempt
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
-        self.sql.lock_key("attempt", job, period)  # pragma: no mutate
+        success = request.state is RunState.SUCCEEDED  # it will settle the runs: lock them too
+        self.sql.lock_key("attempt", job, period, then=("complete runs", job) if success else None)
+        if request.state.terminal and self._finish_running(request):
+            return True
         existing = self.of_period(job, period)
         current = next((a for a in existing if a.attempt == number), None)
         if not existing:  # the period's first attempt: its kind must be the job's
@@ -100,6 +103,34 @@ class AttemptStore:
         top = existing[-1] if existing else None
         if top is None or number >= top.attempt:  # the period's latest attempt changed
             self._settle(job, period, top, request.state)
+        return True
+
+    def _finish_running(self, request: AttemptObservation) -> bool:
+        """The common outcome, a running attempt's end, in one statement: True when the
+        attempt was running with this run ID and now holds the outcome (the runs settled);
+        False, nothing written, for anything else (``_record`` then reads and judges it)."""
+        job, period, number = request.job, request.period, request.attempt
+        at = self.sql.ts_in(request.now if request.now is not None else self.sql.db_now())
+        rows = self.sql.execute(
+            "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, lease_expires_at = NULL "
+            "WHERE job = ? AND period = ? AND attempt = ? AND run_id = ? AND state = 'running' "
+            "RETURNING (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = ? AND b.period = ?)",
+            (
+                request.state.value,
+                at,
+                request.error,
+                job,
+                period,
+                number,
+                request.run_id,
+                job,
+                period,
+            ),
+        ).fetchall()
+        if not rows:
+            return False
+        if number >= int(rows[0][0]):  # the period's latest attempt: it was running
+            self._settle(job, period, None, request.state)
         return True
 
     def _insert(self, row: tuple[Any, ...], asked: int | None = None) -> None:

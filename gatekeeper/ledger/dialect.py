@@ -51,9 +51,12 @@ class Dialect:
         """Statements run once, in their own transaction, before the schema is migrated."""
         return ()
 
-    def lock_key(self, sql: SqlCore, parts: tuple[str, ...]) -> dt.datetime | None:
-        """Take the lock of one key in the current transaction (``locks_keys`` dialects);
-        returns the database's clock read once it was held, or None."""
+    def lock_key(
+        self, sql: SqlCore, parts: tuple[str, ...], *more: tuple[str, ...]
+    ) -> dt.datetime | None:
+        """Take the lock of one key (then of each of ``more``, in order) in the current
+        transaction (``locks_keys`` dialects); returns the database's clock read once they
+        were held, or None."""
         return None
 
     def clock(self, sql: SqlCore) -> dt.datetime:

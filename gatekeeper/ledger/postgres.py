@@ -74,16 +74,15 @@ class PostgresDialect(Dialect):
     def setup_sql(self) -> tuple[str, ...]:
         return (f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"',) if self.schema else ()
 
-    def lock_key(self, sql: SqlCore, parts: tuple[str, ...]) -> dt.datetime:
+    def lock_key(self, sql: SqlCore, parts: tuple[str, ...], *more: tuple[str, ...]) -> dt.datetime:
         """Take the key's advisory lock, then read the server's clock in the same statement
         (expressions of a select list run in order), so ``db_now()`` is when the lock was
         held without another round trip (and, in a transaction's first statement, the
         schema version with them: ``SqlCore.select_row``)."""
-        key = "\x1f".join((self.schema or "", *parts))
-        row = sql.select_row(
-            "pg_advisory_xact_lock(hashtextextended(?, 0)), clock_timestamp()", (key,)
-        )
-        clock: dt.datetime = row[1]
+        keys = ["\x1f".join((self.schema or "", *key)) for key in (parts, *more)]
+        locks = "pg_advisory_xact_lock(hashtextextended(?, 0)), " * len(keys)
+        row = sql.select_row(f"{locks}clock_timestamp()", keys)
+        clock: dt.datetime = row[len(keys)]
         return clock.astimezone(dt.timezone.utc)
 
     def clock(self, sql: SqlCore) -> dt.datetime:

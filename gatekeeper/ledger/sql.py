@@ -67,6 +67,7 @@ class SqlCore:
         self._migrating = False
         self._waiting_for = ""
         self._tx_clock: dt.datetime | None = None
+        self._held: set[tuple[str, ...]] = set()  # keys locked in the current transaction
         self._version_unread = False  # in a transaction: its schema version is not read yet
         self._conn: Any = None
         self.riding_out(self._reconnect)
@@ -149,16 +150,24 @@ class SqlCore:
         self._refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
         return tuple(row[:-1])
 
-    def lock_key(self, *parts: str, clock: bool = True) -> None:
+    def lock_key(
+        self, *parts: str, clock: bool = True, then: tuple[str, ...] | None = None
+    ) -> None:
         """Serialize writers of one key inside the current transaction; the database's clock
         (``db_now``) is then read when the lock was held, where the dialect reads it with the
-        lock (unless ``clock`` is False: a lock taken after the clock was read). Where the
-        transaction's opening statement serializes every writer, a no-op."""
-        if self.dialect.locks_keys:
-            self._waiting_for = " ".join(parts)
-            held = self.dialect.lock_key(self, parts)
-            if clock:
-                self._tx_clock = held
+        lock (unless ``clock`` is False: a lock taken after the clock was read). ``then``: a
+        second key, locked after it in the same statement (a transaction that will need it
+        takes it without a round trip of its own). A key already held in the transaction is
+        not locked again. Where the transaction's opening statement serializes every writer,
+        a no-op."""
+        if not self.dialect.locks_keys or parts in self._held:
+            return
+        keys = (parts,) if then is None or then in self._held else (parts, then)
+        self._waiting_for = " then ".join(" ".join(key) for key in keys)
+        held = self.dialect.lock_key(self, parts, *keys[1:])
+        self._held.update(keys)
+        if clock:
+            self._tx_clock = held
 
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (inside a transaction of a
@@ -213,6 +222,7 @@ class SqlCore:
         of the transaction (``execute``, ``select_row``) or before its COMMIT."""
         self._usable()
         self._tx_clock = None
+        self._held = set()
         try:
             self._conn.execute(self.dialect.begin_sql())
         except self.dialect.driver_errors() as exc:

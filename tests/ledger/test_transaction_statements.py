@@ -125,3 +125,29 @@ def test_newer_schema_refused_whatever_the_transaction_sends_first(
     with pytest.raises(gk.LedgerError, match="schema version 99"):  # and again: no caching
         write(ledger)
     assert snapshot(ledger) == before
+
+
+def test_every_write_transaction_takes_its_own_key_locks_and_a_success_its_runs_lock(
+    ledger: gk.Ledger, sent: list[str]
+) -> None:
+    """PostgreSQL: each transaction locks its attempt key (none inherits the previous one's
+    locks); finishing an attempt succeeded locks the key and the job's runs in one statement
+    and ends in one UPDATE of the attempt, then the runs' read and write."""
+    for n, day in enumerate(("2026-10-20", "2026-10-21", "2026-10-22")):
+        started = ledger.begin_attempt("A", day, f"r{n}", lease_seconds=30)
+        ledger.record("A", day, started.attempt, started.run_id, "succeeded", T0)
+    found = transactions(sent)
+    assert len(found) == 6
+    if ledger.dialect == "sqlite":
+        assert not [s for s in sent if "advisory" in s]  # BEGIN IMMEDIATE serializes
+        return
+    for begin, finish in zip(found[::2], found[1::2], strict=True):
+        assert begin[1].count("pg_advisory_xact_lock") == 1
+        assert finish[1].count("pg_advisory_xact_lock") == 2
+        assert finish[2].startswith("UPDATE gk_attempts") and "RETURNING" in finish[2]
+        assert [s.split()[0] for s in finish[3:]] == ["SELECT", "UPDATE", "COMMIT"] or [
+            s.split()[0] for s in finish[3:]
+        ] == ["SELECT", "INSERT", "COMMIT"]
+    assert list(ledger.complete_runs("A", "2026-10-20", "2026-10-22").key_pairs()) == [
+        ("2026-10-20", "2026-10-22")
+    ]
