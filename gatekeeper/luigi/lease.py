@@ -84,13 +84,15 @@ class _Beats:
         self.pid = os.getpid()
         self.wake = threading.Condition()
         self.beats: dict[int, Heartbeat] = {}
+        self.waking = 0.0  # when the thread wakes next on its own (monotonic; 0: not waiting)
         threading.Thread(target=self._loop, name="gatekeeper-heartbeat", daemon=True).start()
 
     def add(self, beat: Heartbeat) -> None:
         with self.wake:
             beat.due = time.monotonic() + beat.interval
             self.beats[id(beat)] = beat
-            self.wake.notify()
+            if beat.due < self.waking or not self.waking:  # wake it only to beat sooner:
+                self.wake.notify()  # waking a thread per attempt costs short periods dearly
 
     def remove(self, beat: Heartbeat) -> None:
         with self.wake:
@@ -102,8 +104,9 @@ class _Beats:
                 now = time.monotonic()
                 due = [b for b in self.beats.values() if b.due <= now]
                 if not due:
-                    soonest = min((b.due for b in self.beats.values()), default=now + 60.0)
-                    self.wake.wait(timeout=soonest - now)
+                    self.waking = min((b.due for b in self.beats.values()), default=now + 60.0)
+                    self.wake.wait(timeout=self.waking - now)
+                    self.waking = 0.0
                     continue
                 for beat in due:
                     beat.due = now + beat.interval
