@@ -49,7 +49,7 @@ class Heartbeat:
         self.url, self.run_id, self.lease_seconds = url, run_id, lease_seconds
         self.interval = max(lease_seconds / 3.0, 0.05)
         self.lost = threading.Event()
-        self.stopped = threading.Event()
+        self.stopped = False  # the block ended (a flag: an Event per attempt costs a fill)
         self.due = 0.0
 
     def __enter__(self) -> Heartbeat:
@@ -57,12 +57,12 @@ class Heartbeat:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stopped.set()
+        self.stopped = True
         _beats().remove(self)
 
     def renew(self) -> bool:
         """One renewal; False once the lease is lost (or the block ended): stop beating."""
-        if self.stopped.is_set():
+        if self.stopped:
             return False
         try:
             alive = heartbeat_ledger(self.url).heartbeat(
@@ -71,7 +71,7 @@ class Heartbeat:
         except GatekeeperError as exc:
             logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
             return True
-        if not alive and not self.stopped.is_set():
+        if not alive and not self.stopped:
             logger.error("gatekeeper: %s is no longer running; its lease is lost", self.run_id)
             self.lost.set()
         return alive

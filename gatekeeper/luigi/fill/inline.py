@@ -146,7 +146,7 @@ class InlineRuns:
             **self.task_fields(task),
             status=status,
             runnable=status == DONE,
-            expl=json.dumps(expl),
+            expl="null" if expl is None else json.dumps(expl),
         )
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
