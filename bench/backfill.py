@@ -17,9 +17,11 @@ last date) and ``--local-scheduler``; Luigi's default logging (DEBUG) sent to a 
 ``--log-level``. Wall clock of the whole command, process start-up included. Every timed run is
 checked: the command exited 0 and every date is complete (gatekeeper: one succeeded attempt
 per date and nothing else; luigi: one file per date; floor: one succeeded row per date), or the
-script stops with the command's last output lines. Each round runs every tool at every size,
-alternating tools (the order reversed every other round, so a drift of the machine's load hits
-all of them); medians of ``--runs`` rounds. Printed side by side: wall times, luigi/gatekeeper
+script stops with the command's last output lines. Each of ``--runs`` rounds runs every slow
+job (luigi at each size, gatekeeper at 36,525 dates) once, with a sweep of the quick ones
+(gatekeeper at N/2 and N, the floor) before and after each, so every tool alternates with
+every other and the quick ones are sampled often; odd rounds run backwards, so a drift of the
+machine's load hits all of them; medians. Printed side by side: wall times, luigi/gatekeeper
 at N, and the marginal cost per date, ``(t(N) - t(N/2)) / (N - N/2)``, of gatekeeper and of the
 floor (start-up and planning cancel out), with the load average before and after.
 ``--linearity`` adds 36,525 dates (100 years) for gatekeeper and the floor, to show the cost
@@ -203,15 +205,17 @@ def run_floor(fill: Backfill) -> float:
 
 @dataclass(frozen=True)
 class Job:
-    """One timed thing of a round: a tool (or the floor) at a size."""
+    """One timed thing of a round: a tool (or the floor) at a size; ``slow`` jobs run once a
+    round, the others once per sweep between them."""
 
     name: str
     days: int
     run: Callable[[], float]
+    slow: bool
 
 
 def plan_jobs(args: argparse.Namespace) -> list[Job]:
-    """Every (tool, size) a round runs, in the order of the first round."""
+    """Every (tool, size) a round runs."""
     sizes = [args.days // 2, args.days] + ([LINEARITY_DAYS] if args.linearity else [])
     jobs: list[Job] = []
     for days in sizes:
@@ -219,16 +223,30 @@ def plan_jobs(args: argparse.Namespace) -> list[Job]:
         tools = [GATEKEEPER] + ([LUIGI] if days != LINEARITY_DAYS else [])
         if args.with_scheduled and days == args.days:
             tools.append(SCHEDULED)
-        jobs.extend(Job(tool.name, days, functools.partial(run_once, tool, fill)) for tool in tools)
-        jobs.append(Job(FLOOR, days, functools.partial(run_floor, fill)))
+        for tool in tools:
+            slow = tool is not GATEKEEPER or days == LINEARITY_DAYS
+            jobs.append(Job(tool.name, days, functools.partial(run_once, tool, fill), slow))
+        jobs.append(Job(FLOOR, days, functools.partial(run_floor, fill), False))
     return jobs
 
 
+def round_order(jobs: list[Job], round_: int) -> list[Job]:
+    """One round: a sweep of the quick jobs (gatekeeper and the floor at N/2 and N, the floor
+    at every size) before and after each slow one (luigi, gatekeeper at 36,525 dates), so the
+    quick ones are sampled often and every tool alternates with every other; odd rounds run
+    backwards."""
+    quick = [job for job in jobs if not job.slow]
+    order = list(quick)
+    for job in (job for job in jobs if job.slow):
+        order += [job, *quick]
+    return order if round_ % 2 == 0 else order[::-1]
+
+
 def run_rounds(jobs: list[Job], runs: int) -> dict[tuple[str, int], list[float]]:
-    """Seconds of every job in every round, alternating (reversed every other round)."""
+    """Seconds of every run of every job, round by round (``round_order``)."""
     times: dict[tuple[str, int], list[float]] = {(j.name, j.days): [] for j in jobs}
     for round_ in range(runs):
-        for job in jobs if round_ % 2 == 0 else jobs[::-1]:
+        for job in round_order(jobs, round_):
             took = job.run()
             times[(job.name, job.days)].append(took)
             print(
@@ -261,8 +279,9 @@ def print_results(args: argparse.Namespace, times: dict[tuple[str, int], list[fl
     def cell(name: str, days: int) -> str:
         if (name, days) not in median:
             return "not run"
-        runs = " ".join(seconds(t) for t in times[(name, days)])
-        return f"{seconds(median[(name, days)])} ({runs})"
+        runs = times[(name, days)]
+        spread = f"{seconds(min(runs))}-{seconds(max(runs))}"
+        return f"{seconds(median[(name, days)])} ({spread}, {len(runs)})"
 
     rows = []
     for days in sizes:
@@ -274,6 +293,7 @@ def print_results(args: argparse.Namespace, times: dict[tuple[str, int], list[fl
         rows.append((f"{days:,}", *(cell(name, days) for name in names), shown))
     print()
     print_table(("dates", *(f"{n} s" for n in names), "luigi/gatekeeper"), rows)
+    print("(median s, then the range and number of runs)")
     small, large = args.days // 2, args.days
     gk_ms = marginal_ms(median, GATEKEEPER.name, small, large)
     floor_ms = marginal_ms(median, FLOOR, small, large)
