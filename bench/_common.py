@@ -225,20 +225,25 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
 
 
 def ledger_floor(days: int, folder: Path) -> float:
-    """Seconds the bare SQL of a fill's ledger work takes on a raw ``sqlite3`` connection:
-    per date the attempt's two write transactions (``BEGIN IMMEDIATE``; INSERT ``running``;
-    ``COMMIT``, then the same with the UPDATE to ``succeeded``), on a gatekeeper ledger file
-    with gatekeeper's pragmas (WAL, ``synchronous=NORMAL``), after the planning SELECT. The
-    floor every fill figure is printed beside: no Luigi, no gatekeeper Python."""
+    """Seconds the bare SQL of a fill's ledger work takes on a raw ``sqlite3`` connection.
+
+    After the planning SELECT, per date: one read (the period's latest attempt, as a period's
+    ``complete()`` asks before it runs) and the attempt's two write transactions
+    (``BEGIN IMMEDIATE``; INSERT ``running``; ``COMMIT``, then the same with the UPDATE to
+    ``succeeded``), on a gatekeeper ledger file opened with the ledger's own pragmas
+    (``gatekeeper/ledger/sqlite.py``: busy timeout, WAL, ``synchronous=NORMAL``, foreign
+    keys). The floor every fill figure is printed beside: no Luigi, no gatekeeper Python.
+    Checks that every date ends with one succeeded attempt (raises SystemExit otherwise)."""
     import datetime as dt
 
     import gatekeeper as gk
 
-    path = folder / "floor.db"
+    path = folder / f"floor-{days}.db"
     gk.open_ledger(sqlite_url(path)).close()  # the schema, as a fill finds it
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
+    conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    for pragma in FLOOR_PRAGMAS:
+        conn.execute(pragma)
+    check_floor_pragmas(conn, path)
     first = dt.date(2016, 1, 1)
     keys = [str(first + dt.timedelta(days=n)) for n in range(days)]
     began = time.perf_counter()
@@ -246,6 +251,11 @@ def ledger_floor(days: int, folder: Path) -> float:
         "SELECT period FROM gk_attempts WHERE job = ? AND state = 'succeeded'", ("GkDaily",)
     ).fetchall()
     for n, key in enumerate(keys):
+        conn.execute(
+            "SELECT attempt, state FROM gk_attempts WHERE job = ? AND period = ? "
+            "ORDER BY attempt DESC LIMIT 1",
+            ("GkDaily", key),
+        ).fetchall()
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
@@ -262,5 +272,34 @@ def ledger_floor(days: int, folder: Path) -> float:
         )
         conn.execute("COMMIT")
     took = time.perf_counter() - began
+    (done,) = conn.execute(
+        "SELECT count(*) FROM gk_attempts WHERE job = 'GkDaily' AND state = 'succeeded'"
+    ).fetchone()
     conn.close()
+    if done != days:
+        raise SystemExit(f"floor: {done} succeeded attempts for {days} dates")
     return took
+
+
+#: The pragmas gatekeeper's SQLite dialect sets on every connection (ledger/sqlite.py).
+FLOOR_PRAGMAS = (
+    "PRAGMA busy_timeout = 30000",
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+)
+
+
+def check_floor_pragmas(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise SystemExit unless ``conn`` has the journal mode, ``synchronous`` and foreign-key
+    setting of a connection gatekeeper's SQLite dialect opens on ``path``."""
+    from gatekeeper.ledger.sqlite import SqliteDialect
+
+    ledgers = SqliteDialect(str(path)).connect(30.0)
+    try:
+        for name in ("journal_mode", "synchronous", "foreign_keys"):
+            floor, ledger = (c.execute(f"PRAGMA {name}").fetchone() for c in (conn, ledgers))
+            if floor != ledger:
+                raise SystemExit(f"floor: PRAGMA {name} is {floor}, the ledger's is {ledger}")
+    finally:
+        ledgers.close()

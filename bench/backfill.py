@@ -1,30 +1,45 @@
 """End-to-end backfill: gatekeeper's RangeBusinessDaily vs luigi's RangeDaily, real `luigi` command.
 
-Fills ``--days`` dates from 2016-01-01 (default 3,653: up to 2026-01-01 exclusive) of a trivial
-task through Luigi's local scheduler, once with each tool per run, each time in a fresh
-temporary folder (new ledger, new output folder, new luigi.cfg, used as the working directory):
+Fills dates from 2016-01-01 of a trivial task through Luigi's local scheduler, at two sizes
+(``--days`` N, default 3,653, and N/2), each run in a fresh temporary folder (new ledger, new
+output folder, new luigi.cfg, used as the working directory):
 
 - gatekeeper: ``luigi --module gk_bench_tasks RangeBusinessDaily --of GkDaily ...``; GkDaily's
   run() does nothing, each date is one recorded attempt (running, then succeeded) in SQLite;
 - luigi: ``luigi --module gk_bench_tasks RangeDaily --of LuigiDaily --days-back ...``;
-  LuigiDaily writes a 3-byte LocalTarget file per date.
+  LuigiDaily writes a 3-byte LocalTarget file per date;
+- floor: the bare SQL of gatekeeper's ledger work on a raw sqlite3 connection with the
+  ledger's own pragmas (WAL, ``synchronous=NORMAL``): per date one read and two write
+  transactions (``_common.ledger_floor``), in this process.
 
-Both with ``--task-limit 5000``, a fixed ``--now`` (the day after the last date) and
-``--local-scheduler``; Luigi's default logging (DEBUG), sent to a file, unless ``--log-level``.
-Wall clock of the whole command, process start-up included. After each run every date must be
-complete (gatekeeper: one succeeded attempt per date and nothing else; luigi: one file per
-date) and the command must exit 0, or the script stops with the command's last output lines.
-Prints the median wall time of ``--runs`` runs per tool and their ratio. Not a test.
+Both commands with ``--task-limit`` at least the dates, a fixed ``--now`` (the day after the
+last date) and ``--local-scheduler``; Luigi's default logging (DEBUG) sent to a file unless
+``--log-level``. Wall clock of the whole command, process start-up included. Every timed run is
+checked: the command exited 0 and every date is complete (gatekeeper: one succeeded attempt
+per date and nothing else; luigi: one file per date; floor: one succeeded row per date), or the
+script stops with the command's last output lines. Each of ``--runs`` rounds runs every slow
+job (luigi at each size, gatekeeper at 36,525 dates) once, with a sweep of the quick ones
+(gatekeeper at N/2 and N, the floor) before and after each, so every tool alternates with
+every other and the quick ones are sampled often; odd rounds run backwards, so a drift of the
+machine's load hits all of them; medians. Printed side by side: wall times, luigi/gatekeeper
+at N, and the marginal cost per date, ``(t(N) - t(N/2)) / (N - N/2)``, of gatekeeper and of the
+floor (start-up and planning cancel out), with the load average before and after.
+``--linearity`` adds 36,525 dates (100 years) for gatekeeper and the floor, to show the cost
+per date stays flat; luigi's RangeDaily is not run there (its local scheduler revisits every
+task it knows on each request for work: its time grows faster than linearly, and the script
+prints what its own two sizes extrapolate to). Not a test.
 
-    python bench/backfill.py                 # 3,653 dates, 3 runs (several minutes)
+    python bench/backfill.py                 # 1,826 and 3,653 dates, 3 rounds (~5 minutes)
     python bench/backfill.py --days 366 --runs 1
+    python bench/backfill.py --linearity     # also 36,525 dates, gatekeeper and floor
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
+import functools
+import math
 import sqlite3
 import statistics
 import subprocess
@@ -39,6 +54,7 @@ from _common import (
     TASK_MODULE,
     environment_line,
     ledger_floor,
+    load_line,
     luigi_command,
     print_table,
     sqlite_url,
@@ -48,7 +64,9 @@ from _common import (
 )
 
 START = dt.date(2016, 1, 1)
-TARGET_RATIO = 10.0
+TARGET_RATIO = 25.0  # luigi / gatekeeper at N dates (issue 21)
+TARGET_MARGINAL = 3.0  # gatekeeper's marginal cost per date / the floor's (issue 21)
+LINEARITY_DAYS = 36525
 
 
 @dataclass(frozen=True)
@@ -147,16 +165,15 @@ def verify_files(folder: Path, fill: Backfill) -> None:
         )
 
 
-TOOLS = (
-    Tool("gatekeeper", gatekeeper_args, verify_ledger),
-    Tool("luigi", luigi_args, verify_files),
-)
+GATEKEEPER = Tool("gatekeeper", gatekeeper_args, verify_ledger)
+LUIGI = Tool("luigi", luigi_args, verify_files)
 SCHEDULED = Tool("gatekeeper --inline false", scheduled_args, verify_ledger)
+FLOOR = "floor"
 
 
 def run_once(tool: Tool, fill: Backfill) -> float:
     """Run ``tool``'s backfill in a fresh temporary folder; returns wall seconds (verified)."""
-    with tempfile.TemporaryDirectory(prefix=f"gk-bench-backfill-{tool.name}-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"gk-bench-backfill-{tool.name[:10]}-") as tmp:
         folder = Path(tmp)
         write_task_module(folder, folder / "out")
         config = write_luigi_config(folder, sqlite_url(folder / "ledger.db"))
@@ -180,16 +197,166 @@ def run_once(tool: Tool, fill: Backfill) -> float:
     return took
 
 
+def run_floor(fill: Backfill) -> float:
+    """The floor's seconds for ``fill``'s dates (checked by ``ledger_floor``)."""
+    with tempfile.TemporaryDirectory(prefix="gk-bench-backfill-floor-") as folder:
+        return ledger_floor(fill.days, Path(folder))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One timed thing of a round: a tool (or the floor) at a size; ``slow`` jobs run once a
+    round, the others once per sweep between them."""
+
+    name: str
+    days: int
+    run: Callable[[], float]
+    slow: bool
+
+
+def plan_jobs(args: argparse.Namespace) -> list[Job]:
+    """Every (tool, size) a round runs."""
+    sizes = [args.days // 2, args.days] + ([LINEARITY_DAYS] if args.linearity else [])
+    jobs: list[Job] = []
+    for days in sizes:
+        fill = Backfill(days, args.log_level)
+        tools = [GATEKEEPER] + ([LUIGI] if days != LINEARITY_DAYS else [])
+        if args.with_scheduled and days == args.days:
+            tools.append(SCHEDULED)
+        for tool in tools:
+            slow = tool is not GATEKEEPER or days == LINEARITY_DAYS
+            jobs.append(Job(tool.name, days, functools.partial(run_once, tool, fill), slow))
+        jobs.append(Job(FLOOR, days, functools.partial(run_floor, fill), False))
+    return jobs
+
+
+def round_order(jobs: list[Job], round_: int) -> list[Job]:
+    """One round: a sweep of the quick jobs (gatekeeper and the floor at N/2 and N, the floor
+    at every size) before and after each slow one (luigi, gatekeeper at 36,525 dates), so the
+    quick ones are sampled often and every tool alternates with every other; odd rounds run
+    backwards."""
+    quick = [job for job in jobs if not job.slow]
+    order = list(quick)
+    for job in (job for job in jobs if job.slow):
+        order += [job, *quick]
+    return order if round_ % 2 == 0 else order[::-1]
+
+
+def run_rounds(jobs: list[Job], runs: int) -> dict[tuple[str, int], list[float]]:
+    """Seconds of every run of every job, round by round (``round_order``)."""
+    times: dict[tuple[str, int], list[float]] = {(j.name, j.days): [] for j in jobs}
+    for round_ in range(runs):
+        for job in round_order(jobs, round_):
+            took = job.run()
+            times[(job.name, job.days)].append(took)
+            print(
+                f"  round {round_ + 1}/{runs} {job.name} {job.days:,} dates: {took:.2f} s "
+                "(verified)",
+                file=sys.stderr,
+                flush=True,
+            )
+    return times
+
+
+def marginal_ms(median: dict[tuple[str, int], float], name: str, small: int, large: int) -> float:
+    """Milliseconds per date between two sizes: (t(large) - t(small)) / (large - small)."""
+    return 1000 * (median[(name, large)] - median[(name, small)]) / (large - small)
+
+
+def seconds(value: float) -> str:
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def print_results(args: argparse.Namespace, times: dict[tuple[str, int], list[float]]) -> None:
+    median = {key: statistics.median(values) for key, values in times.items()}
+    sizes = sorted({days for _, days in times})
+    names = [GATEKEEPER.name, LUIGI.name, FLOOR] + ([SCHEDULED.name] if args.with_scheduled else [])
+
+    def cell(name: str, days: int) -> str:
+        if (name, days) not in median:
+            return "not run"
+        runs = times[(name, days)]
+        spread = f"{seconds(min(runs))}-{seconds(max(runs))}"
+        return f"{seconds(median[(name, days)])} ({spread}, {len(runs)})"
+
+    rows = []
+    for days in sizes:
+        shown = (
+            f"{median[(LUIGI.name, days)] / median[(GATEKEEPER.name, days)]:.1f}x"
+            if (LUIGI.name, days) in median
+            else "-"
+        )
+        rows.append((f"{days:,}", *(cell(name, days) for name in names), shown))
+    print()
+    print_table(("dates", *(f"{n} s" for n in names), "luigi/gatekeeper"), rows)
+    print("(median s, then the range and number of runs)")
+    small, large = args.days // 2, args.days
+    gk_ms = marginal_ms(median, GATEKEEPER.name, small, large)
+    floor_ms = marginal_ms(median, FLOOR, small, large)
+    luigi_ms = marginal_ms(median, LUIGI.name, small, large)
+    times_floor = gk_ms / floor_ms
+    print(
+        f"\nmarginal cost per date, {small:,} -> {large:,} dates (medians): gatekeeper "
+        f"{gk_ms:.3f} ms, floor {floor_ms:.3f} ms (bare SQL at the ledger's synchronous=NORMAL): "
+        f"{times_floor:.1f}x the floor (target <= {TARGET_MARGINAL:g}x: "
+        f"{verdict(0 < times_floor <= TARGET_MARGINAL)}); luigi RangeDaily {luigi_ms:.3f} ms"
+    )
+    ratio = median[(LUIGI.name, large)] / median[(GATEKEEPER.name, large)]
+    print(
+        f"{large:,} dates: luigi/gatekeeper {ratio:.1f}x "
+        f"(target >= {TARGET_RATIO:g}x: {verdict(ratio >= TARGET_RATIO)})"
+    )
+    if args.with_scheduled:
+        scheduled = median[(LUIGI.name, large)] / median[(SCHEDULED.name, large)]
+        print(f"{large:,} dates: luigi/{SCHEDULED.name} {scheduled:.1f}x")
+    if args.linearity:
+        print_linearity(median, small, large)
+
+
+def print_linearity(median: dict[tuple[str, int], float], small: int, large: int) -> None:
+    """gatekeeper's and the floor's marginal cost per date up to 36,525 dates, and what
+    luigi's two sizes extrapolate to there (it is not run)."""
+    for name in (GATEKEEPER.name, FLOOR):
+        near = marginal_ms(median, name, small, large)
+        far = marginal_ms(median, name, large, LINEARITY_DAYS)
+        print(
+            f"linearity, {name}: {far:.3f} ms per date from {large:,} to {LINEARITY_DAYS:,} "
+            f"dates, {near:.3f} ms from {small:,} to {large:,} ({far / near:.2f}x)"
+        )
+    t_small, t_large = median[(LUIGI.name, small)], median[(LUIGI.name, large)]
+    exponent = math.log(t_large / t_small) / math.log(large / small)
+    guess = t_large * (LINEARITY_DAYS / large) ** exponent
+    print(
+        f"luigi RangeDaily not run at {LINEARITY_DAYS:,} dates: its time grows as dates^"
+        f"{exponent:.2f} from {small:,} to {large:,}, which extrapolates to about "
+        f"{guess / 60:.0f} min there ({guess / median[(GATEKEEPER.name, LINEARITY_DAYS)]:.0f}x "
+        "gatekeeper)"
+    )
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=3, help="runs per tool (median)")
+    parser.add_argument("--runs", type=int, default=3, help="rounds (medians)")
     parser.add_argument(
-        "--days", type=int, default=3653, help="dates to fill from 2016-01-01 (default %(default)s)"
+        "--days",
+        type=int,
+        default=3653,
+        help="dates to fill from 2016-01-01; half as many is the second size (default %(default)s)",
+    )
+    parser.add_argument(
+        "--linearity",
+        action="store_true",
+        help=f"also {LINEARITY_DAYS:,} dates, gatekeeper and the floor only (luigi would take "
+        "hours there)",
     )
     parser.add_argument(
         "--with-scheduled",
         action="store_true",
-        help="also run gatekeeper with --inline false (every date a task of "
+        help="also run gatekeeper with --inline false at --days (every date a task of "
         "Luigi's scheduler, as luigi's are)",
     )
     parser.add_argument(
@@ -198,56 +365,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="passed to both luigi commands (default: Luigi's, DEBUG)",
     )
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.days < 1:
-        parser.error("--runs and --days must be >= 1")
+    if args.runs < 1 or args.days < 4:
+        parser.error("--runs must be >= 1 and --days >= 4")
+    if args.linearity and args.days >= LINEARITY_DAYS:
+        parser.error(f"--linearity needs --days below {LINEARITY_DAYS:,}")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    fill = Backfill(args.days, args.log_level)
     print(environment_line())
-    print(f"{fill.days:,} dates {START}..{fill.stop} (exclusive), {args.runs} run(s) per tool")
-    tools = (*TOOLS, SCHEDULED) if args.with_scheduled else TOOLS
-    for tool in tools:
+    print(load_line("before"))
+    jobs = plan_jobs(args)
+    sizes = ", ".join(f"{days:,}" for days in sorted({j.days for j in jobs}))
+    print(f"dates {sizes} from {START}, {args.runs} round(s), tools alternating; commands at")
+    for tool in (GATEKEEPER, LUIGI, *([SCHEDULED] if args.with_scheduled else [])):
+        fill = Backfill(args.days, args.log_level)
         shown = " ".join(luigi_command("--module", TASK_MODULE, *tool.arguments(fill)))
         print(f"  {tool.name}: {shown}")
-    times: dict[str, list[float]] = {tool.name: [] for tool in tools}
-    for run in range(args.runs):
-        for tool in tools:  # alternate, so slow drifts of the machine hit both
-            times[tool.name].append(run_once(tool, fill))
-            print(
-                f"  run {run + 1}/{args.runs} {tool.name}: {times[tool.name][-1]:.2f} s (verified)",
-                file=sys.stderr,
-                flush=True,
-            )
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    print()
-    print_table(
-        ("tool", "median wall s", "runs (s)", "per date ms"),
-        [
-            (
-                name,
-                f"{medians[name]:.2f}",
-                " ".join(f"{t:.2f}" for t in values),
-                f"{1000 * medians[name] / fill.days:.2f}",
-            )
-            for name, values in times.items()
-        ],
-    )
-    ratio = medians["luigi"] / medians["gatekeeper"]
-    verdict = "met" if ratio >= TARGET_RATIO else "MISSED"
-    print(f"\nluigi/gatekeeper: {ratio:.2f}x (target >= {TARGET_RATIO:g}x: {verdict})")
-    if SCHEDULED.name in medians:
-        print(f"luigi/{SCHEDULED.name}: {medians['luigi'] / medians[SCHEDULED.name]:.2f}x")
-    with tempfile.TemporaryDirectory() as folder:
-        floor = ledger_floor(fill.days, Path(folder))
     print(
-        f"floor: the bare SQL of the fill's ledger work on a raw sqlite3 connection "
-        f"({fill.days:,} x 2 write transactions): {floor:.2f} s; gatekeeper/floor "
-        f"{medians['gatekeeper'] / floor:.1f}x"
+        "  floor: raw sqlite3, the ledger's pragmas (WAL, synchronous=NORMAL), per date one "
+        "read + two write transactions"
     )
-    print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
+    times = run_rounds(jobs, args.runs)
+    print_results(args, times)
+    print(load_line("after"))
     return 0
 
 

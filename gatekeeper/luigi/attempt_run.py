@@ -23,6 +23,7 @@ from gatekeeper.core.errors import GatekeeperError, LeaseHeld, LeaseLost, StateC
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import printable_text
 from gatekeeper.integrations import lineage
+from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
@@ -101,8 +102,9 @@ class RecordedRun:
         ledger = self.ledger()
         self.before_attempt(ledger)
         lease = config.lease_seconds()
+        events = config.lineage()  # read once per attempt
         lineage.configured(
-            config.lineage()
+            events
         )  # a bad openlineage* option is refused before anything is written
         started = self._begin(ledger, lease, skip=not self.reruns_succeeded())
         if started.state is RunState.SUCCEEDED:
@@ -124,16 +126,16 @@ class RecordedRun:
             started.attempt,
             started.run_id,
         )
-        lineage.started(config.lineage(), self, ledger, started)
+        lineage.started(events, self, ledger, started)
         with Heartbeat(ledger.url, started.run_id, lease) as beat:
             try:
                 result = work()
                 if beat.lost.is_set():
                     raise self._lease_lost(ledger, started)
             except BaseException as exc:
-                self._record_failure(ledger, started, exc)
+                self._record_failure(ledger, started, exc, events)
                 raise
-        self._finish(ledger, started, RunState.SUCCEEDED, None)
+        self._finish(ledger, started, RunState.SUCCEEDED, None, events)
         return result
 
     def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
@@ -210,13 +212,14 @@ class RecordedRun:
             message,
         )
 
-    def _record_failure(self, ledger: Ledger, started: Attempt, exc: BaseException) -> None:
+    def _record_failure(
+        self, ledger: Ledger, started: Attempt, exc: BaseException, events: LineageSettings | None
+    ) -> None:
         """Record the attempt ``failed``, keeping the run's own error in front if that fails
         (a lost lease: the attempt is already ``abandoned``)."""
         try:
-            self._finish(
-                ledger, started, RunState.FAILED, printable_text(f"{type(exc).__name__}: {exc}")
-            )
+            error = printable_text(f"{type(exc).__name__}: {exc}")
+            self._finish(ledger, started, RunState.FAILED, error, events)
         except GatekeeperError as unrecorded:
             logger.error(
                 "gatekeeper: %s %s attempt %d: could not record the failure: %s",
@@ -226,7 +229,14 @@ class RecordedRun:
                 unrecorded,
             )
 
-    def _finish(self, ledger: Ledger, started: Attempt, state: RunState, error: str | None) -> None:
+    def _finish(
+        self,
+        ledger: Ledger,
+        started: Attempt,
+        state: RunState,
+        error: str | None,
+        events: LineageSettings | None,
+    ) -> None:
         try:
             ledger.record(
                 self.job_id,
@@ -237,7 +247,7 @@ class RecordedRun:
                 started.started_at,
                 error=error,
             )
-            lineage.ended(config.lineage(), self, ledger, started, state, error)
+            lineage.ended(events, self, ledger, started, state, error)
         except StateConflict as exc:
             if state is RunState.SUCCEEDED:
                 raise self._lease_lost(ledger, started) from exc

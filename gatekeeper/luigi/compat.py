@@ -292,3 +292,47 @@ def remote_scheduler_url(scheduler: Any) -> str | None:
         return str(scheduler._url)
     except AttributeError:
         raise LuigiInternalMissing(REMOTE_URL) from None
+
+
+# -- a local scheduler's task table: settled inline periods leave it as Luigi's prune does ----
+LOCAL_STATE = "luigi.scheduler.Scheduler._state"
+
+
+def _local_state(scheduler: Any) -> Any:
+    """The ``SimpleTaskState`` of a local ``luigi.scheduler.Scheduler``."""
+    try:
+        state = scheduler._state
+    except AttributeError:
+        raise LuigiInternalMissing(LOCAL_STATE) from None
+    for method in ("has_task", "get_task", "inactivate_tasks"):
+        if not callable(getattr(state, method, None)):
+            raise LuigiInternalMissing(f"luigi.scheduler.SimpleTaskState.{method}")
+    return state
+
+
+def scheduler_has_task(scheduler: Any, task_id: str) -> bool:
+    """True when the local ``scheduler``'s task table holds ``task_id`` (in any status).
+
+    Private internal: ``Scheduler._state`` and its ``SimpleTaskState.has_task`` (Luigi 2.x-3.x),
+    an O(1) lookup; the public ``task_list`` filters the whole table. A task nobody has named
+    is absent: a task added with dependencies puts each of them in the table at once
+    (``Scheduler.add_task`` creates them UNKNOWN), so an absent task is no task's dependency.
+    """
+    return bool(_local_state(scheduler).has_task(task_id))
+
+
+def forget_done_task(scheduler: Any, task_id: str) -> None:
+    """Remove ``task_id`` from the local ``scheduler``'s task table if it is DONE.
+
+    What Luigi's own prune does to a settled task once its ``remove_delay`` has passed
+    (``Scheduler._prune_tasks`` -> ``SimpleTaskState.inactivate_tasks``), done at once. Luigi's
+    local scheduler walks its whole table on every ``get_work`` (``prune``), so a fill that
+    left each inline period there would cost in the square of its periods. Only for a task no
+    other task depends on (the caller saw it absent before reporting it: scheduler_has_task).
+    Private internals: ``Scheduler._state``, ``SimpleTaskState.get_task`` and
+    ``inactivate_tasks`` (Luigi 2.x-3.x).
+    """
+    state = _local_state(scheduler)
+    found = state.get_task(task_id)
+    if found is not None and found.status == luigi.scheduler.DONE:
+        state.inactivate_tasks([task_id])

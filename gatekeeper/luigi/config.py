@@ -11,6 +11,8 @@ import configparser
 import datetime as dt
 import os
 import re
+from collections.abc import Callable
+from typing import Any
 
 import luigi
 
@@ -130,11 +132,31 @@ def cli_ledger_url(explicit: str | None = None) -> str:
     return cli_ledger_source(explicit)[0]
 
 
+_checked: dict[str, tuple[object, object, Any]] = {}  # name -> (token, key, checked value)
+
+
+def _checked_once(name: str, key: object, check: Callable[[], Any]) -> Any:
+    """``check()`` once per generation of Luigi's instance cache (as ``settings()``) and per
+    ``key`` (what else it reads, e.g. an environment variable): every attempt asks for
+    these. A check that raises is not remembered."""
+    token = instance_cache_token()
+    found = _checked.get(name)
+    if found is None or found[0] is not token or found[1] != key:
+        found = _checked[name] = (token, key, check())
+    return found[2]
+
+
 def lease_seconds() -> float:
     """``[gatekeeper] lease_seconds``: finite, > 0 and at most a week (else InvalidInput)."""
     from gatekeeper.core.validation import check_lease
 
-    return check_lease(settings().lease_seconds, "gatekeeper.lease_seconds")
+    return float(
+        _checked_once(
+            "lease_seconds",
+            None,
+            lambda: check_lease(settings().lease_seconds, "gatekeeper.lease_seconds"),
+        )
+    )
 
 
 def lateness() -> dt.timedelta:
@@ -172,6 +194,13 @@ def openlineage_timeout() -> float:
 def lineage() -> LineageSettings | None:
     """The OpenLineage settings when ``openlineage`` is on, else None; raises InvalidInput for
     a bad ``openlineage``, ``openlineage_namespace`` or ``openlineage_timeout``."""
+    found: LineageSettings | None = _checked_once(
+        "lineage", os.environ.get("GATEKEEPER_OPENLINEAGE"), _lineage
+    )
+    return found
+
+
+def _lineage() -> LineageSettings | None:
     if not openlineage():
         return None
     return LineageSettings(openlineage_namespace(), str(settings().timezone), openlineage_timeout())

@@ -49,7 +49,7 @@ class Heartbeat:
         self.url, self.run_id, self.lease_seconds = url, run_id, lease_seconds
         self.interval = max(lease_seconds / 3.0, 0.05)
         self.lost = threading.Event()
-        self.stopped = threading.Event()
+        self.stopped = False  # the block ended (a flag: an Event per attempt costs a fill)
         self.due = 0.0
 
     def __enter__(self) -> Heartbeat:
@@ -57,12 +57,12 @@ class Heartbeat:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.stopped.set()
+        self.stopped = True
         _beats().remove(self)
 
     def renew(self) -> bool:
         """One renewal; False once the lease is lost (or the block ended): stop beating."""
-        if self.stopped.is_set():
+        if self.stopped:
             return False
         try:
             alive = heartbeat_ledger(self.url).heartbeat(
@@ -71,7 +71,7 @@ class Heartbeat:
         except GatekeeperError as exc:
             logger.warning("gatekeeper: heartbeat of %s failed: %s", self.run_id, exc)
             return True
-        if not alive and not self.stopped.is_set():
+        if not alive and not self.stopped:
             logger.error("gatekeeper: %s is no longer running; its lease is lost", self.run_id)
             self.lost.set()
         return alive
@@ -84,13 +84,15 @@ class _Beats:
         self.pid = os.getpid()
         self.wake = threading.Condition()
         self.beats: dict[int, Heartbeat] = {}
+        self.waking = 0.0  # when the thread wakes next on its own (monotonic; 0: not waiting)
         threading.Thread(target=self._loop, name="gatekeeper-heartbeat", daemon=True).start()
 
     def add(self, beat: Heartbeat) -> None:
         with self.wake:
             beat.due = time.monotonic() + beat.interval
             self.beats[id(beat)] = beat
-            self.wake.notify()
+            if beat.due < self.waking or not self.waking:  # wake it only to beat sooner:
+                self.wake.notify()  # waking a thread per attempt costs short periods dearly
 
     def remove(self, beat: Heartbeat) -> None:
         with self.wake:
@@ -102,8 +104,9 @@ class _Beats:
                 now = time.monotonic()
                 due = [b for b in self.beats.values() if b.due <= now]
                 if not due:
-                    soonest = min((b.due for b in self.beats.values()), default=now + 60.0)
-                    self.wake.wait(timeout=soonest - now)
+                    self.waking = min((b.due for b in self.beats.values()), default=now + 60.0)
+                    self.wake.wait(timeout=self.waking - now)
+                    self.waking = 0.0
                     continue
                 for beat in due:
                     beat.due = now + beat.interval

@@ -17,11 +17,13 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import luigi
+from luigi.cmdline_parser import CmdlineParser
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import completeness, config
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 
@@ -52,6 +54,72 @@ def class_params(cls: type[luigi.Task]) -> tuple[tuple[str, luigi.Parameter], ..
     fixed once the class and its decorators are done; the first call comes after that).
     The gatekeeper task classes (periods, ranges, chunks) answer ``get_params`` with it."""
     return tuple(luigi.Task.get_params.__func__(cls))  # type: ignore[attr-defined]
+
+
+#: class -> (instance cache token, command-line parser, {parameter: value when not passed})
+_defaults: dict[type, tuple[object, object, dict[str, Any]]] = {}
+
+
+def _generation() -> tuple[object, object]:
+    """What Luigi's resolved parameter values depend on, besides luigi.cfg: the generation of
+    its instance cache (a cleared cache reads luigi.cfg afresh, as config.settings() does)
+    and the command-line parser in force."""
+    return luigi_compat.instance_cache_token(), CmdlineParser.get_instance()
+
+
+def _passed_values(
+    cls: type[luigi.Task], params: Any, args: Any, kwargs: Any
+) -> list[tuple[str, Any]] | None:
+    """Luigi's ``get_param_values`` result from ``kwargs`` and the remembered values of the
+    others; None where only Luigi's own answers exactly."""
+    if args or not _is_class_params(cls, params):
+        return None
+    defaults = _remembered(cls)
+    if defaults is None:
+        return None
+    if len(kwargs) + sum(name not in kwargs for name, _ in params) != len(params):
+        return None  # a name the class does not have: Luigi's error
+    values = []
+    for name, param in params:
+        if name in kwargs:
+            values.append((name, _hashable(param.normalize(kwargs[name]))))
+        elif name in defaults:
+            values.append((name, defaults[name]))
+        else:
+            return None
+    return values
+
+
+def _remember_defaults(cls: type[luigi.Task], params: Any, kwargs: Any, values: Any) -> None:
+    """Keep the values Luigi resolved for the parameters not in ``kwargs`` (this generation)."""
+    if not _is_class_params(cls, params):
+        return
+    defaults = _remembered(cls)
+    if defaults is None:
+        defaults = {}
+        _defaults[cls] = (*_generation(), defaults)
+    defaults.update((name, value) for name, value in values if name not in kwargs)
+
+
+def _remembered(cls: type[luigi.Task]) -> dict[str, Any] | None:
+    """The values remembered for ``cls`` in the current generation; None if none yet."""
+    found = _defaults.get(cls)
+    if found is None:
+        return None
+    token, parser = _generation()
+    return found[2] if found[0] is token and found[1] is parser else None
+
+
+def _is_class_params(cls: type[luigi.Task], params: Any) -> bool:
+    known = _class_params(cls)
+    return len(params) == len(known) and all(
+        p is q for (_, p), (_, q) in zip(params, known, strict=True)
+    )
+
+
+def _hashable(value: Any) -> Any:
+    """Lists and sets as tuples, as Luigi's ``get_param_values`` returns them."""
+    return tuple(value) if isinstance(value, (list, set)) else value
 
 
 class AttemptParameter(luigi.IntParameter):
@@ -108,6 +176,24 @@ class PeriodTask(RecordedRun, luigi.Task):
         call, several times per task built or named (parameters are class attributes, fixed
         once the class and its decorators are done; the first call comes after that)."""
         return list(class_params(cls))
+
+    @classmethod
+    def get_param_values(
+        cls, params: list[tuple[str, luigi.Parameter]], args: Any, kwargs: Any
+    ) -> list[tuple[str, Any]]:
+        """Luigi's ``get_param_values``, with the values of parameters not passed (command
+        line, luigi.cfg, default) resolved once per generation of Luigi's instance cache and
+        command-line parser instead of on every call: Luigi resolves them, and checks
+        luigi.cfg for options the class does not consume, each time a task is built, named
+        or printed (``Task.__repr__``), which costs a fill more per period than the period.
+        The first call of a generation, and any call this cannot answer exactly (positional
+        arguments, unknown names, another parameter list), is Luigi's own."""
+        passed = _passed_values(cls, params, args, kwargs)
+        if passed is None:
+            values = super().get_param_values(params, args, kwargs)
+            _remember_defaults(cls, params, kwargs, values)
+            return values
+        return passed
 
     @classmethod
     def job_id_for(cls, **params: Any) -> str:

@@ -283,3 +283,49 @@ def test_gated_task_without_upstream_jobs_is_refused(ledger_cfg: gk.Ledger) -> N
     with pytest.raises(gk.InvalidInput, match="requires no gatekeeper job"):
         Ungated(business_date=D).run()
     assert snapshot(ledger_cfg) == rows
+
+
+class ConfiguredLoad(gk.BusinessDateTask):
+    """Parameters from luigi.cfg, a list and a default, to compare with Luigi's own values."""
+
+    region = luigi.Parameter(default="eu")
+    tags = luigi.ListParameter(default=["a", "b"])
+
+
+def luigi_param_values(cls: Any, args: Any, kwargs: Any) -> Any:
+    """What Luigi's own ``Task.get_param_values`` gives for ``cls``."""
+    return luigi.Task.get_param_values.__func__(cls, cls.get_params(), args, kwargs)  # type: ignore[attr-defined]
+
+
+def test_get_param_values_equals_luigis_and_rereads_luigi_cfg_once_the_cache_is_cleared() -> None:
+    calls = [
+        ((), {"business_date": D}),
+        ((), {"business_date": dt.date(2026, 10, 24), "tags": ["x"]}),
+        ((), {"business_date": D, "region": "us", "attempt": 2}),
+        ((D,), {}),
+    ]
+    for _ in configure({}):
+        cfg = luigi.configuration.get_config()
+        cfg.add_section("ConfiguredLoad")
+        try:
+            cfg.set("ConfiguredLoad", "region", "apac")
+            luigi.task_register.Register.clear_instance_cache()
+            for _round in range(2):  # the first call of a generation is Luigi's, then remembered
+                for args, kwargs in calls:
+                    ours = ConfiguredLoad.get_param_values(
+                        ConfiguredLoad.get_params(), args, kwargs
+                    )
+                    assert ours == luigi_param_values(ConfiguredLoad, args, kwargs)
+            assert ConfiguredLoad(business_date=D).region == "apac"
+            cfg.set("ConfiguredLoad", "region", "latam")
+            luigi.task_register.Register.clear_instance_cache()
+            assert ConfiguredLoad(business_date=D).region == "latam"
+            assert repr(ConfiguredLoad(business_date=D)) == (
+                'ConfiguredLoad(business_date=2026-10-23, region=latam, tags=["a", "b"])'
+            )
+            with pytest.raises(luigi.parameter.UnknownParameterException, match="nope"):
+                ConfiguredLoad(business_date=D, nope=1)
+            with pytest.raises(luigi.parameter.MissingParameterException, match="business_date"):
+                ConfiguredLoad()
+        finally:
+            cfg.remove_section("ConfiguredLoad")

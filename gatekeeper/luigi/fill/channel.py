@@ -23,6 +23,7 @@ import luigi.scheduler
 import luigi.task_register
 
 from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi.fill.local import LocalReports
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
@@ -106,10 +107,11 @@ class ForkedHistory(list[Any]):
             data += chunk
         whole = data[: data.rfind(b"\n") + 1]
         self.offset += len(whole)
+        reports = self._reports()  # one batch: nothing else reaches the scheduler meanwhile
         for line in whole.splitlines():
             note = json.loads(line)
             if "call" in note:
-                self._relayed(note["call"], note["arguments"])
+                self._relayed(reports, note["call"], note["arguments"])
                 continue
             try:
                 task = luigi.task_register.load_task(note["module"], note["family"], note["params"])
@@ -120,9 +122,19 @@ class ForkedHistory(list[Any]):
                 super().append((task, luigi.scheduler.PENDING, True))
             super().append((task, note["status"], note["ran"]))
 
-    def _relayed(self, method: str, arguments: dict[str, Any]) -> None:
+    def _reports(self) -> LocalReports | None:
+        if isinstance(self.scheduler, luigi.scheduler.Scheduler):
+            return LocalReports(self.scheduler)
+        return None
+
+    def _relayed(
+        self, reports: LocalReports | None, method: str, arguments: dict[str, Any]
+    ) -> None:
         try:
-            getattr(self.scheduler, method)(**arguments)
+            if reports is not None:
+                reports.call(method, arguments)
+            else:
+                getattr(self.scheduler, method)(**arguments)
         except Exception as exc:  # a report lost is not a period failed
             logger.warning(
                 "gatekeeper: could not report %s to the scheduler: %s",

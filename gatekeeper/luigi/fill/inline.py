@@ -41,12 +41,14 @@ from typing import Any
 
 import luigi
 import luigi.rpc
+import luigi.scheduler
 from luigi.scheduler import DONE, FAILED, RUNNING
 
 from gatekeeper.core.errors import LeaseHeld
 from gatekeeper.core.records import Attempt
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.fill import channel
+from gatekeeper.luigi.fill.local import LocalReports
 from gatekeeper.luigi.fill.policy import retry_policy
 from gatekeeper.luigi.fill.wire import SchedulerWire
 from gatekeeper.luigi.lease import wait_while_held
@@ -71,6 +73,12 @@ class InlineRuns:
         #: a local scheduler is reached from a forked task process through the channel only
         self.relayed = not self.remote and self.worker is None and self.channel is not None
         self.wire = SchedulerWire(self.scheduler) if self.remote else None
+        #: calls on a local scheduler in this process: settled periods leave its task table
+        self.local = (
+            LocalReports(self.scheduler)
+            if not self.relayed and isinstance(self.scheduler, luigi.scheduler.Scheduler)
+            else None
+        )
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
 
@@ -118,6 +126,8 @@ class InlineRuns:
         try:
             if self.wire is not None:
                 self.wire.call(method, arguments)
+            elif self.local is not None:
+                self.local.call(method, arguments)
             else:
                 getattr(self.scheduler, method)(**arguments)
         except Exception as exc:  # a report lost is not a period failed
@@ -136,7 +146,7 @@ class InlineRuns:
             **self.task_fields(task),
             status=status,
             runnable=status == DONE,
-            expl=json.dumps(expl),
+            expl="null" if expl is None else json.dumps(expl),
         )
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
