@@ -111,7 +111,7 @@ def _remembered(cls: type[luigi.Task]) -> dict[str, Any] | None:
 
 
 def _is_class_params(cls: type[luigi.Task], params: Any) -> bool:
-    known = _class_params(cls)
+    known = class_params(cls)
     return len(params) == len(known) and all(
         p is q for (_, p), (_, q) in zip(params, known, strict=True)
     )
