@@ -91,6 +91,8 @@ class CompleteRuns:
         kind = kind_of_key(period)
         n = kind.ordinal(period)
         after = _key(kind, n + 1) or period
+        if succeeded and not published and self._extend(job, period, _key(kind, n - 1), after):
+            return
         params: tuple[object, ...] = (job, after, len(period), job, after, len(period))
         ask = succeeded and published is None
         sql = _BESIDE_BOTH + (_PUBLISHED if ask else "")
@@ -102,6 +104,22 @@ class CompleteRuns:
             published = bool(beside[2])
         for flag, wanted in ((0, succeeded), (1, succeeded and bool(published))):
             self._set(job, flag, kind, n, wanted, beside[flag])
+
+    def _extend(self, job: str, period: str, before: str | None, after: str) -> bool:
+        """The common success, in one statement and no read: ``period`` (not complete until
+        now) extends the run that ends just before it, when no run starts just after it and
+        the job has not published it (so only the job's plain runs change). True when done;
+        False, nothing written, for any other case."""
+        if before is None:
+            return False
+        cursor = self.sql.execute(
+            "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
+            "AND last_period = ? AND NOT EXISTS (SELECT 1 FROM gk_complete_runs r "
+            "WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) AND NOT EXISTS "
+            "(SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND p.period = ?)",
+            (period, job, before, job, after, job, period),
+        )
+        return bool(cursor.rowcount == 1)
 
     def _set(
         self,
