@@ -325,11 +325,12 @@ class RangeBusinessBase(luigi.Task):
         """
         resume, cursor = self._fill_cursor, 0
         for block, keys in self.session.chunks:
-            chunk = self._contiguous_chunk(block, keys)
-            if cursor >= resume and chunk.missing_now():
-                self._fill_cursor = cursor
-                self.report_cursor(cursor)
-                yield chunk
+            if cursor >= resume:  # chunks before the cursor were filled (no task built)
+                chunk = self._contiguous_chunk(block, keys)
+                if chunk.missing_now():
+                    self._fill_cursor = cursor
+                    self.report_cursor(cursor)
+                    yield chunk
             cursor += len(keys)
         self._fill_cursor = cursor
 
