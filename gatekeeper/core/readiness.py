@@ -9,19 +9,27 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.records import Attempt, Readiness, RunState, requirement_label
 from gatekeeper.core.validation import Requirement, check_name
 
-__all__ = ["Requirement", "Watermarks", "evaluate_readiness"]
+__all__ = ["Outcome", "Requirement", "Watermarks", "evaluate_readiness"]
+
+
+class Outcome(NamedTuple):
+    """What readiness judges of a latest attempt (an ``Attempt`` has the same fields)."""
+
+    attempt: int
+    run_id: str
+    state: RunState
 
 
 def evaluate_readiness(
     period_key: str,
     required: tuple[Requirement, ...],
-    latest: Mapping[Requirement, Attempt],
+    latest: Mapping[Requirement, Attempt | Outcome],
     watermarks: Watermarks | None = None,
 ) -> Readiness:
     """Judge readiness from the greatest recorded attempt of each requirement (pure).

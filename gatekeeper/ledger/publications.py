@@ -33,7 +33,8 @@ class PublicationStore:
         """``Ledger.readiness``: the Readiness of ``jobs`` for the period (one query)."""
         key = period_key(period)
         required = check_requirements(jobs, key)
-        return evaluate_readiness(key, required, self.attempts.latest_many(required), watermarks)
+        latest = self.attempts.latest_outcomes(required)
+        return evaluate_readiness(key, required, latest, watermarks)
 
     def publish(
         self,
