@@ -10,8 +10,8 @@ The output and the ledger cannot share one transaction, so a publication takes t
    evidence reserved in step 1 and the run that wrote the external commit.
 
 A reservation is never adopted by a producer whose output (fingerprint, location, reason)
-differs; ``release`` drops one the caller proved never reached the output. No import of any
-external client here: the ledger only stores what the caller observed.
+differs; ``release`` drops one the caller proved never reached the output. No external client
+here: the ledger only stores what the caller observed.
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ class ReservationStore:
                 period=period,
             )
         self._publish_reserved(mine, request)
-        if mine.revision == 1:
+        if mine.revision == 1:  # the first publication of the period: the runs count it
             self.attempts.first_publication(consumer, period, producer)
         return True
 

@@ -31,13 +31,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import luigi
-from luigi.tools.range import RangeEvent
 
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
-from gatekeeper.core.progress import cursor_status, range_metrics, range_status
+from gatekeeper.core.progress import cursor_status, range_status
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import completeness
@@ -52,8 +51,9 @@ from gatekeeper.luigi.range_session import (
     chunk_blocks,
     chunk_params,
     clock_at,
+    emit_metrics,
     independent_chunks,
-    stale_reasons,
+    stale_refreshes,
 )
 from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
 
@@ -213,13 +213,6 @@ class RangeBusinessBase(luigi.Task):
             complete=completeness(of, self.of_params, ledger, job),
         )
 
-    def _emit_metrics(self, plan: RangePlan) -> None:
-        family = self.of_class().get_task_family()
-        delay, count, fraction = range_metrics(plan)
-        self.trigger_event(RangeEvent.DELAY, family, delay)
-        self.trigger_event(RangeEvent.COMPLETE_COUNT, family, count)
-        self.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
-
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
         """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
@@ -268,7 +261,7 @@ class RangeBusinessBase(luigi.Task):
         the RangeEvent metrics, log the plan and start the range's watch."""
         session = self.session
         if self.invocation.watch is None:
-            self._emit_metrics(session.plan)
+            emit_metrics(self, session.plan)
             logger.info(
                 "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()
             )
@@ -276,25 +269,9 @@ class RangeBusinessBase(luigi.Task):
         return session
 
     def stale_refreshes(self) -> list[PeriodTask]:
-        """Republishing tasks for the stale publications in [start, stop); reads the ledger."""
-        if not self.refresh_stale:
-            return []
-        of = self.of_class()
-        if not of.publishes:
-            raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
-        first = of.key_of(self.start)
-        last = None if self.stop is None else of.key_of(self.stop)
-        stale = self.ledger().stale(self.job(), since=first)
-        return [
-            of(
-                **{
-                    **dict(self.of_params),
-                    of.period_param: self.label_to_param(self.period_kind.label(key)),
-                    "republish_reason": reason,
-                }
-            )
-            for key, reason in stale_reasons(stale, last).items()
-        ]
+        """Republishing tasks for the stale publications in [start, stop); reads the ledger
+        (``range_session.stale_refreshes``)."""
+        return stale_refreshes(self)
 
     def run(self) -> Iterator[Any]:
         if self._announced().strategy == "contiguous":

@@ -7,6 +7,7 @@
 - ``check_of_params``: ``of_params`` checked against the ``of`` class before anything runs.
 - ``stale_reasons``: what ``--refresh-stale`` republishes, and why.
 - ``chunk_params``, ``independent_chunks``: the chunks a session's blocks become.
+- ``stale_refreshes``, ``emit_metrics``: a range's republishing tasks, its RangeEvent figures.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from luigi.tools.range import RangeEvent
+
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.progress import range_metrics
 from gatekeeper.core.records import Staleness
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
@@ -162,3 +166,36 @@ def independent_chunks(rng: Any, session: FillSession) -> list[IndependentChunk]
         IndependentChunk(**chunk_params(rng, session, block, keys), order=rank / count)
         for rank, (block, keys) in enumerate(session.chunks)
     ]
+
+
+def stale_refreshes(rng: Any) -> list[PeriodTask]:
+    """The republishing tasks of ``rng`` (a range with ``--refresh-stale``) for the stale
+    publications in [start, stop), each with its reason; reads the ledger. InvalidInput when
+    the ``of`` class does not publish."""
+    if not rng.refresh_stale:
+        return []
+    of = rng.of_class()
+    if not of.publishes:
+        raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
+    first = of.key_of(rng.start)
+    last = None if rng.stop is None else of.key_of(rng.stop)
+    stale = rng.ledger().stale(rng.job(), since=first)
+    return [
+        of(
+            **{
+                **dict(rng.of_params),
+                of.period_param: rng.label_to_param(rng.period_kind.label(key)),
+                "republish_reason": reason,
+            }
+        )
+        for key, reason in stale_reasons(stale, last).items()
+    ]
+
+
+def emit_metrics(rng: Any, plan: RangePlan) -> None:
+    """Fire Luigi's RangeEvent figures of ``plan`` on ``rng``, as luigi's RangeBase does."""
+    family = rng.of_class().get_task_family()
+    delay, count, fraction = range_metrics(plan)
+    rng.trigger_event(RangeEvent.DELAY, family, delay)
+    rng.trigger_event(RangeEvent.COMPLETE_COUNT, family, count)
+    rng.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
