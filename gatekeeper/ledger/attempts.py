@@ -214,6 +214,9 @@ class AttemptStore(AttemptReads):
         job, period, wanted = request.job, request.period, request.attempt
         self.sql.lock_key("attempt", job, period)  # pragma: no mutate
         at = request.now if request.now is not None else self.sql.db_now()
+        started = self._begin_next(request, at)
+        if started is not None:
+            return started
         existing = self.of_period(job, period)
         if not existing:  # the period's first attempt: its kind must be the job's
             self._check_kind(job, period)
@@ -245,6 +248,30 @@ class AttemptStore(AttemptReads):
         self._insert((job, period, number, request.run_id, running, *times, None), wanted)
         if existing:  # a newer attempt: the period is no longer complete
             self._settle(job, period, existing[-1], RunState.RUNNING)
+        return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
+
+    def _begin_next(self, request: AttemptStart, at: dt.datetime) -> Attempt | None:
+        """The common start, in one statement and no read: the next attempt (``attempt`` 0)
+        of a period none of whose attempts is running or succeeded, for a job whose period
+        kind this connection knows and matches. The new running Attempt; None, nothing
+        written, for anything else (``_begin`` then reads and judges it)."""
+        job, period = request.job, request.period
+        known = self._kind_keys.get(job)
+        if request.attempt != 0 or known is None or len(known) != len(period):
+            return None
+        expires = at + dt.timedelta(seconds=request.lease_seconds)
+        stamp, until = self.sql.ts_in(at), self.sql.ts_in(expires)
+        rows = self.sql.execute(
+            f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) SELECT ?, ?, "
+            "COALESCE(MAX(attempt), 0) + 1, ?, 'running', ?, ?, ?, NULL FROM gk_attempts "
+            "WHERE job = ? AND period = ? HAVING COALESCE(MAX(attempt), 0) < ? AND "
+            "COALESCE(SUM(CASE WHEN state IN ('running', 'succeeded') THEN 1 ELSE 0 END), 0) = 0 "
+            "ON CONFLICT (run_id) DO NOTHING RETURNING attempt",
+            (job, period, request.run_id, stamp, stamp, until, job, period, MAX_ATTEMPT),
+        ).fetchall()
+        if not rows:
+            return None
+        number = int(rows[0][0])
         return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
 
     def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:

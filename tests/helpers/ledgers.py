@@ -57,7 +57,7 @@ def drop_pg_schema(schema: str) -> None:
 
 def snapshot(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every gatekeeper table, for "nothing was written" assertions."""
-    tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence")
+    tables = ("gk_schema", "gk_attempts", "gk_publications", "gk_evidence", "gk_complete_runs")
     return {
         t: sorted(tuple(map(str, r)) for r in ledger.read(f"SELECT * FROM {t}")) for t in tables
     }

@@ -77,8 +77,10 @@ def expected(date: dt.date, factor: int = 1) -> list[tuple[str, str, int]]:
 
 
 def ledger_rows(ledger: gk.Ledger) -> dict[str, list[tuple[Any, ...]]]:
-    """Every gatekeeper row but the attempts (a refused run records its failed attempt)."""
-    found = {k: v for k, v in snapshot(ledger).items() if k != "gk_attempts"}
+    """Every gatekeeper row but the attempts (a refused run records its failed attempt) and
+    the runs of complete periods, which follow the attempts."""
+    derived = ("gk_attempts", "gk_complete_runs")
+    found = {k: v for k, v in snapshot(ledger).items() if k not in derived}
     found["gk_reservations"] = sorted(
         tuple(map(str, r)) for r in ledger.read("SELECT * FROM gk_reservations")
     )

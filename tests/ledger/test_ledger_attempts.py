@@ -312,3 +312,29 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
         assert pub is not None and pub.location == "/data/c.csv"
         migrated.record("H", "2026-10-22T05:00Z", 1, "hourly-run", "succeeded", T0)
         assert migrated.latest("H", "2026-10-22T05:00Z") is not None
+
+
+def test_a_begin_for_a_job_already_known_refuses_and_keeps_as_the_first_one_does(
+    ledger: gk.Ledger,
+) -> None:
+    """Once a connection knows a job's period kind, the next attempt is started in one
+    statement; every refusal of the read-and-judge path still holds there, nothing written."""
+    ledger.record("K", "2026-10-01", 1, "k0", "succeeded", T0)
+    kept = ledger.begin_attempt("K", "2026-10-01", "k-x", lease_seconds=60, skip_succeeded=True)
+    assert (kept.attempt, kept.run_id) == (1, "k0")
+    first = ledger.begin_attempt("K", "2026-10-02", "k1", lease_seconds=60)  # learns the kind
+    assert first.attempt == 1
+    again = ledger.begin_attempt("K", "2026-10-01", "k-y", lease_seconds=60, skip_succeeded=True)
+    assert (again.attempt, again.run_id) == (1, "k0")
+    before = snapshot(ledger)
+    with pytest.raises(gk.LeaseHeld, match="live lease"):
+        ledger.begin_attempt("K", "2026-10-02", "k2", lease_seconds=60)
+    with pytest.raises(gk.InvalidInput, match="daily periods"):
+        ledger.begin_attempt("K", "2026-10-03T05:00Z", "k3", lease_seconds=60)
+    with pytest.raises(gk.StateConflict, match="run ID k1 already belongs to K 2026-10-02"):
+        ledger.begin_attempt("K", "2026-10-04", "k1", lease_seconds=60)
+    assert snapshot(ledger) == before
+    ledger.record("K", "2026-10-02", 1, "k1", "failed", T0)
+    assert ledger.begin_attempt("K", "2026-10-02", "k4", lease_seconds=60).attempt == 2
+    fresh = ledger.begin_attempt("K", "2026-10-05", "k5", lease_seconds=60)
+    assert fresh.attempt == 1 and ledger.latest("K", "2026-10-05") == fresh
