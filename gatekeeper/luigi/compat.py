@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,6 +218,19 @@ def scheduling_worker() -> Any | None:
             return owner
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def new_build(task: luigi.Task) -> bool:
+    """True when a Luigi worker other than the last one to ask checks ``task`` in its own
+    process (Luigi keeps one task instance per parameters in a process, across
+    ``luigi.build`` calls: a new worker means a new build); records the worker. False in a
+    task process Luigi forked and outside any worker."""
+    worker = scheduling_worker()
+    if worker is None:
+        return False
+    seen = task.__dict__.get("_gatekeeper_worker")
+    task.__dict__["_gatekeeper_worker"] = weakref.ref(worker)
+    return seen is not None and seen() is not worker
 
 
 @dataclass(frozen=True, slots=True)

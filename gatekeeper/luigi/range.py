@@ -38,6 +38,7 @@ from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.core.progress import cursor_status, range_status
 from gatekeeper.ledger import Ledger
+from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import channel
@@ -220,6 +221,10 @@ class RangeBusinessBase(luigi.Task):
         session's plan (made at the first check), or the plan made after its fill (the closing
         line's); only a range that had work and whose fill ran elsewhere (a forked worker, a
         process sharing it) plans again."""
+        if luigi_compat.new_build(self):  # the same instance, built again: a new invocation
+            for name in ("session", "invocation"):
+                self.__dict__.pop(name, None)
+            self._fill_cursor = 0
         session, known = self.session, self.invocation
         if not known.checked or not (session.plan.gaps or session.refreshes):
             known.checked = True

@@ -220,3 +220,25 @@ def test_task_limit_fills_at_most_that_many(ledger_cfg: gk.Ledger, tmp_path: Pat
     assert build(daily(folder=tmp_path, task_limit=4)).scheduling_succeeded
     assert succeeded(ledger_cfg, "Controlled") == dates(4)
     assert not daily(folder=tmp_path).complete()
+
+
+@pytest.mark.parametrize("strategy", ["contiguous", "forward"])
+@pytest.mark.parametrize("repaired", [[2], list(range(10))], ids=["one", "all"])
+def test_the_same_range_built_again_in_one_process_is_a_new_invocation(
+    ledger_cfg: gk.Ledger, tmp_path: Path, strategy: str, repaired: list[int]
+) -> None:
+    """Luigi keeps one instance per parameters in a process across ``luigi.build`` calls (a
+    process that builds a range every hour gets the same one, and the same chunks when the
+    same periods are missing again): each build is an invocation of its own, which plans
+    afresh and refills the periods repaired since the last."""
+    rng = daily(folder=tmp_path, strategy=strategy)
+    assert luigi.build([rng], local_scheduler=True, log_level="WARNING")
+    assert succeeded(ledger_cfg, "Controlled") == dates(10)
+    for i in repaired:
+        ledger_cfg.record("Controlled", dates(10)[i], 2, f"failed-repair-{i}", "failed", T0)
+    assert daily(folder=tmp_path, strategy=strategy) is rng  # Luigi's instance cache
+    assert luigi.build([rng], local_scheduler=True, log_level="WARNING")
+    for i in repaired:
+        latest = ledger_cfg.latest("Controlled", dates(10)[i])
+        assert latest is not None and (latest.attempt, latest.state.value) == (3, "succeeded")
+    assert ran_dates(tmp_path) == [*dates(10), *(dates(10)[i] for i in repaired)]

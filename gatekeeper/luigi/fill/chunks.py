@@ -91,7 +91,8 @@ class ContiguousChunk(luigi.Task):
 
     def complete(self) -> bool:
         """All its periods are complete: True, without a query, once this instance saw them
-        complete or filled them; the answer ``missing_now`` just gave; else one query."""
+        complete or filled them; the answer ``missing_now`` just gave; else one query. (Each
+        invocation of a range makes chunks of its own: ``since`` is its start.)"""
         if self._seen_complete:
             return True
         if self._just_missing:
