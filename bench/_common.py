@@ -303,3 +303,12 @@ def check_floor_pragmas(conn: sqlite3.Connection, path: Path) -> None:
                 raise SystemExit(f"floor: PRAGMA {name} is {floor}, the ledger's is {ledger}")
     finally:
         ledgers.close()
+
+
+def runs_option(parser: Any, argv: list[str] | None, default: int) -> Any:
+    """Add ``--runs`` (timed rounds, median; at least 1) to ``parser`` and parse ``argv``."""
+    parser.add_argument("--runs", type=int, default=default, help="timed rounds (median)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be >= 1")
+    return args

@@ -50,7 +50,14 @@ from typing import Any
 
 import luigi
 import luigi.configuration
-from _common import alternating_ms, environment_line, load_line, print_table, sqlite_url
+from _common import (
+    alternating_ms,
+    environment_line,
+    load_line,
+    print_table,
+    runs_option,
+    sqlite_url,
+)
 from luigi.task_register import Register
 
 import gatekeeper as gk
@@ -311,11 +318,7 @@ def report(ms: dict[str, float], steps: tuple[int, int, int, int], runs: int) ->
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=9, help="timed rounds (median)")
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be >= 1")
-    return args
+    return runs_option(parser, argv, default=9)
 
 
 def main(argv: list[str] | None = None) -> int:

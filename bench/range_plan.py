@@ -56,6 +56,7 @@ from _common import (
     load_line,
     median_ms,
     print_table,
+    runs_option,
     sqlite_url,
     write_task_module,
 )
@@ -467,16 +468,12 @@ def report(figures: list[Figures], runs: int) -> bool:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=7, help="timed runs per figure (median)")
     parser.add_argument(
         "--profile",
         action="store_true",
         help="also print a cProfile of gatekeeper's session plan per case",
     )
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be >= 1")
-    return args
+    return runs_option(parser, argv, default=7)
 
 
 def main(argv: list[str] | None = None) -> int:
