@@ -26,6 +26,7 @@ from gatekeeper.core.progress import (
     duration,
     fill_over,
     first_failure,
+    percent,
     progress_bar,
     range_status,
 )
@@ -525,8 +526,10 @@ def test_luigid_forward_fill_shows_range_and_chunk_status_per_period(
 def wait_for_status(
     server: Luigid, worker: subprocess.Popen[bytes], log: Path, prefix: str
 ) -> dict[str, dict[str, tuple[str, int | None]]]:
-    """Poll luigid until the range's status starts with ``prefix`` (``filled N/M,``) and its
-    chunks' add up to N; every status then."""
+    """Poll luigid until the range's status starts with ``prefix`` (``filled N/M,``), its
+    progress percentage has caught up with it (Luigi sets message and percentage in two calls)
+    and its chunks' add up to N; every status then."""
+    done, total = (int(n) for n in prefix.split()[1].rstrip(",").split("/"))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if worker.poll() is not None:
@@ -537,8 +540,9 @@ def wait_for_status(
         }
         chunks = [STATUS.match(m or "") for m, _ in shown["IndependentChunk"].values()]
         filled = sum(int(c.group(1)) for c in chunks if c is not None)
-        if filled == int(prefix.split()[1].split("/")[0]) and any(
-            m and m.startswith(prefix) for m, _ in shown["RangeBusinessDaily"].values()
+        if filled == done and any(
+            m and m.startswith(prefix) and p == percent(done, total)
+            for m, p in shown["RangeBusinessDaily"].values()
         ):
             return shown
         time.sleep(0.1)
