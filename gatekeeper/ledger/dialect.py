@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gatekeeper.core.clock import utc_now
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.sql import SqlCore
+    from gatekeeper.ledger.sql import SqlCore, Statements
 
 
 class Dialect:
@@ -30,6 +30,11 @@ class Dialect:
     #: True when a connection that could not be opened may open later (a server coming back),
     #: so opening it again is worth riding out; False for a local file
     reachable_later = True
+    #: True when statements sent together go in one round trip (``send``): a transaction's
+    #: opening statement then waits for its first statement and goes with it (it takes no
+    #: lock of its own, and nothing reads the clock before that first statement: the key lock
+    #: or the clock), and a COMMIT may go with the last (``SqlCore.commits_with``)
+    pipelines = False
 
     def connect(self, busy_timeout: float) -> Any:
         """A new driver connection in autocommit mode (the core sends BEGIN itself)."""
@@ -52,16 +57,33 @@ class Dialect:
         return ()
 
     def lock_key(
-        self, sql: SqlCore, parts: tuple[str, ...], *more: tuple[str, ...]
-    ) -> dt.datetime | None:
+        self,
+        sql: SqlCore,
+        parts: tuple[str, ...],
+        *more: tuple[str, ...],
+        after: Statements = (),
+        commit: bool = False,
+    ) -> tuple[dt.datetime | None, list[Any]]:
         """Take the lock of one key (then of each of ``more``, in order) in the current
-        transaction (``locks_keys`` dialects); returns the database's clock read once they
-        were held, or None."""
-        return None
+        transaction (``locks_keys`` dialects), then run the statements ``after`` (and the
+        COMMIT, where ``commit`` and ``SqlCore.commits_with``); returns the database's clock
+        read once the locks were held (or None) and their cursors."""
+        raise NotImplementedError
 
     def clock(self, sql: SqlCore) -> dt.datetime:
         """The database's clock, by which leases are judged (this host's by default)."""
         return utc_now()
+
+    def clock_row(
+        self, lease_seconds: float, fixed: dt.datetime | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        """A one-row query (and its parameters) of ``at``, the database's clock when the
+        statement it is part of runs (``fixed`` when given), and ``until``, ``at`` plus
+        ``lease_seconds``: what a statement sent before its transaction read the clock sets
+        its times from. This host's clock by default, read now."""
+        at = utc_now() if fixed is None else fixed
+        until = at + dt.timedelta(seconds=lease_seconds)
+        return "SELECT ? AS at, ? AS until", (self.ts_in(at), self.ts_in(until))
 
     def table_exists(self, sql: SqlCore, name: str) -> bool:
         raise NotImplementedError
@@ -81,6 +103,12 @@ class Dialect:
 
     def executemany(self, conn: Any, sql: str, rows: list[tuple[Any, ...]]) -> Any:
         return conn.executemany(sql, rows)
+
+    def send(self, conn: Any, statements: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Run ``statements`` (text, parameters) in order; returns their cursors. One after
+        the other by default; a dialect may send them in one round trip (then each runs
+        whatever the earlier ones returned, and an error stops the rest)."""
+        return [conn.execute(statement, params) for statement, params in statements]
 
     def end_read(self, conn: Any) -> None:
         """Close the implicit read transaction where the driver opens one."""

@@ -18,7 +18,7 @@ from gatekeeper.core.errors import InvalidInput, LedgerError
 from gatekeeper.ledger.dialect import Dialect
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.sql import SqlCore
+    from gatekeeper.ledger.sql import SqlCore, Statements
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 LIBPQ_DEFAULTS = (("application_name", "gatekeeper"), ("connect_timeout", "10"))
@@ -57,6 +57,7 @@ class PostgresDialect(Dialect):
     name = "postgresql"
     ts_type = "TIMESTAMPTZ"
     locks_keys = True
+    pipelines = True  # psycopg's pipeline mode; BEGIN takes no lock
 
     def __init__(self, url: str):
         self._psycopg = _driver()
@@ -74,21 +75,42 @@ class PostgresDialect(Dialect):
     def setup_sql(self) -> tuple[str, ...]:
         return (f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"',) if self.schema else ()
 
-    def lock_key(self, sql: SqlCore, parts: tuple[str, ...], *more: tuple[str, ...]) -> dt.datetime:
+    def lock_key(
+        self,
+        sql: SqlCore,
+        parts: tuple[str, ...],
+        *more: tuple[str, ...],
+        after: Statements = (),
+        commit: bool = False,
+    ) -> tuple[dt.datetime | None, list[Any]]:
         """Take the key's advisory lock, then read the server's clock in the same statement
         (expressions of a select list run in order), so ``db_now()`` is when the lock was
         held without another round trip (and, in a transaction's first statement, the
-        schema version with them: ``SqlCore.select_row``)."""
+        schema version with them: ``SqlCore.select_row``); the statements ``after`` run next,
+        in the same round trip (each its own statement: its snapshot is taken once the locks
+        are held)."""
         keys = ["\x1f".join((self.schema or "", *key)) for key in (parts, *more)]
         locks = "pg_advisory_xact_lock(hashtextextended(?, 0)), " * len(keys)
-        row = sql.select_row(f"{locks}clock_timestamp()", keys)
+        row, cursors = sql.select_row_then(f"{locks}clock_timestamp()", keys, after, commit)
         clock: dt.datetime = row[len(keys)]
-        return clock.astimezone(dt.timezone.utc)
+        return clock.astimezone(dt.timezone.utc), cursors
 
     def clock(self, sql: SqlCore) -> dt.datetime:
         """The server's ``clock_timestamp()``: one clock for every worker's leases."""
         value: dt.datetime = sql.select_row("clock_timestamp()")[0]
         return value.astimezone(dt.timezone.utc)
+
+    def clock_row(
+        self, lease_seconds: float, fixed: dt.datetime | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        """The server's ``clock_timestamp()`` read once, when the statement runs."""
+        if fixed is not None:
+            return super().clock_row(lease_seconds, fixed)
+        return (
+            "SELECT t AS at, t + ? * INTERVAL '1 second' AS until "
+            "FROM (SELECT clock_timestamp() AS t) AS now",
+            (float(lease_seconds),),
+        )
 
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (self._psycopg.Error,)
@@ -109,6 +131,16 @@ class PostgresDialect(Dialect):
         cursor = conn.cursor()
         cursor.executemany(sql, rows)
         return cursor
+
+    def send(self, conn: Any, statements: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """``statements`` in one round trip: psycopg's pipeline mode, prepared statements
+        kept; the server runs them in order, each with its own snapshot. An error in one is
+        raised when the pipeline ends, and none after it ran."""
+        if len(statements) == 1:
+            return [conn.execute(*statements[0])]
+        with conn.pipeline():
+            cursors = [conn.execute(statement, params) for statement, params in statements]
+        return cursors
 
     def table_exists(self, sql: SqlCore, name: str) -> bool:
         rows = sql.execute(

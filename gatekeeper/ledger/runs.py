@@ -81,7 +81,12 @@ class CompleteRuns:
 
     # -- writes (inside the caller's transaction) ----------------------------------------------
     def settle(
-        self, job: str, period: str, *, succeeded: bool, published: bool | None = None
+        self,
+        job: str,
+        period: str,
+        *,
+        succeeded: bool,
+        published: bool | None = None,
     ) -> None:
         """Make the runs hold ``period`` as it now is: complete when its latest attempt
         ``succeeded``, complete and published when also ``published`` (None: whether job has
@@ -91,8 +96,10 @@ class CompleteRuns:
         kind = kind_of_key(period)
         n = kind.ordinal(period)
         after = _key(kind, n + 1) or period
-        if succeeded and not published and self._extend(job, period, _key(kind, n - 1), after):
-            return
+        if succeeded and not published:
+            extension = self.extension(job, period)
+            if extension is not None and self.sql.execute(*extension).rowcount == 1:
+                return
         params: tuple[object, ...] = (job, after, len(period), job, after, len(period))
         ask = succeeded and published is None
         sql = _BESIDE_BOTH + (_PUBLISHED if ask else "")
@@ -105,21 +112,44 @@ class CompleteRuns:
         for flag, wanted in ((0, succeeded), (1, succeeded and bool(published))):
             self._set(job, flag, kind, n, wanted, beside[flag])
 
-    def _extend(self, job: str, period: str, before: str | None, after: str) -> bool:
-        """The common success, in one statement and no read: ``period`` (not complete until
-        now) extends the run that ends just before it, when no run starts just after it and
-        the job has not published it (so only the job's plain runs change). True when done;
-        False, nothing written, for any other case."""
+    def extension(
+        self, job: str, period: str, run_id: str | None = None
+    ) -> tuple[str, tuple[object, ...]] | None:
+        """The common success as one statement, no read (None for the first period of the
+        calendar): ``period`` (not complete until now) extends the run that ends just before
+        it, when no run starts just after it and the job has not published it (so only the
+        job's plain runs change); one row changed when it applied, none (nothing written) in
+        any other case. With ``run_id``, sent with the attempt's end before knowing whether
+        that applied, it also requires that the period's latest attempt is that run's and
+        succeeded: otherwise the period's completeness did not change here, and a complete
+        period is in no run that ends just before it (runs are disjoint and never adjacent)."""
+        before, after = self.neighbours(period)
         if before is None:
-            return False
-        cursor = self.sql.execute(
+            return None
+        sql = (
             "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
             "AND last_period = ? AND NOT EXISTS (SELECT 1 FROM gk_complete_runs r "
             "WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) AND NOT EXISTS "
-            "(SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND p.period = ?)",
-            (period, job, before, job, after, job, period),
+            "(SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND p.period = ?)"
         )
-        return bool(cursor.rowcount == 1)
+        params: tuple[object, ...] = (period, job, before, job, after)
+        params += (job, period)
+        if run_id is None:
+            return sql, params
+        sql += (
+            " AND EXISTS (SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? "
+            "AND a.run_id = ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+            "FROM gk_attempts b WHERE b.job = ? AND b.period = ?))"
+        )
+        return sql, (*params, job, period, run_id, job, period)
+
+    @staticmethod
+    def neighbours(period: str) -> tuple[str | None, str]:
+        """The keys of the periods just before ``period`` (None at the calendar's first) and
+        just after it (``period`` itself at the calendar's last)."""
+        kind = kind_of_key(period)
+        n = kind.ordinal(period)
+        return _key(kind, n - 1), _key(kind, n + 1) or period
 
     def _set(
         self,

@@ -24,7 +24,7 @@ import contextlib
 import datetime as dt
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from gatekeeper.core.errors import GatekeeperError, LedgerError
@@ -33,6 +33,8 @@ from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from gatekeeper.ledger.sqltext import prepare
 
 T = TypeVar("T")
+#: statements sent together: each a text (``?`` placeholders) and its parameters
+Statements = Sequence[tuple[str, Iterable[Any]]]
 
 ATTEMPT_COLUMNS = (
     "job, period, attempt, run_id, state, started_at, updated_at, lease_expires_at, error"
@@ -69,6 +71,9 @@ class SqlCore:
         self._tx_clock: dt.datetime | None = None
         self._held: set[tuple[str, ...]] = set()  # keys locked in the current transaction
         self._version_unread = False  # in a transaction: its schema version is not read yet
+        self._begin_pending = False  # in a transaction: its opening statement is not sent yet
+        self._committed = False  # in a transaction: its COMMIT went with its last statements
+        self._nesting = 0  # transactions opened inside the current one (they are part of it)
         self._conn: Any = None
         self.riding_out(self._reconnect)
         self.riding_out(self._migrate)
@@ -109,9 +114,38 @@ class SqlCore:
 
     @property
     def connection(self) -> Any:
-        """The driver connection, for inspection (tests, benchmarks)."""
+        """The driver connection, for inspection (tests, benchmarks); in a transaction, one
+        whose opening statement and schema version read were sent."""
+        if self._in_tx:
+            self._started()
+            return self._conn
         self._usable()
         return self._conn
+
+    def _send(self, statement: str, params: tuple[Any, ...]) -> Any:
+        """Send one statement of the current transaction (``_send_all``); its cursor."""
+        if self._version_unread:  # select_row reads it in its own statement
+            self._read_version()
+        return self._send_all([(statement, params)])[0]
+
+    def _send_all(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """Send statements of the current transaction, with its opening statement when that
+        is still owed (``Dialect.send``: one round trip on PostgreSQL). Their cursors."""
+        if self._committed:
+            raise AssertionError("a statement after its transaction's COMMIT was sent")
+        if not self._begin_pending:
+            return self.dialect.send(self._conn, statements)
+        self._begin_pending = False
+        return self.dialect.send(self._conn, [(self.dialect.begin_sql(), ()), *statements])[1:]
+
+    def _started(self) -> None:
+        """Send what the current transaction still owes before a statement the core does
+        not send itself: its opening statement, its schema version read."""
+        if self._version_unread:
+            self._read_version()
+        elif self._begin_pending:
+            self._begin_pending = False
+            self._conn.execute(self.dialect.begin_sql())
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         """Run one statement (``?`` placeholders on every backend) and return the cursor.
@@ -119,17 +153,16 @@ class SqlCore:
         Placeholders are translated by a tokenizer; a statement that would control the
         transaction, or several statements, raise InvalidInput.
         """
-        if not self._in_tx:
-            self._usable()
-        elif self._version_unread:
-            self._read_version()
+        if self._in_tx:
+            return self._send(prepare(sql, self.dialect.name), tuple(params))
+        self._usable()
         return self._conn.execute(prepare(sql, self.dialect.name), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
         """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""
         prepared = prepare(sql, self.dialect.name)
-        if self._in_tx and self._version_unread:
-            self._read_version()
+        if self._in_tx:
+            self._started()
         return self.dialect.executemany(self._conn, prepared, [tuple(r) for r in rows])
 
     def select_row(self, columns: str, params: Iterable[Any] = ()) -> tuple[Any, ...]:
@@ -139,35 +172,83 @@ class SqlCore:
         same statement (one more column, removed here) and a newer schema refused, so the
         check costs no statement of its own. Outside a transaction, a ``read``.
         """
+        return self.select_row_then(columns, params)[0]
+
+    def select_row_then(
+        self,
+        columns: str,
+        params: Iterable[Any] = (),
+        after: Statements = (),
+        commit: bool = False,
+    ) -> tuple[tuple[Any, ...], list[Any]]:
+        """``select_row``, then the statements ``after`` (each a text with ``?`` placeholders
+        and its parameters) in the same round trip where the dialect can; the row and the
+        cursors of ``after``. Each of ``after`` runs whatever the row (and the statements
+        before it) returned: it must judge in SQL what it writes. A newer schema is refused
+        once they all ran (the transaction then rolls back: nothing written). ``commit``:
+        the transaction's COMMIT goes with them (``commits_with``), and nothing may follow."""
         values = tuple(params)
-        if not (self._in_tx and self._version_unread):
-            return tuple(self.read(f"SELECT {columns}", values)[0])
-        row = self._conn.execute(
-            prepare(f"SELECT {columns}, (SELECT version FROM gk_schema)", self.dialect.name),
-            values,
-        ).fetchone()
+        if not self._in_tx:
+            row = tuple(self.read(f"SELECT {columns}", values)[0])
+            return row, [self.execute(text, more) for text, more in after]
+        version = self._version_unread
         self._version_unread = False
-        self._refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
-        return tuple(row[:-1])
+        text = f"SELECT {columns}" + (", (SELECT version FROM gk_schema)" if version else "")
+        statements = [(prepare(text, self.dialect.name), values)]
+        statements += [(prepare(t, self.dialect.name), tuple(p)) for t, p in after]
+        commit = commit and self.commits_with
+        cursors = self._send_all([*statements, ("COMMIT", ())] if commit else statements)
+        self._committed = commit
+        row = cursors[0].fetchone()
+        if version:
+            self._refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
+            row = row[:-1]
+        return tuple(row), cursors[1 : len(statements)]
+
+    @property
+    def committed(self) -> bool:
+        """True when the current transaction's COMMIT went with its last statements."""
+        return self._committed
+
+    @property
+    def commits_with(self) -> bool:
+        """True when the current transaction may send its COMMIT with its last statements
+        (``lock_key(commit=True)``): it is not part of a caller's transaction. Such a
+        transaction's statements must write only what a second run would find done (a
+        dropped connection cannot tell whether that COMMIT ran, and the work is run again)."""
+        return self.dialect.pipelines and self._in_tx and self._nesting == 0
 
     def lock_key(
-        self, *parts: str, clock: bool = True, then: tuple[str, ...] | None = None
-    ) -> None:
+        self,
+        *parts: str,
+        clock: bool = True,
+        then: tuple[str, ...] | None = None,
+        after: Statements = (),
+        commit: bool = False,
+    ) -> list[Any]:
         """Serialize writers of one key inside the current transaction; the database's clock
         (``db_now``) is then read when the lock was held, where the dialect reads it with the
         lock (unless ``clock`` is False: a lock taken after the clock was read). ``then``: a
         second key, locked after it in the same statement (a transaction that will need it
         takes it without a round trip of its own). A key already held in the transaction is
         not locked again. Where the transaction's opening statement serializes every writer,
-        a no-op."""
+        a no-op. ``after``: statements (each a text and its parameters) run once the locks
+        are held, in the same round trip where the dialect can (``select_row_then``);
+        returns their cursors. ``commit``: the transaction's COMMIT goes with them where it
+        may (``commits_with``); nothing may be sent after them then."""
         if not self.dialect.locks_keys or parts in self._held:
-            return
+            cursors = [self.execute(text, params) for text, params in after]
+            if commit and self.commits_with:
+                self._send_all([("COMMIT", ())])
+                self._committed = True
+            return cursors
         keys = (parts,) if then is None or then in self._held else (parts, then)
         self._waiting_for = " then ".join(" ".join(key) for key in keys)
-        held = self.dialect.lock_key(self, parts, *keys[1:])
+        held, cursors = self.dialect.lock_key(self, parts, *keys[1:], after=after, commit=commit)
         self._held.update(keys)
         if clock:
             self._tx_clock = held
+        return cursors
 
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (inside a transaction of a
@@ -196,7 +277,11 @@ class SqlCore:
         """
         with self._lock:
             if self._in_tx:
-                yield
+                self._nesting += 1
+                try:
+                    yield
+                finally:
+                    self._nesting -= 1
                 return
             self._waiting_for = waiting_for
             self._open_transaction()
@@ -208,8 +293,10 @@ class SqlCore:
             except BaseException as exc:
                 self._in_tx = False
                 self._version_unread = False
-                with contextlib.suppress(Exception):
-                    self._conn.execute("ROLLBACK")
+                if not (self._begin_pending or self._committed):  # else no transaction is open
+                    with contextlib.suppress(Exception):
+                        self._conn.execute("ROLLBACK")
+                self._begin_pending = self._committed = False
                 errors = self.dialect.driver_errors()
                 if isinstance(exc, errors) and not isinstance(exc, GatekeeperError):
                     raise self._wrap(exc, committing=False) from exc
@@ -218,26 +305,34 @@ class SqlCore:
             self._commit()
 
     def _open_transaction(self) -> None:
-        """Send the opening statement; the schema version is read with the first statement
-        of the transaction (``execute``, ``select_row``) or before its COMMIT."""
+        """Send the opening statement (or, where the dialect ``pipelines``, owe it to the
+        first statement, which carries it: ``_send``); the schema version is read with the
+        first statement of the transaction (``execute``, ``select_row``) or before its
+        COMMIT."""
         self._usable()
         self._tx_clock = None
         self._held = set()
+        self._version_unread = not self._migrating
+        if self.dialect.pipelines:  # sent with the first statement (``_send``)
+            self._begin_pending = True
+            return
         try:
             self._conn.execute(self.dialect.begin_sql())
         except self.dialect.driver_errors() as exc:
             with contextlib.suppress(Exception):
                 self._conn.execute("ROLLBACK")
             raise self._wrap(exc, committing=False) from exc
-        self._version_unread = not self._migrating
 
     def _read_version(self) -> None:
         """Read the schema version in the current transaction; refuse a newer one."""
         self._version_unread = False
-        rows = self._conn.execute("SELECT version FROM gk_schema").fetchall()
+        rows = self._send("SELECT version FROM gk_schema", ()).fetchall()
         self._refuse_newer_schema(int(rows[0][0]) if rows else 0)
 
     def _commit(self) -> None:
+        if self._begin_pending or self._committed:  # nothing sent, or the COMMIT went already
+            self._begin_pending = self._committed = False
+            return
         try:
             self._conn.execute("COMMIT")
         except self.dialect.driver_errors() as exc:

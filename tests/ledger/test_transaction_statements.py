@@ -9,6 +9,8 @@ written.
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,25 +24,47 @@ VERSION_READ = "SELECT version FROM gk_schema"
 
 
 class Recording:
-    """The ledger's own driver connection, every ``execute`` text noted (nothing faked)."""
+    """The ledger's own driver connection, every ``execute`` text noted, and the round trips
+    they went in (statements sent in one psycopg pipeline share one; nothing faked)."""
 
     def __init__(self, conn: Any):
         self.conn = conn
         self.sent: list[str] = []
+        self.trips: list[list[str]] = []
+        self._piped: list[str] | None = None
 
     def execute(self, sql: str, *params: Any) -> Any:
         self.sent.append(" ".join(sql.split()))
+        if self._piped is None:
+            self.trips.append([self.sent[-1]])
+        else:
+            self._piped.append(self.sent[-1])
         return self.conn.execute(sql, *params)
+
+    @contextlib.contextmanager
+    def pipeline(self) -> Iterator[Any]:
+        self._piped = []
+        try:
+            with self.conn.pipeline() as pipe:
+                yield pipe
+        finally:
+            self.trips.append(self._piped)
+            self._piped = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.conn, name)
 
 
 @pytest.fixture
-def sent(ledger: gk.Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+def recording(ledger: gk.Ledger, monkeypatch: pytest.MonkeyPatch) -> Iterator[Recording]:
     recording = Recording(ledger.connection)
     monkeypatch.setattr(ledger.sql, "_conn", recording)
-    yield recording.sent
+    yield recording
+
+
+@pytest.fixture
+def sent(recording: Recording) -> list[str]:
+    return recording.sent
 
 
 def transactions(sent: list[str]) -> list[list[str]]:
@@ -62,11 +86,16 @@ def test_a_write_transaction_reads_the_schema_version_once_in_its_first_statemen
     ledger.heartbeat("r1", lease_seconds=30)
     ledger.publish("Sales", D, ["A"], "fp-1")
     found = transactions(sent)
+    if ledger.dialect == "postgresql":  # the one-round-trip finish found no run to extend:
+        assert found[1][-2].startswith("UPDATE gk_complete_runs")  # nothing written, then
+        del found[1]  # the outcome read and judged in a transaction of its own
     assert len(found) == 4
     for statements in found:
         assert statements[0] == ledger.sql.dialect.begin_sql()
         assert statements[-1] == "COMMIT"
-        assert sum("gk_schema" in s for s in statements) == 1, statements
+        # one read of the version (the fast paths' writes also guard on it in SQL: "<=")
+        reads = [s for s in statements if "gk_schema" in s.replace("FROM gk_schema) <=", "")]
+        assert len(reads) == 1, statements
         if ledger.dialect == "postgresql":  # a column of the lock's (or the clock's) SELECT
             assert VERSION_READ not in statements
             assert f"({VERSION_READ})" in statements[1]
@@ -127,30 +156,67 @@ def test_newer_schema_refused_whatever_the_transaction_sends_first(
     assert snapshot(ledger) == before
 
 
+def test_newer_schema_refused_by_the_one_round_trip_start_and_finish(
+    ledger: gk.Ledger, ledger_url: str
+) -> None:
+    """Once the job's kind is known, a start and a finish go with their COMMIT in one round
+    trip on PostgreSQL, before the version they read is seen: their writes guard on it in
+    SQL, so a newer schema is still refused with nothing written."""
+    for n, day in enumerate(("2026-10-20", "2026-10-21")):
+        started = ledger.begin_attempt("A", day, f"r{n}", lease_seconds=300)
+        ledger.record("A", day, started.attempt, started.run_id, "succeeded", T0)
+    running = ledger.begin_attempt("A", D, "r-running", lease_seconds=300)
+    _bump(ledger_url)
+    before = snapshot(ledger)
+    with pytest.raises(gk.LedgerError, match="schema version 99.*upgrade gatekeeper"):
+        ledger.begin_attempt("A", "2026-10-23", "r-new", lease_seconds=300)
+    with pytest.raises(gk.LedgerError, match="schema version 99.*upgrade gatekeeper"):
+        ledger.record("A", D, running.attempt, "r-running", "succeeded", T0)
+    assert snapshot(ledger) == before
+
+
 def test_every_write_transaction_takes_its_own_key_locks_and_a_success_its_runs_lock(
-    ledger: gk.Ledger, sent: list[str]
+    ledger: gk.Ledger, recording: Recording
 ) -> None:
     """PostgreSQL: each transaction locks its attempt key (none inherits the previous one's
-    locks); finishing an attempt succeeded locks the key and the job's runs in one statement,
-    then one UPDATE of the attempt; the next day's success extends the run in one UPDATE
-    (the first, with no run to extend, reads the runs and inserts one)."""
+    locks); finishing an attempt succeeded locks the key and the job's runs in one statement.
+    The next day's success is one UPDATE of the attempt and one extending the run, sent with
+    the locks and the COMMIT in one round trip; the first day's, with no run to extend,
+    writes nothing there and is then read and judged in a transaction of its own (it inserts
+    the run). Once this connection knows the job's period kind (read from the first day's
+    row on the second), a start is one round trip too: BEGIN, the lock, the INSERT, COMMIT."""
+    sent = recording.sent
     for n, day in enumerate(("2026-10-20", "2026-10-21", "2026-10-22")):
         started = ledger.begin_attempt("A", day, f"r{n}", lease_seconds=30)
         ledger.record("A", day, started.attempt, started.run_id, "succeeded", T0)
     found = transactions(sent)
-    assert len(found) == 6
     if ledger.dialect == "sqlite":
+        assert len(found) == 6
         assert not [s for s in sent if "advisory" in s]  # BEGIN IMMEDIATE serializes
         return
+    assert len(found) == 7
+    first_try = found.pop(1)
+    assert first_try[-2].startswith("UPDATE gk_complete_runs") and first_try[-1] == "COMMIT"
+    trips = transactions([t[0] for t in recording.trips])
+    assert [len(t) for t in trips[-2:]] == [1, 1], recording.trips
     for n, (begin, finish) in enumerate(zip(found[::2], found[1::2], strict=True)):
         assert begin[1].count("pg_advisory_xact_lock") == 1
+        if n == 2:
+            assert begin[2].startswith("INSERT INTO gk_attempts") and begin[3] == "COMMIT"
         assert finish[1].count("pg_advisory_xact_lock") == 2
-        assert finish[2].startswith("UPDATE gk_attempts") and "RETURNING" in finish[2]
-        rest = [" ".join(s.split()[:2]) for s in finish[3:]]
+        heads = [" ".join(s.split()[:2]) for s in finish[2:]]
         if n == 0:
-            assert rest == ["UPDATE gk_complete_runs", "SELECT published,", "INSERT INTO", "COMMIT"]
+            assert heads == [
+                "SELECT job,",
+                "UPDATE gk_attempts",
+                "UPDATE gk_complete_runs",
+                "SELECT published,",
+                "INSERT INTO",
+                "COMMIT",
+            ], finish
         else:
-            assert rest == ["UPDATE gk_complete_runs", "COMMIT"], finish
+            assert "UPDATE gk_attempts" in finish[2] and "RETURNING" in finish[2]
+            assert heads[1:] == ["UPDATE gk_complete_runs", "COMMIT"], finish
     assert list(ledger.complete_runs("A", "2026-10-20", "2026-10-22").key_pairs()) == [
         ("2026-10-20", "2026-10-22")
     ]
