@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from gatekeeper.core.clock import utc_now
-from gatekeeper.core.errors import LeaseHeld, LeaseLost, LedgerError, StateConflict
+from gatekeeper.core.errors import LeaseHeld, LeaseLost, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Attempt, RunState, transition
 from gatekeeper.core.validation import (
@@ -20,10 +20,10 @@ from gatekeeper.core.validation import (
     check_text,
 )
 from gatekeeper.ledger.attempt_reads import AttemptReads
+from gatekeeper.ledger.one_trip import OneTrip
 from gatekeeper.ledger.requests import AttemptObservation, AttemptStart, fixed_clock
 from gatekeeper.ledger.runs import CompleteRuns
-from gatekeeper.ledger.schema import SCHEMA_VERSION
-from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore, Statements
+from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
 
 __all__ = ["AttemptStore", "utc_now"]
 
@@ -43,6 +43,7 @@ class AttemptStore(AttemptReads):
     def __init__(self, sql: SqlCore):
         super().__init__(sql)
         self.runs = CompleteRuns(sql)
+        self.fast = OneTrip(sql, self.runs)
         self._kind_keys: dict[str, str] = {}  # job -> one of its period keys
 
     # -- record --------------------------------------------------------------------------------
@@ -69,11 +70,11 @@ class AttemptStore(AttemptReads):
             now=fixed_clock(now),
             error=None if error is None else check_text(error, "error"),
         )
-        finish = self._finish_statements(request) if request.state.terminal else None
+        finish = self.fast.finish_statements(request) if request.state.terminal else None
         if finish is None:
             return self.sql.run_in_transaction(lambda: self._record(request), request.where)
         return self._fast_or_read(
-            lambda: True if self._finished(request, finish) else None,
+            lambda: True if self.fast.finished(request, finish) else None,
             lambda: self._record(request),
             request.where,
         )
@@ -124,62 +125,6 @@ class AttemptStore(AttemptReads):
         if top is None or number >= top.attempt:  # the period's latest attempt changed
             self._settle(job, period, top, request.state)
         return True
-
-    def _finish_statements(self, request: AttemptObservation) -> Statements | None:
-        """The common outcome, a running attempt's end that changes no run or only extends
-        one, as statements sent with the key's lock and the COMMIT (``_finished``): the
-        attempt, running with this run ID, takes the outcome at the database's clock; a
-        success only when it is the period's latest attempt and extends the run just before
-        it (``CompleteRuns.extension``, which then applies too). Nothing written otherwise
-        (``_record`` then reads and judges it). None where there is no such case (a success
-        in the calendar's first period)."""
-        job, period, number = request.job, request.period, request.attempt
-        extension = None
-        if request.state is RunState.SUCCEEDED:
-            extension = self.runs.extension(job, period, request.run_id)
-            if extension is None:
-                return None
-        clock, stamps = self.sql.dialect.clock_row(0, request.now)
-        sql = (
-            f"WITH c AS ({clock}) UPDATE gk_attempts SET state = ?, "
-            "updated_at = (SELECT at FROM c), error = ?, lease_expires_at = NULL "
-            "WHERE job = ? AND period = ? AND attempt = ? AND run_id = ? AND state = 'running' "
-            f"AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION}"
-        )
-        returning = " RETURNING attempt"  # a rowcount is not kept for WITH ... UPDATE (sqlite3)
-        params = (*stamps, request.state.value, request.error, job, period, number)
-        params += (request.run_id,)
-        if extension is None:  # completeness does not change: running was not complete
-            return [(sql + returning, params)]
-        # the extension's own conditions, judged before this write (it judges them after)
-        sql += (
-            " AND attempt = (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = ? AND "
-            "b.period = ?) AND EXISTS (SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND "
-            "r.published = 0 AND r.last_period = ?) AND NOT EXISTS (SELECT 1 FROM "
-            "gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) "
-            "AND NOT EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND "
-            "p.period = ?)" + returning
-        )
-        before, after = self.runs.neighbours(period)
-        params += (job, period, job, before, job, after, job, period)
-        return [(sql, params), extension]
-
-    def _finished(self, request: AttemptObservation, statements: Statements) -> bool:
-        """Send ``_finish_statements`` with the key's lock (and the job's runs lock for a
-        success) and the COMMIT, in one round trip where the dialect can: True when the
-        attempt took its outcome (a second run finds it done: a harmless replay)."""
-        job, period = request.job, request.period
-        success = request.state is RunState.SUCCEEDED
-        runs = ("complete runs", job) if success else None
-        cursors = self.sql.lock_key("attempt", job, period, then=runs, after=statements, commit=True)
-        done = len(cursors[0].fetchall()) == 1
-        if success and done != (cursors[1].rowcount == 1):  # one judgement, made twice
-            raise LedgerError(
-                f"{job} {period}: the runs of complete periods disagree with the attempts "
-                "(written behind the ledger's back?); rebuild them: CompleteRuns.rebuild()",
-                retryable=False,
-            )
-        return done
 
     def _insert(self, row: tuple[Any, ...], asked: int | None = None) -> None:
         """Insert an attempt; a run ID that another attempt holds is refused by the table's
@@ -260,7 +205,7 @@ class AttemptStore(AttemptReads):
         known = self._kind_keys.get(job)
         if wanted == 0 and known is not None and len(known) == len(key):
             return self._fast_or_read(
-                lambda: self._begin_next(request), lambda: self._begin(request), request.where
+                lambda: self.fast.start(request), lambda: self._begin(request), request.where
             )
         return self.sql.run_in_transaction(lambda: self._begin(request), request.where)
 
@@ -308,32 +253,6 @@ class AttemptStore(AttemptReads):
         if existing:  # a newer attempt: the period is no longer complete
             self._settle(job, period, existing[-1], RunState.RUNNING)
         return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
-
-    def _begin_next(self, request: AttemptStart) -> Attempt | None:
-        """The common start, sent with the key's lock and the COMMIT (one round trip where
-        the dialect can) and no read: the next attempt (``attempt`` 0) of a period none of
-        whose attempts is running or succeeded, at the database's clock. The new running
-        Attempt; None, nothing written, for anything else (``_begin`` then reads and judges
-        it). A second run of a start that committed finds it (``_begin``)."""
-        job, period = request.job, request.period
-        clock, stamps = self.sql.dialect.clock_row(request.lease_seconds, request.now)
-        insert = (
-            f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) SELECT ?, ?, "
-            "COALESCE(MAX(a.attempt), 0) + 1, ?, 'running', c.at, c.at, c.until, NULL "
-            f"FROM ({clock}) AS c LEFT JOIN gk_attempts a ON a.job = ? AND a.period = ? "
-            "WHERE 1 = 1 GROUP BY c.at, c.until HAVING COALESCE(MAX(a.attempt), 0) < ? AND "
-            "COALESCE(SUM(CASE WHEN a.state IN ('running', 'succeeded') THEN 1 ELSE 0 END), 0) "
-            f"= 0 AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION} "
-            "ON CONFLICT (run_id) DO NOTHING RETURNING attempt, started_at, lease_expires_at"
-        )
-        params = (job, period, request.run_id, *stamps, job, period, MAX_ATTEMPT)
-        cursors = self.sql.lock_key("attempt", job, period, after=[(insert, params)], commit=True)
-        rows = cursors[0].fetchall()
-        if not rows:
-            return None
-        number, started, until = rows[0]
-        at, expires = self.sql.ts_out(started), self.sql.ts_out(until)
-        return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
 
     def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:
         where = {"job": old.job, "period": old.business_date, "attempt": old.attempt}

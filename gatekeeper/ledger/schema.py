@@ -104,3 +104,39 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def read_version(sql: SqlCore) -> int:
+    """The schema version the database holds (0 before the first migration)."""
+    if not sql.dialect.table_exists(sql, "gk_schema"):
+        return 0
+    rows = sql.execute("SELECT version FROM gk_schema").fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def migrate(sql: SqlCore) -> None:
+    """Bring the ledger to ``SCHEMA_VERSION`` (the dialect's setup first), each step in the
+    migration's transaction under the schema lock; a newer schema is refused."""
+    setup = sql.dialect.setup_sql()
+    if setup:
+        with sql.migration("the schema"):
+            for statement in setup:
+                sql.execute(statement)
+    try:  # an up-to-date ledger opens without waiting for the write lock
+        if read_version(sql) == SCHEMA_VERSION:
+            return
+    except sql.dialect.driver_errors():
+        pass  # e.g. the schema table is being created right now: decide under the lock
+    with sql.migration("the schema migration"):
+        version = read_version(sql)
+        sql.refuse_newer_schema(version)
+        if version == 0:
+            sql.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
+            sql.execute("INSERT INTO gk_schema (version) VALUES (0)")
+        for number in range(version, SCHEMA_VERSION):
+            for step in MIGRATIONS[number]:
+                if isinstance(step, str):
+                    sql.execute(step.replace("{ts}", sql.dialect.ts_type))
+                else:
+                    step(sql)
+            sql.execute("UPDATE gk_schema SET version = ?", (number + 1,))

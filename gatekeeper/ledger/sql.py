@@ -1,21 +1,11 @@
 """The SQL core of the ledger: one connection, its transactions and the schema.
 
 ``SqlCore`` is shared by every store (attempts, publications, staleness, reservations); its
-``Dialect`` (``sqlite.py``, ``postgres.py``) supplies only connection creation, the transaction
-opening statement, per-key locking, the database clock and which driver errors mean what.
-
-Failure rules (see ``docs/ownership.md``): a dropped connection is replaced on next use; a
-transaction that failed before its COMMIT was sent cannot have committed and is retried on a
-fresh connection; a failure during COMMIT is reported as an unknown outcome, never retried.
-While the database cannot be reached (a connection cannot be opened, or is lost before the
-commit was sent), an operation is tried again with backoff for up to the URL's
-``reconnect_window`` seconds, then fails with LedgerError. Every wait for a lock is bounded by
-the URL's ``busy_timeout``.
-
-The schema version is read in every write transaction, before its first statement (at the
-latest before its COMMIT), so a schema newer than this code is refused also by a process that
-opened the ledger before the upgrade. Where that first statement is one the core makes (a key
-lock or the clock: ``select_row``), the version is one more column of it, not a statement.
+``Dialect`` (``sqlite.py``, ``postgres.py``) supplies only connection creation, the SQL that
+differs, per-key locking, the database clock, whether statements can share a round trip, and
+which driver errors mean what. Failures and outages: ``outages.py``; every wait for a lock is
+bounded by the URL's ``busy_timeout``. The schema version is read in every write transaction
+(``schema.py``), as one more column of its first statement where the core makes it.
 """
 
 from __future__ import annotations
@@ -23,13 +13,12 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from gatekeeper.core.errors import GatekeeperError, LedgerError
+from gatekeeper.ledger import outages, schema
 from gatekeeper.ledger.dialect import Dialect
-from gatekeeper.ledger.schema import MIGRATIONS, SCHEMA_VERSION
 from gatekeeper.ledger.sqltext import prepare
 
 T = TypeVar("T")
@@ -41,7 +30,6 @@ ATTEMPT_COLUMNS = (
 )
 DEFAULT_BUSY_TIMEOUT = 30.0
 DEFAULT_RECONNECT_WINDOW = 30.0
-BACKOFF = (0.1, 2.0)  # first and longest pause between tries while the database is unreachable
 
 
 class SqlCore:
@@ -67,7 +55,7 @@ class SqlCore:
         self._lock = threading.RLock()
         self._in_tx = False
         self._migrating = False
-        self._waiting_for = ""
+        self.waiting_for = ""  # the key a lock wait is for, named when it times out
         self._tx_clock: dt.datetime | None = None
         self._held: set[tuple[str, ...]] = set()  # keys locked in the current transaction
         self._version_unread = False  # in a transaction: its schema version is not read yet
@@ -76,7 +64,7 @@ class SqlCore:
         self._nesting = 0  # transactions opened inside the current one (they are part of it)
         self._conn: Any = None
         self.riding_out(self._reconnect)
-        self.riding_out(self._migrate)
+        self.riding_out(lambda: schema.migrate(self))
 
     # -- connection ----------------------------------------------------------------------------
     def _reconnect(self) -> None:
@@ -95,6 +83,11 @@ class SqlCore:
 
     def _is_broken(self) -> bool:
         return self.dialect.is_broken(self._conn)
+
+    @property
+    def connection_or_none(self) -> Any:
+        """The driver connection as it is (None once closed), not reopened."""
+        return self._conn
 
     def _usable(self) -> None:
         """Replace a connection that was dropped (it is reopened on next use)."""
@@ -139,13 +132,12 @@ class SqlCore:
         return self.dialect.send(self._conn, [(self.dialect.begin_sql(), ()), *statements])[1:]
 
     def _started(self) -> None:
-        """Send what the current transaction still owes before a statement the core does
-        not send itself: its opening statement, its schema version read."""
+        """Send what the current transaction owes before a statement the core does not send
+        itself: its opening statement, its schema version read."""
         if self._version_unread:
             self._read_version()
         elif self._begin_pending:
-            self._begin_pending = False
-            self._conn.execute(self.dialect.begin_sql())
+            self._send_all([])
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         """Run one statement (``?`` placeholders on every backend) and return the cursor.
@@ -168,10 +160,8 @@ class SqlCore:
     def select_row(self, columns: str, params: Iterable[Any] = ()) -> tuple[Any, ...]:
         """The one row of ``SELECT <columns>`` (a select list, no FROM; ``?`` placeholders).
 
-        In a transaction whose schema version is not read yet, the version is read in the
-        same statement (one more column, removed here) and a newer schema refused, so the
-        check costs no statement of its own. Outside a transaction, a ``read``.
-        """
+        In a transaction whose schema version is not read yet, the version is one more column
+        of it (removed here; a newer schema refused). Outside a transaction, a ``read``."""
         return self.select_row_then(columns, params)[0]
 
     def select_row_then(
@@ -181,12 +171,11 @@ class SqlCore:
         after: Statements = (),
         commit: bool = False,
     ) -> tuple[tuple[Any, ...], list[Any]]:
-        """``select_row``, then the statements ``after`` (each a text with ``?`` placeholders
-        and its parameters) in the same round trip where the dialect can; the row and the
-        cursors of ``after``. Each of ``after`` runs whatever the row (and the statements
-        before it) returned: it must judge in SQL what it writes. A newer schema is refused
-        once they all ran (the transaction then rolls back: nothing written). ``commit``:
-        the transaction's COMMIT goes with them (``commits_with``), and nothing may follow."""
+        """``select_row``, then the statements ``after`` (texts with ``?`` placeholders, and
+        parameters) in the same round trip where the dialect can: the row and their cursors.
+        Each runs whatever the ones before returned (it judges in SQL what it writes); a newer
+        schema is refused once all ran. ``commit``: the COMMIT goes with them where it may
+        (``commits_with``); nothing may follow it."""
         values = tuple(params)
         if not self._in_tx:
             row = tuple(self.read(f"SELECT {columns}", values)[0])
@@ -201,7 +190,7 @@ class SqlCore:
         self._committed = commit
         row = cursors[0].fetchone()
         if version:
-            self._refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
+            self.refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
             row = row[:-1]
         return tuple(row), cursors[1 : len(statements)]
 
@@ -212,10 +201,9 @@ class SqlCore:
 
     @property
     def commits_with(self) -> bool:
-        """True when the current transaction may send its COMMIT with its last statements
-        (``lock_key(commit=True)``): it is not part of a caller's transaction. Such a
-        transaction's statements must write only what a second run would find done (a
-        dropped connection cannot tell whether that COMMIT ran, and the work is run again)."""
+        """True when the current transaction may send its COMMIT with its last statements: it
+        is not part of a caller's. Those must write only what a second run would find done (a
+        dropped connection cannot tell whether the COMMIT ran: the work is run again)."""
         return self.dialect.pipelines and self._in_tx and self._nesting == 0
 
     def lock_key(
@@ -226,24 +214,16 @@ class SqlCore:
         after: Statements = (),
         commit: bool = False,
     ) -> list[Any]:
-        """Serialize writers of one key inside the current transaction; the database's clock
-        (``db_now``) is then read when the lock was held, where the dialect reads it with the
-        lock (unless ``clock`` is False: a lock taken after the clock was read). ``then``: a
-        second key, locked after it in the same statement (a transaction that will need it
-        takes it without a round trip of its own). A key already held in the transaction is
-        not locked again. Where the transaction's opening statement serializes every writer,
-        a no-op. ``after``: statements (each a text and its parameters) run once the locks
-        are held, in the same round trip where the dialect can (``select_row_then``);
-        returns their cursors. ``commit``: the transaction's COMMIT goes with them where it
-        may (``commits_with``); nothing may be sent after them then."""
+        """Serialize writers of one key in the current transaction (a no-op where its opening
+        statement serializes every writer, or for a key it holds); ``db_now`` is then the
+        clock read with the lock (unless ``clock`` is False). ``then``: a second key, locked
+        in the same statement. ``after``: statements run once the locks are held, in the
+        same round trip where the dialect can (``select_row_then``, ``commit`` too); returns
+        their cursors."""
         if not self.dialect.locks_keys or parts in self._held:
-            cursors = [self.execute(text, params) for text, params in after]
-            if commit and self.commits_with:
-                self._send_all([("COMMIT", ())])
-                self._committed = True
-            return cursors
+            return [self.execute(text, params) for text, params in after]
         keys = (parts,) if then is None or then in self._held else (parts, then)
-        self._waiting_for = " then ".join(" ".join(key) for key in keys)
+        self.waiting_for = " then ".join(" ".join(key) for key in keys)
         held, cursors = self.dialect.lock_key(self, parts, *keys[1:], after=after, commit=commit)
         self._held.update(keys)
         if clock:
@@ -283,7 +263,7 @@ class SqlCore:
                 finally:
                     self._nesting -= 1
                 return
-            self._waiting_for = waiting_for
+            self.waiting_for = waiting_for
             self._open_transaction()
             self._in_tx = True
             try:
@@ -327,7 +307,7 @@ class SqlCore:
         """Read the schema version in the current transaction; refuse a newer one."""
         self._version_unread = False
         rows = self._send("SELECT version FROM gk_schema", ()).fetchall()
-        self._refuse_newer_schema(int(rows[0][0]) if rows else 0)
+        self.refuse_newer_schema(int(rows[0][0]) if rows else 0)
 
     def _commit(self) -> None:
         if self._begin_pending or self._committed:  # nothing sent, or the COMMIT went already
@@ -347,57 +327,13 @@ class SqlCore:
             raise self._wrap(exc, committing=False) from exc
 
     def _wrap(self, exc: BaseException, committing: bool) -> LedgerError:
-        """A LedgerError for a driver error; a dropped connection is replaced on next use."""
-        if self.dialect.is_timeout(exc):
-            what = f" waiting for {self._waiting_for}" if self._waiting_for else ""
-            return LedgerError(
-                f"ledger {self.describe()}: timed out after {self.busy_timeout:g}s{what} "
-                f"(busy_timeout); another writer holds the lock: {exc}",
-                retryable=False,
-            )
-        broken = self._is_broken()
-        retry = self.dialect.is_retryable(exc) or (broken and not committing)
-        lost = " (connection lost; it is reopened on next use)" if broken else ""
-        return LedgerError(
-            f"ledger {self.describe()}: {exc}{lost}",
-            retryable=retry,
-            unreachable=broken and not committing,
-        )
-
-    def _refuse_newer_schema(self, version: int) -> None:
-        """A schema newer than this code is refused, also by a process that opened the ledger
-        before the upgrade: checked in every write transaction (``_read_version``,
-        ``select_row``)."""
-        if version > SCHEMA_VERSION:
-            raise LedgerError(
-                f"ledger {self.describe()} has schema version {version}; this gatekeeper "
-                f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper",
-                retryable=False,
-            )
+        """A LedgerError for a driver error (``outages.wrap``)."""
+        return outages.wrap(self, exc, committing)
 
     def riding_out(self, operation: Callable[[], T]) -> T:
-        """``operation()``; while it fails because the database cannot be reached (LedgerError
-        ``unreachable``: nothing can have committed), again after a pause that doubles from
-        0.1 s to 2 s, for up to ``reconnect_window`` seconds from the first failure. Past it,
-        the last LedgerError, saying how long it tried."""
-        deadline: float | None = None
-        pause = BACKOFF[0]
-        while True:
-            try:
-                return operation()
-            except LedgerError as exc:
-                if not exc.unreachable or self._in_tx:
-                    raise
-                now = time.monotonic()
-                deadline = now + self.reconnect_window if deadline is None else deadline
-                if now >= deadline:
-                    raise LedgerError(
-                        f"{exc}; still unreachable after {self.reconnect_window:g}s "
-                        "(reconnect_window)",
-                        retryable=exc.retryable,
-                    ) from exc
-                time.sleep(min(pause, deadline - now))
-                pause = min(pause * 2, BACKOFF[1])
+        """``operation()``, tried again while the database cannot be reached, for up to
+        ``reconnect_window`` seconds (``outages.ride_out``); never inside a transaction."""
+        return outages.ride_out(operation, self.reconnect_window, lambda: self._in_tx)
 
     def run_in_transaction(self, work: Callable[[], T], waiting_for: str = "") -> T:
         """Run ``work()`` in a transaction, again when the database reports a race, and while
@@ -437,14 +373,12 @@ class SqlCore:
     # -- schema --------------------------------------------------------------------------------
     def schema_version(self) -> int:
         """The schema version the database holds (0 before the first migration)."""
-        if not self.dialect.table_exists(self, "gk_schema"):
-            return 0
-        rows = self.execute("SELECT version FROM gk_schema").fetchall()
-        return int(rows[0][0]) if rows else 0
+        return schema.read_version(self)
 
     @contextlib.contextmanager
-    def _migration(self, what: str) -> Iterator[None]:
-        """A schema transaction: opened without reading the version, under the schema lock."""
+    def migration(self, what: str) -> Iterator[None]:
+        """A schema transaction (``schema.migrate``): opened without reading the version,
+        under the schema lock."""
         self._migrating = True
         try:
             with self.transaction(what):
@@ -453,30 +387,13 @@ class SqlCore:
         finally:
             self._migrating = False
 
-    def _migrate(self) -> None:
-        setup = self.dialect.setup_sql()
-        if setup:
-            with self._migration("the schema"):
-                for statement in setup:
-                    self.execute(statement)
-        try:  # an up-to-date ledger opens without waiting for the write lock
-            if self.schema_version() == SCHEMA_VERSION:
-                return
-        except self.dialect.driver_errors():
-            pass  # e.g. the schema table is being created right now: decide under the lock
-        with self._migration("the schema migration"):
-            self._migrate_locked()
-
-    def _migrate_locked(self) -> None:
-        version = self.schema_version()
-        self._refuse_newer_schema(version)
-        if version == 0:
-            self.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
-            self.execute("INSERT INTO gk_schema (version) VALUES (0)")
-        for number in range(version, SCHEMA_VERSION):
-            for step in MIGRATIONS[number]:
-                if isinstance(step, str):
-                    self.execute(step.replace("{ts}", self.dialect.ts_type))
-                else:
-                    step(self)
-            self.execute("UPDATE gk_schema SET version = ?", (number + 1,))
+    def refuse_newer_schema(self, version: int) -> None:
+        """A schema newer than this code is refused, also by a process that opened the ledger
+        before the upgrade: checked in every write transaction (``_read_version``,
+        ``select_row``) and before a migration."""
+        if version > schema.SCHEMA_VERSION:
+            raise LedgerError(
+                f"ledger {self.describe()} has schema version {version}; this gatekeeper "
+                f"knows up to {schema.SCHEMA_VERSION}: upgrade gatekeeper",
+                retryable=False,
+            )

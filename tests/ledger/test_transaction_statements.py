@@ -10,7 +10,6 @@ written.
 from __future__ import annotations
 
 import contextlib
-
 from collections.abc import Callable, Iterator
 from typing import Any
 

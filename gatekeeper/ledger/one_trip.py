@@ -1,0 +1,112 @@
+"""The common start and end of an attempt in one round trip each (PostgreSQL: psycopg's
+pipeline): BEGIN, the key lock, statements that judge in SQL what they write, and COMMIT.
+
+Each applies only in the common case, and writes nothing otherwise; ``AttemptStore`` then
+reads and judges the case in a transaction of its own (``_fast_or_read``). Each is safe to
+run twice: a dropped connection cannot tell whether its COMMIT ran, and the work runs again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import cast
+
+from gatekeeper.core.errors import LedgerError
+from gatekeeper.core.records import Attempt, RunState
+from gatekeeper.core.validation import MAX_ATTEMPT
+from gatekeeper.ledger.requests import AttemptObservation, AttemptStart
+from gatekeeper.ledger.runs import CompleteRuns
+from gatekeeper.ledger.schema import SCHEMA_VERSION
+from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore, Statements
+
+
+class OneTrip:
+    """The one-round-trip writes of ``AttemptStore.begin_attempt`` and ``record``."""
+
+    def __init__(self, sql: SqlCore, runs: CompleteRuns):
+        self.sql = sql
+        self.runs = runs
+
+    def start(self, request: AttemptStart) -> Attempt | None:
+        """The common start, sent with the key's lock and the COMMIT (one round trip where
+        the dialect can) and no read: the next attempt (``attempt`` 0) of a period none of
+        whose attempts is running or succeeded, at the database's clock. The new running
+        Attempt; None, nothing written, for anything else (``_begin`` then reads and judges
+        it). A second run of a start that committed finds it (``_begin``)."""
+        job, period = request.job, request.period
+        clock, stamps = self.sql.dialect.clock_row(request.lease_seconds, request.now)
+        insert = (
+            f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) SELECT ?, ?, "
+            "COALESCE(MAX(a.attempt), 0) + 1, ?, 'running', c.at, c.at, c.until, NULL "
+            f"FROM ({clock}) AS c LEFT JOIN gk_attempts a ON a.job = ? AND a.period = ? "
+            "WHERE 1 = 1 GROUP BY c.at, c.until HAVING COALESCE(MAX(a.attempt), 0) < ? AND "
+            "COALESCE(SUM(CASE WHEN a.state IN ('running', 'succeeded') THEN 1 ELSE 0 END), 0) "
+            f"= 0 AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION} "
+            "ON CONFLICT (run_id) DO NOTHING RETURNING attempt, started_at, lease_expires_at"
+        )
+        params = (job, period, request.run_id, *stamps, job, period, MAX_ATTEMPT)
+        cursors = self.sql.lock_key("attempt", job, period, after=[(insert, params)], commit=True)
+        rows = cursors[0].fetchall()
+        if not rows:
+            return None
+        number, started, until = rows[0]
+        at, expires = cast(dt.datetime, self.sql.ts_out(started)), self.sql.ts_out(until)
+        return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
+
+    def finish_statements(self, request: AttemptObservation) -> Statements | None:
+        """The common outcome, a running attempt's end that changes no run or only extends
+        one, as statements sent with the key's lock and the COMMIT (``finished``): the
+        attempt, running with this run ID, takes the outcome at the database's clock; a
+        success only when it is the period's latest attempt and extends the run just before
+        it (``CompleteRuns.extension``, which then applies too). Nothing written otherwise
+        (``_record`` then reads and judges it). None where there is no such case (a success
+        in the calendar's first period)."""
+        job, period, number = request.job, request.period, request.attempt
+        extension = None
+        if request.state is RunState.SUCCEEDED:
+            extension = self.runs.extension(job, period, request.run_id)
+            if extension is None:
+                return None
+        clock, stamps = self.sql.dialect.clock_row(0, request.now)
+        sql = (
+            f"WITH c AS ({clock}) UPDATE gk_attempts SET state = ?, "
+            "updated_at = (SELECT at FROM c), error = ?, lease_expires_at = NULL "
+            "WHERE job = ? AND period = ? AND attempt = ? AND run_id = ? AND state = 'running' "
+            f"AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION}"
+        )
+        returning = " RETURNING attempt"  # a rowcount is not kept for WITH ... UPDATE (sqlite3)
+        params = (*stamps, request.state.value, request.error, job, period, number)
+        params += (request.run_id,)
+        if extension is None:  # completeness does not change: running was not complete
+            return [(sql + returning, params)]
+        # the extension's own conditions, judged before this write (it judges them after)
+        sql += (
+            " AND attempt = (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = ? AND "
+            "b.period = ?) AND EXISTS (SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND "
+            "r.published = 0 AND r.last_period = ?) AND NOT EXISTS (SELECT 1 FROM "
+            "gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) "
+            "AND NOT EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND "
+            "p.period = ?)" + returning
+        )
+        before, after = self.runs.neighbours(period)
+        params += (job, period, job, before, job, after, job, period)
+        return [(sql, params), extension]
+
+    def finished(self, request: AttemptObservation, statements: Statements) -> bool:
+        """Send ``finish_statements`` with the key's lock (and the job's runs lock for a
+        success) and the COMMIT, in one round trip where the dialect can: True when the
+        attempt took its outcome (a second run finds it done: a harmless replay)."""
+        job, period = request.job, request.period
+        success = request.state is RunState.SUCCEEDED
+        runs = ("complete runs", job) if success else None
+        cursors = self.sql.lock_key(
+            "attempt", job, period, then=runs, after=statements, commit=True
+        )
+        done = len(cursors[0].fetchall()) == 1
+        if success and done != (cursors[1].rowcount == 1):  # one judgement, made twice
+            raise LedgerError(
+                f"{job} {period}: the runs of complete periods disagree with the attempts "
+                "(written behind the ledger's back?); rebuild them: CompleteRuns.rebuild()",
+                retryable=False,
+            )
+        return done
