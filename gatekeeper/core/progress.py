@@ -148,14 +148,22 @@ def chunk_status(
     """A chunk's status message and percentage: ``filled D/N[, F failed (first P)][, next
     K]``; ``next`` is the first key neither done nor failed, in the chunk's order."""
     count = sum(1 for key in keys if key in done)
-    parts = [f"filled {count}/{len(keys)}"]
     fails = [key for key in keys if key in failed and key not in done]
+    pending = next((key for key in keys if key not in done and key not in failed), None)
+    return filled_status(len(keys), count, fails, pending)
+
+
+def filled_status(
+    total: int, count: int, fails: Sequence[str] = (), pending: str | None = None
+) -> tuple[str, int]:
+    """``chunk_status`` of a chunk of ``total`` keys, ``count`` of them done, ``fails`` failed
+    (in order), ``pending`` the next to do (None: none)."""
+    parts = [f"filled {count}/{total}"]
     if fails:
         parts.append(f"{len(fails)} failed (first {fails[0]})")
-    pending = [key for key in keys if key not in done and key not in failed]
-    if pending:
-        parts.append(f"next {pending[0]}")
-    return ", ".join(parts), percent(count, len(keys))
+    if pending is not None:
+        parts.append(f"next {pending}")
+    return ", ".join(parts), percent(count, total)
 
 
 def fill_over(

@@ -16,7 +16,7 @@ from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import MAX_ATTEMPT
 from gatekeeper.ledger.requests import AttemptObservation, AttemptStart
 from gatekeeper.ledger.runs import CompleteRuns
-from gatekeeper.ledger.schema import SCHEMA_VERSION
+from gatekeeper.ledger.schema import version_guard
 from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore, Statements
 
 
@@ -41,7 +41,7 @@ class OneTrip:
             f"FROM ({clock}) AS c LEFT JOIN gk_attempts a ON a.job = ? AND a.period = ? "
             "WHERE 1 = 1 GROUP BY c.at, c.until HAVING COALESCE(MAX(a.attempt), 0) < ? AND "
             "COALESCE(SUM(CASE WHEN a.state IN ('running', 'succeeded') THEN 1 ELSE 0 END), 0) "
-            f"= 0 AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION} "
+            f"= 0 AND {version_guard()} "
             "ON CONFLICT (run_id) DO NOTHING RETURNING attempt, started_at, lease_expires_at"
         )
         params = (job, period, request.run_id, *stamps, job, period, MAX_ATTEMPT)
@@ -49,6 +49,7 @@ class OneTrip:
         rows = cursors[0].fetchall()
         if not rows:
             return None
+        self.sql.vouch_version()
         number, started, until = rows[0]
         at, expires = cast(dt.datetime, self.sql.ts_out(started)), self.sql.ts_out(until)
         return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
@@ -64,7 +65,7 @@ class OneTrip:
         job, period, number = request.job, request.period, request.attempt
         extension = None
         if request.state is RunState.SUCCEEDED:
-            extension = self.runs.extension(job, period, request.run_id)
+            extension = self._extension(job, period, request.run_id)
             if extension is None:
                 return None
         clock, stamps = self.sql.dialect.clock_row(0, request.now)
@@ -72,7 +73,7 @@ class OneTrip:
             f"WITH c AS ({clock}) UPDATE gk_attempts SET state = ?, "
             "updated_at = (SELECT at FROM c), error = ?, lease_expires_at = NULL "
             "WHERE job = ? AND period = ? AND attempt = ? AND run_id = ? AND state = 'running' "
-            f"AND (SELECT version FROM gk_schema) <= {SCHEMA_VERSION}"
+            f"AND {version_guard()}"
         )
         returning = " RETURNING attempt"  # a rowcount is not kept for WITH ... UPDATE (sqlite3)
         params = (*stamps, request.state.value, request.error, job, period, number)
@@ -103,6 +104,8 @@ class OneTrip:
             "attempt", job, period, then=runs, after=statements, commit=True
         )
         done = len(cursors[0].fetchall()) == 1
+        if done:
+            self.sql.vouch_version()
         if success and done != (cursors[1].rowcount == 1):  # one judgement, made twice
             raise LedgerError(
                 f"{job} {period}: the runs of complete periods disagree with the attempts "
@@ -110,3 +113,21 @@ class OneTrip:
                 retryable=False,
             )
         return done
+
+    def _extension(
+        self, job: str, period: str, run_id: str
+    ) -> tuple[str, tuple[object, ...]] | None:
+        """``CompleteRuns.extension``, sent after the attempt's end before knowing whether
+        that applied: it also requires that the period's latest attempt is ``run_id``'s and
+        succeeded (otherwise the period's completeness did not change here, and a complete
+        period is in no run that ends just before it: runs are disjoint and never adjacent)
+        and guards on the schema version."""
+        base = self.runs.extension(job, period)
+        if base is None:
+            return None
+        sql = base[0] + (
+            " AND EXISTS (SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? "
+            "AND a.run_id = ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+            f"FROM gk_attempts b WHERE b.job = ? AND b.period = ?)) AND {version_guard()}"
+        )
+        return sql, (*base[1], job, period, run_id, job, period)

@@ -112,17 +112,12 @@ class CompleteRuns:
         for flag, wanted in ((0, succeeded), (1, succeeded and bool(published))):
             self._set(job, flag, kind, n, wanted, beside[flag])
 
-    def extension(
-        self, job: str, period: str, run_id: str | None = None
-    ) -> tuple[str, tuple[object, ...]] | None:
+    def extension(self, job: str, period: str) -> tuple[str, tuple[object, ...]] | None:
         """The common success as one statement, no read (None for the first period of the
         calendar): ``period`` (not complete until now) extends the run that ends just before
         it, when no run starts just after it and the job has not published it (so only the
         job's plain runs change); one row changed when it applied, none (nothing written) in
-        any other case. With ``run_id``, sent with the attempt's end before knowing whether
-        that applied, it also requires that the period's latest attempt is that run's and
-        succeeded: otherwise the period's completeness did not change here, and a complete
-        period is in no run that ends just before it (runs are disjoint and never adjacent)."""
+        any other case."""
         before, after = self.neighbours(period)
         if before is None:
             return None
@@ -132,16 +127,7 @@ class CompleteRuns:
             "WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) AND NOT EXISTS "
             "(SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND p.period = ?)"
         )
-        params: tuple[object, ...] = (period, job, before, job, after)
-        params += (job, period)
-        if run_id is None:
-            return sql, params
-        sql += (
-            " AND EXISTS (SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? "
-            "AND a.run_id = ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
-            "FROM gk_attempts b WHERE b.job = ? AND b.period = ?))"
-        )
-        return sql, (*params, job, period, run_id, job, period)
+        return sql, (period, job, before, job, after, job, period)
 
     @staticmethod
     def neighbours(period: str) -> tuple[str | None, str]:

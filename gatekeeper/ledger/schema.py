@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gatekeeper.core.errors import LedgerError
 from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
 from gatekeeper.ledger.runs import CompleteRuns
 
@@ -129,7 +130,7 @@ def migrate(sql: SqlCore) -> None:
         pass  # e.g. the schema table is being created right now: decide under the lock
     with sql.migration("the schema migration"):
         version = read_version(sql)
-        sql.refuse_newer_schema(version)
+        refuse_newer(sql, version)
         if version == 0:
             sql.execute("CREATE TABLE gk_schema (version INTEGER NOT NULL)")
             sql.execute("INSERT INTO gk_schema (version) VALUES (0)")
@@ -140,3 +141,21 @@ def migrate(sql: SqlCore) -> None:
                 else:
                     step(sql)
             sql.execute("UPDATE gk_schema SET version = ?", (number + 1,))
+
+
+def refuse_newer(sql: SqlCore, version: int) -> None:
+    """A schema newer than this code is refused, also by a process that opened the ledger
+    before the upgrade: checked in every write transaction and before a migration."""
+    if version > SCHEMA_VERSION:
+        raise LedgerError(
+            f"ledger {sql.describe()} has schema version {version}; this gatekeeper "
+            f"knows up to {SCHEMA_VERSION}: upgrade gatekeeper",
+            retryable=False,
+        )
+
+
+def version_guard() -> str:
+    """A condition true while the ledger's schema is not newer than this code's: a statement
+    sent before the version is read (``SqlCore.lock_key(commit=True)``) writes nothing under
+    a newer one."""
+    return f"(SELECT version FROM gk_schema) <= {SCHEMA_VERSION}"

@@ -68,10 +68,7 @@ class SqlCore:
 
     # -- connection ----------------------------------------------------------------------------
     def _reconnect(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
+        self.close()
         try:
             self._conn = self.dialect.connect(self.busy_timeout)
         except self.dialect.driver_errors() as exc:
@@ -190,9 +187,14 @@ class SqlCore:
         self._committed = commit
         row = cursors[0].fetchone()
         if version:
-            self.refuse_newer_schema(0 if row[-1] is None else int(row[-1]))
+            schema.refuse_newer(self, 0 if row[-1] is None else int(row[-1]))
             row = row[:-1]
         return tuple(row), cursors[1 : len(statements)]
+
+    def vouch_version(self) -> None:
+        """Statements of this transaction that guard on the schema version wrote: it is not
+        newer (``lock_key(commit=True)``), and need not be read."""
+        self._version_unread = False
 
     @property
     def committed(self) -> bool:
@@ -219,9 +221,14 @@ class SqlCore:
         clock read with the lock (unless ``clock`` is False). ``then``: a second key, locked
         in the same statement. ``after``: statements run once the locks are held, in the
         same round trip where the dialect can (``select_row_then``, ``commit`` too); returns
-        their cursors."""
+        their cursors. With ``commit`` they must write nothing under a newer schema (they
+        guard on its version in SQL): where no lock statement reads it, they go first, and
+        ``vouch_version`` spares its read when they wrote."""
         if not self.dialect.locks_keys or parts in self._held:
-            return [self.execute(text, params) for text, params in after]
+            if not commit:
+                return [self.execute(text, params) for text, params in after]
+            name = self.dialect.name
+            return self._send_all([(prepare(t, name), tuple(p)) for t, p in after])
         keys = (parts,) if then is None or then in self._held else (parts, then)
         self.waiting_for = " then ".join(" ".join(key) for key in keys)
         held, cursors = self.dialect.lock_key(self, parts, *keys[1:], after=after, commit=commit)
@@ -307,7 +314,7 @@ class SqlCore:
         """Read the schema version in the current transaction; refuse a newer one."""
         self._version_unread = False
         rows = self._send("SELECT version FROM gk_schema", ()).fetchall()
-        self.refuse_newer_schema(int(rows[0][0]) if rows else 0)
+        schema.refuse_newer(self, int(rows[0][0]) if rows else 0)
 
     def _commit(self) -> None:
         if self._begin_pending or self._committed:  # nothing sent, or the COMMIT went already
@@ -386,14 +393,3 @@ class SqlCore:
                 yield
         finally:
             self._migrating = False
-
-    def refuse_newer_schema(self, version: int) -> None:
-        """A schema newer than this code is refused, also by a process that opened the ledger
-        before the upgrade: checked in every write transaction (``_read_version``,
-        ``select_row``) and before a migration."""
-        if version > schema.SCHEMA_VERSION:
-            raise LedgerError(
-                f"ledger {self.describe()} has schema version {version}; this gatekeeper "
-                f"knows up to {schema.SCHEMA_VERSION}: upgrade gatekeeper",
-                retryable=False,
-            )

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from gatekeeper.luigi.tasks import PeriodTask
 
 UTC = dt.timezone.utc
 LANES = 16  # a forward or reverse window is cut into at least this many chunks
+CONTIGUOUS_GROWTH = 8  # a contiguous fill's blocks grow up to this many times CHUNK
 Blocks = tuple[tuple[str, tuple[str, ...]], ...]
 
 
@@ -73,17 +75,34 @@ def chunk_size(plan: RangePlan) -> int:
     return max(1, min(CHUNK, -(-len(plan.due) // LANES)))
 
 
+def block_starts(plan: RangePlan) -> list[int]:
+    """Where the blocks of the due periods start (indexes into ``plan.due``): every
+    ``chunk_size`` periods; for a contiguous fill the blocks then grow (two of each size,
+    doubling up to CONTIGUOUS_GROWTH times it), so a long fill is few chunks, each a round of
+    Luigi's worker and scheduler, while a short one is cut as before. A start depends only on
+    the periods before it: a window that grows at its end keeps its blocks."""
+    size, grows = chunk_size(plan), plan.strategy == "contiguous"
+    starts: list[int] = []
+    at = 0
+    while at < len(plan.due):
+        starts.append(at)
+        at += size * (min(2 ** ((len(starts) - 1) // 2), CONTIGUOUS_GROWTH) if grows else 1)
+    return starts
+
+
 def chunk_blocks(plan: RangePlan) -> Blocks:
-    """(block, keys): the scheduled keys, in fill order, by blocks of ``chunk_size`` due
-    periods. A block is named by its first due period, so invocations of the same range planned
-    at different times name their chunks alike and a central scheduler runs each once."""
+    """(block, keys): the scheduled keys, in fill order, by blocks of due periods
+    (``block_starts``). A block is named by its first due period, so invocations of the same
+    range planned at different times name their chunks alike and a central scheduler runs each
+    once."""
     if not plan.scheduled:
         return ()
-    first, size = period_ordinal(plan.due[0], plan.period), chunk_size(plan)
+    first, starts = period_ordinal(plan.due[0], plan.period), block_starts(plan)
     blocks: dict[str, list[str]] = {}
     for label in plan.scheduled:
         index = period_ordinal(label, plan.period) - first
-        blocks.setdefault(plan.key(plan.due[index // size * size]), []).append(plan.key(label))
+        start = starts[bisect.bisect_right(starts, index) - 1]
+        blocks.setdefault(plan.key(plan.due[start]), []).append(plan.key(label))
     return tuple((block, tuple(found)) for block, found in blocks.items())
 
 

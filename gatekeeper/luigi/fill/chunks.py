@@ -22,7 +22,7 @@ from typing import Any
 import luigi
 
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.core.progress import chunk_status, failed_keys
+from gatekeeper.core.progress import chunk_status, failed_keys, filled_status
 from gatekeeper.luigi.completeness import complete_keys
 from gatekeeper.luigi.fill import channel, policy
 from gatekeeper.luigi.fill.inline import InlineRuns
@@ -160,12 +160,13 @@ class ContiguousChunk(luigi.Task):
         done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
         retried = self._failed()
         runs = InlineRuns(self)
+        count = sum(1 for key in keys if key in done)  # kept as it grows: O(1) a period
         try:
             for index in range(cursor, len(keys)):
                 if keys[index] in done:
                     continue
-                self._cursor = index
-                self.progress(done, runs=runs)
+                self._cursor = index  # every key before it is done: it is the next
+                self.show(filled_status(len(keys), count, (), keys[index]), runs)
                 task = self._task(keys[index])
                 self.announce(task)
                 if keys[index] not in retried and self._may_run_inline(task, runs):
@@ -174,7 +175,8 @@ class ContiguousChunk(luigi.Task):
                     runs.flush()
                     yield task  # resumed here only once the period is complete
                 done.add(keys[index])
-            self.progress(done, runs=runs, last=True)
+                count += 1
+            self.show(filled_status(len(keys), count), runs, last=True)
             self._seen_complete = True
         finally:
             runs.flush()
@@ -191,7 +193,12 @@ class ContiguousChunk(luigi.Task):
         period under luigid (``runs`` remote): the range's watch sets every chunk's status
         there per period, from the ledger, without a round trip per period here; the
         ``last`` one goes with the periods' reports, without waiting for a round trip."""
-        status = chunk_status(list(self.keys), done, failed)
+        self.show(chunk_status(list(self.keys), done, failed), runs, last=last)
+
+    def show(
+        self, status: tuple[str, int], runs: InlineRuns | None = None, *, last: bool = False
+    ) -> None:
+        """Show ``status`` (a message and a percentage), as ``progress`` says."""
         if runs is not None and runs.remote:
             if last:
                 runs.show(self, *status)
