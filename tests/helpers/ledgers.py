@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -99,3 +101,62 @@ def fresh_pg_schema() -> Iterator[str]:
         yield pg_url(schema)
     finally:
         drop_pg_schema(schema)
+
+
+# -- PostgreSQL sessions killed mid-transaction -------------------------------------------
+WAIT = 30.0  # upper bound of the wait for a session to nap
+
+NAP = """
+CREATE SEQUENCE "{s}".gk_nap_calls;
+CREATE FUNCTION "{s}".gk_nap() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF nextval('"{s}".gk_nap_calls') = 1 THEN PERFORM pg_sleep(20); END IF;
+    RETURN NULL;
+END $$;
+CREATE {kind} TRIGGER gk_nap AFTER {event} ON "{s}".gk_attempts {when}
+    FOR EACH ROW EXECUTE FUNCTION "{s}".gk_nap();
+"""
+
+
+def install_nap(schema: str, at_commit: bool, event: str = "INSERT") -> None:
+    """The first ``event`` (INSERT or UPDATE) of gk_attempts sleeps 20 s: in its statement,
+    or in its COMMIT."""
+    import psycopg
+
+    kind, when = ("CONSTRAINT", "DEFERRABLE INITIALLY DEFERRED") if at_commit else ("", "")
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+        conn.execute(NAP.format(s=schema, kind=kind, when=when, event=event).encode())
+
+
+def nap_calls(schema: str) -> int:
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+        row = conn.execute(f'SELECT last_value FROM "{schema}".gk_nap_calls').fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def kill_when_napping(application_name: str, killed: list[int]) -> threading.Thread:
+    """A thread that terminates the session ``application_name`` once it sleeps in pg_sleep."""
+    import psycopg
+
+    def run() -> None:
+        deadline = time.monotonic() + WAIT
+        with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
+            while time.monotonic() < deadline:
+                rows = conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
+                    "AND wait_event = 'PgSleep'",
+                    (application_name,),
+                ).fetchall()
+                for (pid,) in rows:
+                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                    killed.append(int(pid))
+                if rows:
+                    return
+                time.sleep(0.02)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread

@@ -34,6 +34,9 @@ from tests.helpers.ledgers import (
     T0,
     count_rows,
     drop_pg_schema,
+    install_nap,
+    kill_when_napping,
+    nap_calls,
     pg_url,
     require_pg,
     snapshot,
@@ -740,61 +743,6 @@ def test_ledger_default_application_name_is_gatekeeper(pg_schema: str) -> None:
                 "SELECT application_name FROM pg_stat_activity WHERE pid = %s", (pid,)
             ).fetchall()
     assert rows == [("gatekeeper",)]
-
-
-NAP = """
-CREATE SEQUENCE "{s}".gk_nap_calls;
-CREATE FUNCTION "{s}".gk_nap() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF nextval('"{s}".gk_nap_calls') = 1 THEN PERFORM pg_sleep(20); END IF;
-    RETURN NULL;
-END $$;
-CREATE {kind} TRIGGER gk_nap AFTER INSERT ON "{s}".gk_attempts {when}
-    FOR EACH ROW EXECUTE FUNCTION "{s}".gk_nap();
-"""
-
-
-def install_nap(schema: str, at_commit: bool) -> None:
-    """The first insert into gk_attempts sleeps 20 s: in its statement, or in its COMMIT."""
-    import psycopg
-
-    kind, when = ("CONSTRAINT", "DEFERRABLE INITIALLY DEFERRED") if at_commit else ("", "")
-    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
-        conn.execute(NAP.format(s=schema, kind=kind, when=when).encode())
-
-
-def nap_calls(schema: str) -> int:
-    import psycopg
-
-    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
-        row = conn.execute(f'SELECT last_value FROM "{schema}".gk_nap_calls').fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def kill_when_napping(application_name: str, killed: list[int]) -> threading.Thread:
-    """A thread that terminates the session ``application_name`` once it sleeps in pg_sleep."""
-    import psycopg
-
-    def run() -> None:
-        deadline = time.monotonic() + WAIT
-        with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=10) as conn:
-            while time.monotonic() < deadline:
-                rows = conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s "
-                    "AND wait_event = 'PgSleep'",
-                    (application_name,),
-                ).fetchall()
-                for (pid,) in rows:
-                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-                    killed.append(int(pid))
-                if rows:
-                    return
-                time.sleep(0.02)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 @pytest.mark.postgres
