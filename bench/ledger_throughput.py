@@ -19,7 +19,8 @@ prepared statements), the least SQL that does the work (``FLOORS`` says what eac
 
 - gate check: the ledger's own latest-attempt query (3 jobs, 1 date), one query per check;
 - attempt: BEGIN; INSERT the attempt ``running`` with its lease; COMMIT; then BEGIN; UPDATE
-  it to ``succeeded``; COMMIT;
+  it to ``succeeded``; COMMIT; and again with each of the two transactions sent in one round
+  trip (a psycopg pipeline: gatekeeper sends its own so on PostgreSQL), the stricter floor;
 - record: BEGIN; the INSERT (``running``) or the UPDATE (``succeeded``); COMMIT;
 - publish: BEGIN; the latest-attempt query of the 3 jobs; INSERT the publication; INSERT
   its 3 evidence rows (executemany); COMMIT.
@@ -209,11 +210,13 @@ def floor_gate_checks(raw: Raw, draw: Callable[[], tuple[list[str], str]]) -> Ca
     return check
 
 
-OPERATIONS = ("gate checks", "attempts", "records", "publishes")
+OPERATIONS = ("gate checks", "attempts", "piped attempts", "records", "publishes")
 WRITES = OPERATIONS[1:]
 FLOORS = {
     "gate checks": "the ledger's latest-attempt query, one per check",
     "attempts": "BEGIN; INSERT running with lease; COMMIT; BEGIN; UPDATE to succeeded; COMMIT",
+    "piped attempts": "the same, each transaction sent in one round trip (a psycopg pipeline; "
+    "SQLite: as attempts)",
     "records": "BEGIN; INSERT running or UPDATE to succeeded; COMMIT",
     "publishes": "BEGIN; latest-attempt query; INSERT publication; INSERT 3 evidence; COMMIT",
 }
@@ -306,6 +309,29 @@ def floor_attempt(raw: Raw, keys: Keys) -> Callable[[], int]:
     return run
 
 
+def floor_piped_attempt(raw: Raw, keys: Keys) -> Callable[[], int]:
+    """``floor_attempt`` with each transaction in one round trip, as gatekeeper sends its own
+    on PostgreSQL (the fewest round trips the same work can take); SQLite has none to save."""
+    if raw.sqlite:
+        return floor_attempt(raw, keys)
+
+    def run() -> int:
+        job, date, run_id = keys.next()
+        now = dt.datetime.now(UTC)
+        lease = now + dt.timedelta(seconds=300)
+        with raw.conn.pipeline():
+            raw.begin()
+            raw.run(INSERT_RUNNING, (job, date, run_id, now, now, lease))
+            raw.run("COMMIT")
+        with raw.conn.pipeline():
+            raw.begin()
+            raw.run(SET_SUCCEEDED, (dt.datetime.now(UTC), job, date))
+            raw.run("COMMIT")
+        return 1
+
+    return run
+
+
 def gk_record(ledger: gk.Ledger, keys: Keys) -> Callable[[], int]:
     current: list[tuple[str, str, str, dt.datetime]] = []
 
@@ -390,17 +416,18 @@ def verify(ledger: gk.Ledger, keys: dict[str, Keys], required: int) -> None:
 
     wanted: list[tuple[str, int, int]] = []
     for who in ("gk", "floor"):
-        done = keys[f"attempts {who}"]
-        wanted.append(
-            (
-                done.prefix,
-                done.done,
-                count(
-                    "SELECT COUNT(*) FROM gk_attempts WHERE job LIKE ? AND state = 'succeeded'",
+        for op in ("attempts", "piped attempts"):
+            done = keys[f"{op} {who}"]
+            wanted.append(
+                (
                     done.prefix,
-                ),
+                    done.done,
+                    count(
+                        "SELECT COUNT(*) FROM gk_attempts WHERE job LIKE ? AND state = 'succeeded'",
+                        done.prefix,
+                    ),
+                )
             )
-        )
         rec = keys[f"records {who}"]  # one row per key, however many records it took
         wanted.append(
             (
@@ -436,7 +463,7 @@ def measure(backend: str, url: str, size: int, runs: int, seconds: float, seed: 
         raw = Raw(ledger, url)
         required = [f"BenchJob{i}" for i in range(GATE_JOBS)]
         keys = {
-            f"{op} {who}": Keys(f"{who.title()}{op.title()}", shape)
+            f"{op} {who}": Keys(f"{who.title()}{op.title().replace(' ', '')}", shape)
             for op in WRITES
             for who in ("gk", "floor")
         }
@@ -445,6 +472,8 @@ def measure(backend: str, url: str, size: int, runs: int, seconds: float, seed: 
             "gate checks floor": floor_gate_checks(raw, gate_draws(shape, seed)),
             "attempts gk": gk_attempt(ledger, keys["attempts gk"]),
             "attempts floor": floor_attempt(raw, keys["attempts floor"]),
+            "piped attempts gk": gk_attempt(ledger, keys["piped attempts gk"]),
+            "piped attempts floor": floor_piped_attempt(raw, keys["piped attempts floor"]),
             "records gk": gk_record(ledger, keys["records gk"]),
             "records floor": floor_record(raw, keys["records floor"]),
             "publishes gk": gk_publish(ledger, keys["publishes gk"], required),
