@@ -55,19 +55,14 @@ class OneTrip:
         return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
 
     def finish_statements(self, request: AttemptObservation) -> Statements | None:
-        """The common outcome, a running attempt's end that changes no run or only extends
-        one, as statements sent with the key's lock and the COMMIT (``finished``): the
-        attempt, running with this run ID, takes the outcome at the database's clock; a
-        success only when it is the period's latest attempt and extends the run just before
-        it (``CompleteRuns.extension``, which then applies too). Nothing written otherwise
-        (``_record`` then reads and judges it). None where there is no such case (a success
-        in the calendar's first period)."""
+        """The common outcome, a running attempt's end, as statements sent with the key's
+        lock and the COMMIT (``finished``): the attempt, running with this run ID, takes the
+        outcome at the database's clock. A success, which makes its period complete, only
+        when it is the period's latest attempt and the job has not published the period; its
+        run of complete periods is then settled by one of the ``_joins`` statements, each of
+        which writes only in its own case. Nothing written otherwise (``_record`` then reads
+        and judges it). None where there is no such case."""
         job, period, number = request.job, request.period, request.attempt
-        extension = None
-        if request.state is RunState.SUCCEEDED:
-            extension = self._extension(job, period, request.run_id)
-            if extension is None:
-                return None
         clock, stamps = self.sql.dialect.clock_row(0, request.now)
         sql = (
             f"WITH c AS ({clock}) UPDATE gk_attempts SET state = ?, "
@@ -78,20 +73,19 @@ class OneTrip:
         returning = " RETURNING attempt"  # a rowcount is not kept for WITH ... UPDATE (sqlite3)
         params = (*stamps, request.state.value, request.error, job, period, number)
         params += (request.run_id,)
-        if extension is None:  # completeness does not change: running was not complete
+        if request.state is not RunState.SUCCEEDED:  # running was not complete: nor is this
             return [(sql + returning, params)]
-        # the extension's own conditions, judged before this write (it judges them after)
+        joins = self._joins(job, period, request.run_id)
+        if joins is None:
+            return None
+        cases, case_params, statements = joins
         sql += (
             " AND attempt = (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = ? AND "
-            "b.period = ?) AND EXISTS (SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND "
-            "r.published = 0 AND r.last_period = ?) AND NOT EXISTS (SELECT 1 FROM "
-            "gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) "
-            "AND NOT EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND "
-            "p.period = ?)" + returning
+            "b.period = ?) AND NOT EXISTS (SELECT 1 FROM gk_publications p WHERE "
+            f"p.consumer = ? AND p.period = ?) AND ({cases}){returning}"
         )
-        before, after = self.runs.neighbours(period)
-        params += (job, period, job, before, job, after, job, period)
-        return [(sql, params), extension]
+        params += (job, period, job, period, *case_params)
+        return [(sql, params), *statements]
 
     def finished(self, request: AttemptObservation, statements: Statements) -> bool:
         """Send ``finish_statements`` with the key's lock (and the job's runs lock for a
@@ -106,7 +100,8 @@ class OneTrip:
         done = len(cursors[0].fetchall()) == 1
         if done:
             self.sql.vouch_version()
-        if success and done != (cursors[1].rowcount == 1):  # one judgement, made twice
+        settled = sum(cursor.rowcount for cursor in cursors[1:])
+        if success and settled != int(done):  # one judgement, made twice
             raise LedgerError(
                 f"{job} {period}: the runs of complete periods disagree with the attempts "
                 "(written behind the ledger's back?); rebuild them: CompleteRuns.rebuild()",
@@ -114,20 +109,56 @@ class OneTrip:
             )
         return done
 
-    def _extension(
+    def _joins(
         self, job: str, period: str, run_id: str
-    ) -> tuple[str, tuple[object, ...]] | None:
-        """``CompleteRuns.extension``, sent after the attempt's end before knowing whether
-        that applied: it also requires that the period's latest attempt is ``run_id``'s and
-        succeeded (otherwise the period's completeness did not change here, and a complete
-        period is in no run that ends just before it: runs are disjoint and never adjacent)
-        and guards on the schema version."""
-        base = self.runs.extension(job, period)
-        if base is None:
-            return None
-        sql = base[0] + (
-            " AND EXISTS (SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? "
-            "AND a.run_id = ? AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
-            f"FROM gk_attempts b WHERE b.job = ? AND b.period = ?)) AND {version_guard()}"
+    ) -> tuple[str, tuple[object, ...], Statements] | None:
+        """How a success settles its period's runs in one statement, by the runs beside it:
+        ``extend`` the run that ends just before it (none starts just after), ``prepend`` to
+        the run that starts just after it (none ends just before), or a ``single`` new run
+        (neither); joining two runs is left to the read-and-judge way. Returns the condition
+        (and its parameters) that one of these cases holds, judged by the attempt's end
+        before it writes, and the statements, each of which writes only in its case and
+        only where the period's latest attempt is ``run_id``'s and succeeded and no run holds
+        the period (so a second run, or an end that did not apply, writes nothing), guarded
+        on the schema version. Without a pipeline (SQLite: no round trip to save) only
+        ``extend``, the common case of a fill in date order. None: no case (the calendar's
+        first period, without a pipeline)."""
+        before, after = self.runs.neighbours(period)
+        run = "SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r."
+        ends: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}last_period = ?)", (job, before))
+        starts: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}first_period = ?)", (job, after))
+        guard = (
+            f" AND NOT EXISTS ({run}first_period <= ? AND r.last_period >= ?) AND EXISTS "
+            "(SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? AND a.run_id = ? "
+            "AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) FROM "
+            "gk_attempts b WHERE b.job = ? AND b.period = ?)) AND NOT EXISTS (SELECT 1 FROM "
+            f"gk_publications p WHERE p.consumer = ? AND p.period = ?) AND {version_guard()}"
         )
-        return sql, (*base[1], job, period, run_id, job, period)
+        guarded = (job, period, period, job, period, run_id, job, period, job, period)
+        if not self.sql.dialect.pipelines:
+            if before is None:
+                return None
+            cases = f"{ends[0]} AND NOT {starts[0]}"
+            sql = "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
+            sql += f"AND last_period = ? AND NOT {starts[0]}"
+            return (
+                cases,
+                (*ends[1], *starts[1]),
+                [(sql + guard, (period, job, before, *starts[1], *guarded))],
+            )
+        if before is None:  # nothing ends before the calendar's first period
+            ends = ("1 = 0", ())
+        statements: list[tuple[str, tuple[object, ...]]] = []
+        if before is not None:
+            sql = "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
+            sql += f"AND last_period = ? AND NOT {starts[0]}"
+            statements.append((sql + guard, (period, job, before, *starts[1], *guarded)))
+        sql = "UPDATE gk_complete_runs SET first_period = ? WHERE job = ? AND published = 0 "
+        sql += f"AND first_period = ? AND NOT {ends[0]}"
+        statements.append((sql + guard, (period, job, after, *ends[1], *guarded)))
+        sql = (
+            "INSERT INTO gk_complete_runs (job, published, first_period, last_period) "
+            f"SELECT ?, 0, ?, ? WHERE NOT {ends[0]} AND NOT {starts[0]}"
+        )
+        statements.append((sql + guard, (job, period, period, *ends[1], *starts[1], *guarded)))
+        return f"NOT ({ends[0]} AND {starts[0]})", (*ends[1], *starts[1]), statements
