@@ -113,16 +113,16 @@ class OneTrip:
         self, job: str, period: str, run_id: str
     ) -> tuple[str, tuple[object, ...], Statements] | None:
         """How a success settles its period's runs in one statement, by the runs beside it:
-        ``extend`` the run that ends just before it (none starts just after), ``prepend`` to
-        the run that starts just after it (none ends just before), or a ``single`` new run
-        (neither); joining two runs is left to the read-and-judge way. Returns the condition
-        (and its parameters) that one of these cases holds, judged by the attempt's end
-        before it writes, and the statements, each of which writes only in its case and
-        only where the period's latest attempt is ``run_id``'s and succeeded and no run holds
-        the period (so a second run, or an end that did not apply, writes nothing), guarded
-        on the schema version. Without a pipeline (SQLite: no round trip to save) only
-        ``extend``, the common case of a fill in date order. None: no case (the calendar's
-        first period, without a pipeline)."""
+        extend the run that ends just before it (none starts just after) or prepend to the
+        run that starts just after it (none ends just before), one UPDATE; or a single new
+        run (neither), one INSERT; joining two runs is left to the read-and-judge way.
+        Returns the condition (and its parameters) that one of these cases holds, judged by
+        the attempt's end before it writes, and the statements, each of which writes only in
+        its case and only where the period's latest attempt is ``run_id``'s and succeeded
+        and no run holds the period (so a second run, or an end that did not apply, writes
+        nothing), guarded on the schema version. Without a pipeline (SQLite: no round trip
+        to save) only the extension, the common case of a fill in date order. None: no case
+        (the calendar's first period, without a pipeline)."""
         before, after = self.runs.neighbours(period)
         run = "SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r."
         ends: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}last_period = ?)", (job, before))
@@ -148,17 +148,19 @@ class OneTrip:
             )
         if before is None:  # nothing ends before the calendar's first period
             ends = ("1 = 0", ())
-        statements: list[tuple[str, tuple[object, ...]]] = []
-        if before is not None:
-            sql = "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
-            sql += f"AND last_period = ? AND NOT {starts[0]}"
-            statements.append((sql + guard, (period, job, before, *starts[1], *guarded)))
-        sql = "UPDATE gk_complete_runs SET first_period = ? WHERE job = ? AND published = 0 "
-        sql += f"AND first_period = ? AND NOT {ends[0]}"
-        statements.append((sql + guard, (period, job, after, *ends[1], *guarded)))
-        sql = (
+        sides = (  # extend the run before (none after) or prepend to the run after (none before)
+            "UPDATE gk_complete_runs SET last_period = CASE WHEN last_period = ? THEN ? ELSE "
+            "last_period END, first_period = CASE WHEN first_period = ? THEN ? ELSE "
+            "first_period END WHERE job = ? AND published = 0 AND ((last_period = ? AND NOT "
+            f"{starts[0]}) OR (first_period = ? AND NOT {ends[0]}))"
+        )
+        side_params = (before, period, after, period, job, before, *starts[1], after, *ends[1])
+        single = (
             "INSERT INTO gk_complete_runs (job, published, first_period, last_period) "
             f"SELECT ?, 0, ?, ? WHERE NOT {ends[0]} AND NOT {starts[0]}"
         )
-        statements.append((sql + guard, (job, period, period, *ends[1], *starts[1], *guarded)))
+        statements = [
+            (sides + guard, (*side_params, *guarded)),
+            (single + guard, (job, period, period, *ends[1], *starts[1], *guarded)),
+        ]
         return f"NOT ({ends[0]} AND {starts[0]})", (*ends[1], *starts[1]), statements

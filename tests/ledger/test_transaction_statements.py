@@ -202,13 +202,8 @@ def test_every_write_transaction_takes_its_own_key_locks_and_a_success_its_runs_
             assert begin[2].startswith("INSERT INTO gk_attempts") and begin[3] == "COMMIT"
         assert finish[1].count("pg_advisory_xact_lock") == 2
         assert "UPDATE gk_attempts" in finish[2] and "RETURNING" in finish[2]
-        heads = [" ".join(s.split()[:2]) for s in finish[3:]]  # extend, prepend, a new run
-        assert heads == [
-            "UPDATE gk_complete_runs",
-            "UPDATE gk_complete_runs",
-            "INSERT INTO",
-            "COMMIT",
-        ], finish
+        heads = [" ".join(s.split()[:2]) for s in finish[3:]]  # extend or prepend; a new run
+        assert heads == ["UPDATE gk_complete_runs", "INSERT INTO", "COMMIT"], finish
     assert list(ledger.complete_runs("A", "2026-10-20", "2026-10-22").key_pairs()) == [
         ("2026-10-20", "2026-10-22")
     ]
