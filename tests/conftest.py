@@ -5,6 +5,7 @@ Helpers (snapshot, succeed, the fake clock T0, ...) live in tests/helpers/, not 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
-from tests.helpers.ledgers import fresh_pg_schema
+from tests.helpers.ledgers import drop_pg_schema, fresh_pg_schema, require_pg
 from tests.helpers.luigid_support import Luigid
 
 
@@ -41,6 +42,17 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[str]:
 def ledger(ledger_url: str) -> Iterator[gk.Ledger]:
     with gk.open_ledger(ledger_url) as opened:
         yield opened
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    """A fresh PostgreSQL schema name, dropped afterwards (skips without PostgreSQL)."""
+    require_pg()
+    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield schema
+    finally:
+        drop_pg_schema(schema)
 
 
 @pytest.fixture

@@ -17,27 +17,15 @@ import pytest
 import gatekeeper as gk
 from tests.helpers.ledgers import (
     T0,
-    drop_pg_schema,
     install_nap,
     kill_when_napping,
     nap_calls,
     pg_url,
-    require_pg,
     snapshot,
 )
 
 JOB = "NightlyLoad"
 WAIT = 30.0
-
-
-@pytest.fixture
-def pg_schema():
-    require_pg()
-    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield schema
-    finally:
-        drop_pg_schema(schema)
 
 
 def _known(ledger: gk.Ledger) -> None:

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -33,12 +33,10 @@ from tests.helpers.ledgers import (
     PG_DSN,
     T0,
     count_rows,
-    drop_pg_schema,
     install_nap,
     kill_when_napping,
     nap_calls,
     pg_url,
-    require_pg,
     snapshot,
     succeed,
     user_table,
@@ -162,17 +160,6 @@ def notes(ledger: gk.Ledger, ready: dict[str, str]) -> None:
     """A second output table of two text columns, for the write handle tests."""
     with ledger.transaction():
         ledger.execute("CREATE TABLE notes (d TEXT NOT NULL, t TEXT NOT NULL)")
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[str]:
-    """A fresh PostgreSQL schema name, dropped afterwards (skips without PostgreSQL)."""
-    require_pg()
-    schema = f"gk_test_{uuid.uuid4().hex[:12]}"
-    try:
-        yield schema
-    finally:
-        drop_pg_schema(schema)
 
 
 # -- fenced publication ----------------------------------------------------------------------
