@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+import time
 from typing import TYPE_CHECKING, Any
 
 from gatekeeper.ledger.dialect import Dialect
@@ -35,7 +36,7 @@ class SqliteDialect(Dialect):
             check_same_thread=False,
         )
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _set_wal(conn, busy_timeout)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
@@ -65,3 +66,19 @@ class SqliteDialect(Dialect):
 
     def describe(self) -> str:
         return f"sqlite file {self.path}"
+
+
+def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """``PRAGMA journal_mode = WAL``, tried again for up to ``busy_timeout`` seconds while
+    another connection holds the lock it needs: SQLite answers "database is locked" at once
+    there, without its busy handler (processes opening a new ledger file together race
+    here)."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
