@@ -54,14 +54,14 @@ class OneTrip:
         at, expires = cast(dt.datetime, self.sql.ts_out(started)), self.sql.ts_out(until)
         return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
 
-    def finish_statements(self, request: AttemptObservation) -> Statements | None:
+    def finish_statements(self, request: AttemptObservation) -> Statements:
         """The common outcome, a running attempt's end, as statements sent with the key's
         lock and the COMMIT (``finished``): the attempt, running with this run ID, takes the
         outcome at the database's clock. A success, which makes its period complete, only
         when it is the period's latest attempt and the job has not published the period; its
         run of complete periods is then settled by one of the ``_joins`` statements, each of
         which writes only in its own case. Nothing written otherwise (``_record`` then reads
-        and judges it). None where there is no such case."""
+        and judges it)."""
         job, period, number = request.job, request.period, request.attempt
         clock, stamps = self.sql.dialect.clock_row(0, request.now)
         sql = (
@@ -75,10 +75,7 @@ class OneTrip:
         params += (request.run_id,)
         if request.state is not RunState.SUCCEEDED:  # running was not complete: nor is this
             return [(sql + returning, params)]
-        joins = self._joins(job, period, request.run_id)
-        if joins is None:
-            return None
-        cases, case_params, statements = joins
+        cases, case_params, statements = self._joins(job, period, request.run_id)
         sql += (
             " AND attempt = (SELECT MAX(b.attempt) FROM gk_attempts b WHERE b.job = ? AND "
             "b.period = ?) AND NOT EXISTS (SELECT 1 FROM gk_publications p WHERE "
@@ -111,7 +108,7 @@ class OneTrip:
 
     def _joins(
         self, job: str, period: str, run_id: str
-    ) -> tuple[str, tuple[object, ...], Statements] | None:
+    ) -> tuple[str, tuple[object, ...], Statements]:
         """How a success settles its period's runs in one statement, by the runs beside it:
         extend the run that ends just before it (none starts just after) or prepend to the
         run that starts just after it (none ends just before), one UPDATE; or a single new
@@ -120,9 +117,7 @@ class OneTrip:
         the attempt's end before it writes, and the statements, each of which writes only in
         its case and only where the period's latest attempt is ``run_id``'s and succeeded
         and no run holds the period (so a second run, or an end that did not apply, writes
-        nothing), guarded on the schema version. Without a pipeline (SQLite: no round trip
-        to save) only the extension, the common case of a fill in date order. None: no case
-        (the calendar's first period, without a pipeline)."""
+        nothing), guarded on the schema version."""
         before, after = self.runs.neighbours(period)
         run = "SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r."
         ends: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}last_period = ?)", (job, before))
@@ -135,17 +130,6 @@ class OneTrip:
             f"gk_publications p WHERE p.consumer = ? AND p.period = ?) AND {version_guard()}"
         )
         guarded = (job, period, period, job, period, run_id, job, period, job, period)
-        if not self.sql.dialect.pipelines:
-            if before is None:
-                return None
-            cases = f"{ends[0]} AND NOT {starts[0]}"
-            sql = "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
-            sql += f"AND last_period = ? AND NOT {starts[0]}"
-            return (
-                cases,
-                (*ends[1], *starts[1]),
-                [(sql + guard, (period, job, before, *starts[1], *guarded))],
-            )
         if before is None:  # nothing ends before the calendar's first period
             ends = ("1 = 0", ())
         sides = (  # extend the run before (none after) or prepend to the run after (none before)

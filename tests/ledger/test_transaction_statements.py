@@ -92,6 +92,9 @@ def test_a_write_transaction_reads_the_schema_version_once_in_its_first_statemen
         # one read of the version (the one-round-trip writes guard on it in SQL: "<=")
         guarded = [s for s in statements if "FROM gk_schema) <=" in s]
         reads = [s for s in statements if "gk_schema" in s and s not in guarded]
+        if guarded and len(guarded) == len(statements) - 2:  # guarded writes alone: they wrote
+            assert reads == [], statements
+            continue
         assert len(reads) == 1, statements
         if ledger.dialect == "postgresql":  # a column of the lock's (or the clock's) SELECT
             assert VERSION_READ not in statements
@@ -182,8 +185,8 @@ def test_every_write_transaction_takes_its_own_key_locks_and_a_success_its_runs_
     in its case: the first day's inserts a run, the next days' extend it), sent with the
     locks and the COMMIT in one round trip. Once this connection knows the job's period kind
     (read from the first day's row on the second), a start is one round trip too: BEGIN, the
-    lock, the INSERT, COMMIT. SQLite (no round trip to save) tries the extension only: the
-    first day's is read and judged in the same transaction."""
+    lock, the INSERT, COMMIT. SQLite sends the same statements (its BEGIN IMMEDIATE
+    serializes every writer: no lock statement)."""
     sent = recording.sent
     for n, day in enumerate(("2026-10-20", "2026-10-21", "2026-10-22")):
         started = ledger.begin_attempt("A", day, f"r{n}", lease_seconds=30)
