@@ -8,13 +8,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.cli.windows import job_request, window_options
 from gatekeeper.core.clock import utc_now
-from gatekeeper.core.periods import DAILY, PERIODS
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
-from gatekeeper.luigi import config
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 
 #: One character per period in the grid of several jobs.
@@ -23,6 +22,7 @@ SYMBOLS = {
     PeriodState.FAILED: "F",
     PeriodState.RUNNING: "R",
     PeriodState.ABANDONED: "A",
+    PeriodState.BLOCKED: "b",
     PeriodState.MISSING: ".",
     PeriodState.SKIPPED: "s",
     PeriodState.NOT_DUE: "-",
@@ -37,18 +37,16 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every period of each JOB's window at ``--now`` (default: the current time) in one
     state; exit 1 while any job has gaps."""
     now = check_timestamp(args.now, "now") if args.now else utc_now()
-    request = dict(
-        start=args.start,
-        stop=args.stop,
-        now=now,
-        lateness=args.lateness or config.lateness(),
-        period=args.period,
-        timezone=args.timezone or str(config.settings().timezone),
-        strategy=args.strategy,
-        catchup=args.catchup,
-        task_limit=to_int(args.task_limit, "task_limit"),
-    )
-    found = [(job, *window_states(ledger, job, **request)) for job in dict.fromkeys(args.jobs)]
+    limit = to_int(args.task_limit, "task_limit")
+    found = [
+        (
+            job,
+            *window_states(
+                ledger, job, now=now, task_limit=limit, **job_request(ledger, job, args)
+            ),
+        )
+        for job in dict.fromkeys(args.jobs)
+    ]
     data = [
         {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
         for job, plan, states in found
@@ -77,14 +75,15 @@ def render_grid(found: Sequence[JobStates]) -> str:
     if not states:
         return "\n".join(lines)
     strip = len(states) <= STRIP_LIMIT
+    numbers = [counts(job_states) for _, _, job_states in found]
+    shown = {state for number in numbers for state, n in number.items() if n}
     span = states[0].period + (f" .. {states[-1].period}" if len(states) > 1 else "")
     lines += [
         "",
         f"{span} ({found[0][1].period}, {len(states)} periods):",
-        "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items()),
+        "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items() if state in shown),
         "",
     ]
-    numbers = [counts(job_states) for _, _, job_states in found]
     width = {state: max(len(str(n[state])) for n in numbers) for state in SYMBOLS}
     header = (
         "job",
@@ -127,6 +126,8 @@ def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
     failed period, the leases of running ones, the revisions of published ones."""
     if state is PeriodState.MISSING:
         return "no attempt recorded"
+    if state is PeriodState.BLOCKED:
+        return blockers(run)
     if state is PeriodState.SKIPPED:
         return "no attempt; left out by the catch-up policy"
     if state is PeriodState.SUCCEEDED:
@@ -148,6 +149,15 @@ def failure(run: Sequence[PeriodStatus]) -> str:
     if len(errors) == 1:
         return f"error: {errors.pop()}"
     return f"{len(errors)} different errors (gatekeeper history)" if errors else ""
+
+
+def blockers(run: Sequence[PeriodStatus]) -> str:
+    """``by Orders 2026-11-18 failed (attempt 1: disk full)``: the first period's cause, and
+    how many other causes the run has."""
+    causes = [s.cause for s in run if s.cause is not None]
+    others = len({(c.job, c.state) for c in causes}) - 1
+    text = f"by {causes[0].describe()}" if causes else ""
+    return text + (f" (+{others} other causes: --json)" if others > 0 else "")
 
 
 def revisions(run: Sequence[PeriodStatus]) -> str:
@@ -206,14 +216,8 @@ def register(add: Callable[..., Any]) -> None:
         "contiguous-through, next due (exit 1 while gaps remain).",
     )
     p.add_argument("jobs", nargs="+", metavar="JOB")
-    p.add_argument("--start", required=True, help="first period (inclusive)")
-    p.add_argument("--stop", help="end period (exclusive; default: open)")
-    p.add_argument("--lateness", help="e.g. 2h (default: [gatekeeper] lateness)")
-    p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
-    p.add_argument("--catchup", default="all", help="all, none or last:N")
-    p.add_argument("--strategy", default="contiguous", help="contiguous, forward or reverse")
-    p.add_argument("--period", default=DAILY.name, choices=[k.name for k in PERIODS])
-    p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
+    window_options(p)
+    p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
     p = add(
         "jobs",

@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from gatekeeper.cli.output import Result, table
+from gatekeeper.cli.windows import job_request, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, PERIODS
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.luigi import config
 from gatekeeper.report.html import JobCoverage, render_report
 from gatekeeper.report.states import window_states
 
@@ -26,17 +25,13 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     target = _output_path(args.output)
     jobs = _job_names(args.jobs)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
-    request = {
-        "start": args.start,
-        "stop": args.stop,
-        "now": now,
-        "period": args.period,
-        "lateness": args.lateness or config.lateness(),
-        "timezone": args.timezone or str(config.settings().timezone),
-        "catchup": args.catchup,
-        "task_limit": None,
-    }
-    covered = [JobCoverage(job, *window_states(ledger, job, **request)) for job in jobs]
+    covered = [
+        JobCoverage(
+            job,
+            *window_states(ledger, job, now=now, task_limit=None, **job_request(ledger, job, args)),
+        )
+        for job in jobs
+    ]
     _write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
     rows = [
@@ -95,10 +90,4 @@ def register(add: Callable[..., Any]) -> None:
     )
     p.add_argument("jobs", nargs="+", metavar="job")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
-    p.add_argument("--start", required=True, help="first period (inclusive)")
-    p.add_argument("--stop", help="end period (exclusive; default: through the latest due)")
-    p.add_argument("--lateness", help="e.g. 2h (default: [gatekeeper] lateness)")
-    p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
-    p.add_argument("--catchup", default="all", help="all, none or last:N")
-    p.add_argument("--period", default=DAILY.name, choices=[k.name for k in PERIODS])
-    p.add_argument("--timezone", help="IANA zone (default: [gatekeeper] timezone)")
+    window_options(p)

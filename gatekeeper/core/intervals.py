@@ -112,3 +112,16 @@ def parse_lateness(value: Any, field: str = "lateness") -> dt.timedelta:
         return dt.timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
     except OverflowError:
         raise InvalidInput(field, value, "too large") from None
+
+
+def duration_text(span: dt.timedelta) -> str:
+    """``2h``, ``1h30m``, ``0s``: a non-negative timedelta in the form ``parse_lateness``
+    takes (whole seconds)."""
+    seconds = int(span.total_seconds())
+    units = [
+        (seconds // 86400, "d"),
+        (seconds % 86400 // 3600, "h"),
+        (seconds % 3600 // 60, "m"),
+        (seconds % 60, "s"),
+    ]
+    return "".join(f"{n}{u}" for n, u in units if n) or "0s"

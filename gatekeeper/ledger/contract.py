@@ -14,6 +14,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
+from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
@@ -21,6 +22,7 @@ from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.profiles import JobProfiles
 from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.ledger.requests import WriteFn
 from gatekeeper.ledger.reservations import ReservationStore
@@ -53,6 +55,21 @@ class Ledger:
         self._staleness = StalenessStore(self.sql)
         #: two-phase publications: ``reserve``, ``commit``, ``release`` and ``of``
         self.reservations = ReservationStore(self.sql, self._attempts, self._publications)
+        self._profiles = JobProfiles(self.sql)
+
+    # -- what a job is (gk_jobs) ------------------------------------------------------------
+    def job_profile(self, job: str) -> JobProfile | None:
+        """The profile a range recorded for ``job`` (its period kind, zone, planned window
+        and requirements), or None; reads only."""
+        return self._profiles.of(job)
+
+    def record_profile(self, profile: JobProfile) -> bool:
+        """Record ``job``'s profile; False (nothing written) when it is already recorded."""
+        return self._profiles.record(profile)
+
+    def period_span(self, job: str) -> tuple[str, str] | None:
+        """``job``'s first and last period key with an attempt or a publication, or None."""
+        return self._profiles.span(check_name(job, "job"))
 
     # -- the database --------------------------------------------------------------------------
     @property

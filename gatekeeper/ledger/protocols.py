@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
 from gatekeeper.core.spans import PeriodRuns
@@ -28,6 +29,10 @@ class LedgerReads(Protocol):
     def ts_in(self, value: dt.datetime | None) -> Any: ...
 
     def ts_out(self, value: Any) -> dt.datetime | None: ...
+
+    def job_profile(self, job: str) -> JobProfile | None: ...
+
+    def period_span(self, job: str) -> tuple[str, str] | None: ...
 
     def attempts(self, job: str, business_date: Any) -> list[Attempt]: ...
 

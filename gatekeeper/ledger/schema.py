@@ -102,6 +102,23 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 6: each job's complete periods as coalesced runs (ledger/runs.py), built once from the
     # attempts and publications, then kept by every write that can change them.
     (*RUNS_TABLE, _build_runs),
+    # 7: what each job is known to be besides its attempts (core/causes.py JobProfile): its
+    # period kind, the zone, lateness, catch-up, strategy and window its range planned with,
+    # and the upstream jobs it requires; recorded by a range as it takes a fill up.
+    (
+        """CREATE TABLE gk_jobs (
+            job TEXT PRIMARY KEY,
+            period_kind TEXT NOT NULL,
+            timezone TEXT NOT NULL,
+            lateness TEXT,
+            catchup TEXT,
+            strategy TEXT,
+            window_start TEXT,
+            window_stop TEXT,
+            requires TEXT NOT NULL,
+            updated_at {ts} NOT NULL
+        )""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -54,6 +54,7 @@ from gatekeeper.luigi.range_session import (
     clock_at,
     emit_metrics,
     independent_chunks,
+    job_profile,
     stale_refreshes,
 )
 from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
@@ -262,10 +263,12 @@ class RangeBusinessBase(luigi.Task):
         return list(super().deps())
 
     def _announced(self) -> FillSession:
-        """The session; at the first call in the process that schedules the range, also fire
+        """The session; at the first call in the process that schedules the range, also record
+        its job's profile (``range_session.job_profile``; written only when it changed), fire
         the RangeEvent metrics, log the plan and start the range's watch."""
         session = self.session
         if self.invocation.watch is None:
+            self.ledger().record_profile(job_profile(self, session))
             emit_metrics(self, session.plan)
             logger.info(
                 "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()

@@ -19,9 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import luigi.task
 from luigi.tools.range import RangeEvent
 
+from gatekeeper.core.causes import JobProfile, Requirement, profile
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.intervals import duration_text, parse_lateness
 from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import range_metrics
@@ -218,3 +221,31 @@ def emit_metrics(rng: Any, plan: RangePlan) -> None:
     rng.trigger_event(RangeEvent.DELAY, family, delay)
     rng.trigger_event(RangeEvent.COMPLETE_COUNT, family, count)
     rng.trigger_event(RangeEvent.COMPLETE_FRACTION, family, fraction)
+
+
+def job_profile(rng: Any, session: FillSession) -> JobProfile:
+    """The profile of the range's job as this invocation plans it: the period kind, zone,
+    lateness, catch-up, strategy and window, and what a period task requires (its upstream
+    gatekeeper tasks of the same kind, each at its period offset, read from the task of the
+    first scheduled period; ``requires()`` declares only, so calling it is safe)."""
+    plan = session.plan
+    sample = rng.task_for(plan.scheduled[0] if plan.scheduled else rng.start_label())
+    own = sample.period_kind.ordinal(sample.period_key)
+    requires = []
+    for dep in luigi.task.flatten(sample.requires()):
+        if isinstance(dep, PeriodTask) and dep.period_kind == sample.period_kind:
+            found = Requirement(dep.job_id, dep.period_kind.ordinal(dep.period_key) - own)
+            if found not in requires:
+                requires.append(found)
+    stop = rng.stop_label()
+    return profile(
+        rng.job(),
+        rng.period_kind,
+        str(session.timezone),
+        requires,
+        lateness=duration_text(parse_lateness(session.lateness)),
+        catchup=str(rng.catchup),
+        strategy=session.strategy,
+        start=plan.key(rng.start_label()),
+        stop=None if stop is None else plan.key(stop),
+    )

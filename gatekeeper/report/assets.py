@@ -15,13 +15,21 @@ PALETTE: dict[PeriodState, tuple[str, str]] = {
     PeriodState.FAILED: ("#d7191c", "latest attempt failed"),
     PeriodState.RUNNING: ("#0072b2", "running with a live lease"),
     PeriodState.ABANDONED: ("#8e44ad", "abandoned, or running with an expired lease"),
+    PeriodState.BLOCKED: ("#b35806", "due, no attempt: a required upstream failed or is missing"),
     PeriodState.MISSING: ("#f0a202", "due, no attempt recorded"),
     PeriodState.SKIPPED: ("#9aa0a6", "due, left out by the catch-up policy"),
     PeriodState.NOT_DUE: ("#e3e6ea", "not due yet (interval end + lateness is after now)"),
 }
 
-#: States an on-call engineer acts on, listed under each job (newest first).
-ATTENTION = (PeriodState.FAILED, PeriodState.ABANDONED, PeriodState.RUNNING, PeriodState.MISSING)
+#: States an on-call engineer acts on, listed under each job: causes before their effects (a
+#: failure before the periods it blocks), newest first within a state.
+ATTENTION = (
+    PeriodState.FAILED,
+    PeriodState.ABANDONED,
+    PeriodState.RUNNING,
+    PeriodState.BLOCKED,
+    PeriodState.MISSING,
+)
 
 #: Cell sizes (small; big for a short window) and gap in CSS pixels: fixed, so the layout
 #: is predictable.

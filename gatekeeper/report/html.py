@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from html import escape
 from itertools import groupby
 
+from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
@@ -153,7 +154,7 @@ def _section(n: int, job: JobCoverage) -> str:
     facts = (
         f'<p class="facts">{plan.period}, {escape(plan.key(plan.start))} to '
         f"{escape(stop)} (stop exclusive), time zone {escape(plan.timezone)}, lateness "
-        f"{_duration(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
+        f"{duration_text(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
         f"through <b>{escape(_through(plan))}</b> &middot; next due at {escape(due_at)}</p>"
     )
     grid = _layout(job).grid(job)
@@ -166,16 +167,23 @@ def _section(n: int, job: JobCoverage) -> str:
 
 
 def _attention(states: tuple[PeriodStatus, ...]) -> str:
-    """The runs of failed, abandoned, running and missing periods, newest first."""
-    errors = {s.period: s.error for s in states if s.error}
+    """The runs of failed, abandoned, running, blocked and missing periods: causes before
+    their effects (ATTENTION's order), newest first within a state; a blocked run names
+    what blocks it."""
+    by_period = {s.period: s for s in states}
     runs = [r for r in reversed(collapse(states)) if r[2] in ATTENTION]
+    runs.sort(key=lambda r: ATTENTION.index(r[2]))  # stable: newest first within a state
     if not runs:
         return ""
     items = []
     for first, last, state, count in runs[:_ATTENTION_ROWS]:
         span = first if count == 1 else f"{first} to {last} ({count})"
-        error = errors.get(last)
-        why = f": <code>{escape(_short(error))}</code>" if error else ""
+        cause = by_period[first].cause
+        error = by_period[last].error
+        if cause is not None:
+            why = f": by <code>{escape(_short(cause.describe()))}</code>"
+        else:
+            why = f": <code>{escape(_short(error))}</code>" if error else ""
         items.append(
             f'<li><span class="sw" data-state="{state.value}"></span> '
             f"<b>{_LABELS[state]}</b> {escape(span)}{why}</li>"
@@ -184,18 +192,6 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
     if more > 0:
         items.append(f"<li>... and {more} more runs of periods that need attention</li>")
     return f'<ul class="attention">{"".join(items)}</ul>'
-
-
-def _duration(span: dt.timedelta) -> str:
-    """``2h``, ``1h30m``, ``0s``: the form ``--lateness`` takes."""
-    seconds = int(span.total_seconds())
-    units = [
-        (seconds // 86400, "d"),
-        (seconds % 86400 // 3600, "h"),
-        (seconds % 3600 // 60, "m"),
-        (seconds % 60, "s"),
-    ]
-    return "".join(f"{n}{u}" for n, u in units if n) or "0s"
 
 
 def _short(text: str, limit: int = 160) -> str:
@@ -208,6 +204,8 @@ def _tooltip(s: PeriodStatus) -> str:
         lines.append(f"attempt {s.attempt}, run {s.run_id}")
     if s.error:
         lines.append(f"error: {s.error}")
+    if s.cause is not None:
+        lines.append(f"blocked by {s.cause.describe()}")
     if s.state is PeriodState.RUNNING and s.lease_expires_at is not None:
         lines.append(f"lease until {s.lease_expires_at.isoformat()}")
     if s.revision is not None:

@@ -10,7 +10,9 @@ States, in the order a period moves through them:
 
 - ``not_due``: its interval end + lateness is after ``now``;
 - ``skipped``: due, missing, and left out by the catch-up policy;
-- ``missing``: due and no attempt recorded;
+- ``blocked``: due, no attempt recorded, and a required upstream (the job's recorded profile,
+  ``core/causes.py``) is failed, abandoned or missing for it: ``cause`` names which;
+- ``missing``: due and no attempt recorded (and nothing known blocks it);
 - ``running``: the latest attempt is running with a live lease;
 - ``abandoned``: the latest attempt was abandoned, or is still recorded running but its lease
   expired (the next attempt will record it abandoned);
@@ -22,18 +24,20 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gatekeeper.core.causes import Cause, Requirement
 from gatekeeper.core.periods import DAILY, Label
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.overview import newest_publications
+from gatekeeper.ledger.profiles import blocked_periods
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger import Ledger
+    from gatekeeper.ledger.protocols import LedgerReads
 
 
 class PeriodState(str, enum.Enum):
@@ -43,6 +47,7 @@ class PeriodState(str, enum.Enum):
     FAILED = "failed"
     RUNNING = "running"
     ABANDONED = "abandoned"
+    BLOCKED = "blocked"
     MISSING = "missing"
     NOT_DUE = "not_due"
     SKIPPED = "skipped"
@@ -63,6 +68,7 @@ class PeriodStatus:
     lease_expires_at: dt.datetime | None = None
     revision: int | None = None
     evidence: Mapping[str, str] | None = None
+    cause: Cause | None = None  # what blocks it (state ``blocked``)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,20 +81,22 @@ class PeriodStatus:
                 None if self.lease_expires_at is None else self.lease_expires_at.isoformat()
             ),
             "revision": self.revision,
+            "blocked_by": None if self.cause is None else self.cause.to_json(),
         }
 
 
-def window(plan: RangePlan) -> tuple[Label, ...]:
+def window(plan: RangePlan, through: str | None = None) -> tuple[Label, ...]:
     """The periods ``period_states`` judges: ``[start, stop)``, or from ``start`` through the
-    latest due period when the range is open-ended."""
+    latest due period when the range is open-ended, and on through ``through`` (the job's last
+    recorded period) when that is later: a period recorded before it is due is shown."""
     kind = plan.period
     first = kind.ordinal(plan.start)
     if plan.stop is not None:
         end = kind.ordinal(plan.stop)
-    elif plan.due:
-        end = kind.ordinal(plan.due[-1]) + 1
     else:
-        end = first
+        end = kind.ordinal(plan.due[-1]) + 1 if plan.due else first
+        if through is not None and kind.owns_key(through):
+            end = max(end, kind.ordinal(through) + 1)
     return tuple(kind.at(n) for n in range(first, end))
 
 
@@ -96,21 +104,29 @@ def period_states(
     plan: RangePlan,
     latest: Mapping[str, Attempt],
     publications: Mapping[str, Publication] | None = None,
+    causes: Mapping[str, Cause] | None = None,
+    through: str | None = None,
 ) -> tuple[PeriodStatus, ...]:
-    """The state of every period of ``plan``'s window, oldest first (pure).
+    """The state of every period of ``plan``'s window (``window(plan, through)``), oldest
+    first (pure).
 
     ``latest`` maps a ledger key to the latest attempt of the job for it; ``publications``,
     for a publishing job, maps a key to its newest publication (its revision and evidence are
-    reported). Leases are judged at ``plan.now``.
+    reported); ``causes`` maps a key to what blocks it (a missing period there is
+    ``blocked``). Leases are judged at ``plan.now``.
     """
     due = {plan.key(p) for p in plan.due}
     skipped = {plan.key(p) for p in plan.skipped_by_policy}
     found = publications or {}
+    blocked = causes or {}
     out = []
-    for label in window(plan):
+    for label in window(plan, through):
         key = plan.key(label)
         attempt = latest.get(key)
         state = _state(key, attempt, due, skipped, plan.now)
+        cause = blocked.get(key) if state is PeriodState.MISSING else None
+        if cause is not None:
+            state = PeriodState.BLOCKED
         published = found.get(key)
         out.append(
             PeriodStatus(
@@ -122,6 +138,7 @@ def period_states(
                 lease_expires_at=None if attempt is None else attempt.lease_expires_at,
                 revision=None if published is None else published.revision,
                 evidence=None if published is None else dict(published.evidence),
+                cause=cause,
             )
         )
     return tuple(out)
@@ -168,28 +185,36 @@ def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
 
 
 def window_states(
-    ledger: Ledger,
+    ledger: LedgerReads,
     job: str,
     *,
     start: Any,
     stop: Any = None,
     period: str = DAILY,
+    requires: Sequence[Requirement] = (),
+    through: str | None = None,
     **request: Any,
 ) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
     """The one fetch-plan-judge step: ``job``'s RangePlan (``coverage.plan_from_ledger`` with
     ``start``, ``stop``, ``period`` and ``request``: ``now``, ``lateness``, ``timezone``,
-    ``strategy``, ``catchup``, ``task_limit``) and the state of every period of its window.
+    ``strategy``, ``catchup``, ``task_limit``) and the state of every period of its window
+    (on through ``through``, the job's last recorded period, when the window is open).
 
     Completeness is the latest attempt's (as ``gatekeeper status`` always planned it); for a
     job that publishes (has publications as a consumer) each period carries its newest
-    revision. At most four queries whatever the window; reads only. Raises InvalidInput for a
-    bad request and LedgerError when the database fails.
+    revision; a missing period that one of ``requires`` blocks is ``blocked``, with its
+    cause. A few queries (one more per required job) whatever the window; reads only. Raises
+    InvalidInput for a bad request and LedgerError when the database fails.
     """
     job = check_name(job, "job")
     plan = plan_from_ledger(ledger, job, start=start, stop=stop, period=period, **request)
-    labels = window(plan)
+    labels = window(plan, through)
     if not labels:
         return plan, ()
     first, last = plan.key(labels[0]), plan.key(labels[-1])
     latest = ledger.latest_between(job, first, last)
-    return plan, period_states(plan, latest, newest_publications(ledger, job, first, last))
+    due = {plan.key(p) for p in plan.due} - {plan.key(p) for p in plan.skipped_by_policy}
+    unattempted = [k for k in map(plan.key, labels) if k in due and k not in latest]
+    causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now)
+    published = newest_publications(ledger, job, first, last)
+    return plan, period_states(plan, latest, published, causes, through)

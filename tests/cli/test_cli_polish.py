@@ -78,6 +78,7 @@ def filled(tmp_path: Path) -> str:
         ledger.record("A", D, 1, "run-a1", "succeeded", T0)
         ledger.record("A", "2026-10-24", 1, "run-a2", "failed", T0, error="boom")
         ledger.publish("Sales", D, ["A"], "fp-1")
+        ledger.record("H", "2026-10-25T04:00:00+00:00", 1, "run-h1", "succeeded", T0)
     return url
 
 
@@ -331,11 +332,11 @@ def test_invalid_input_without_a_value_names_only_the_field() -> None:
     ("args", "typed"),
     [
         (
-            ["status", "A", "--period", "hourly", "--start", "2026-10-25T05:30Z"],
+            ["status", "H", "--period", "hourly", "--start", "2026-10-25T05:30Z"],
             "'2026-10-25T05:30Z'",
         ),
         (
-            ["status", "A", "--period", "hourly", "--start", "2026-10-25T05:00"],
+            ["status", "H", "--period", "hourly", "--start", "2026-10-25T05:00"],
             "'2026-10-25T05:00'",
         ),
         (["history", "A", "2026-02-30"], "'2026-02-30'"),

@@ -105,6 +105,7 @@ def test_window_states_every_state(ledger: gk.Ledger) -> None:
         PeriodState.FAILED: 1,
         PeriodState.RUNNING: 1,
         PeriodState.ABANDONED: 1,
+        PeriodState.BLOCKED: 0,
         PeriodState.MISSING: 1,
         PeriodState.NOT_DUE: 3,
         PeriodState.SKIPPED: 1,
@@ -281,11 +282,11 @@ def test_status_grid_for_two_jobs(
     assert lines[1].startswith("Upstream: filled 1/7, contiguous through nothing")
     assert lines[3:9] == [
         "2026-10-01 .. 2026-10-10 (daily, 10 periods):",
-        "  # succeeded  F failed  R running  A abandoned  . missing  s skipped  - not_due",
+        "  # succeeded  F failed  R running  A abandoned  b blocked  . missing  - not_due",
         "",
-        "job       strip       #  F  R  A  .  s  -",
-        "Sales     #.FR.A#---  2  1  1  1  2     3",
-        "Upstream  ......#---  1           6     3",
+        "job       strip       #  F  R  A  b  .  s  -",
+        "Sales     #bFRbA#---  2  1  1  1  2        3",  # Sales requires Upstream: blocked
+        "Upstream  ......#---  1              6     3",
     ]
     assert all(len(line) <= 80 for line in lines[3:9])  # the grid
     runs = lines[10:]
@@ -321,9 +322,9 @@ def test_status_grid_readable_at_80_columns_for_a_month(
     assert code == 1
     grid = out.splitlines()[3:9]
     assert grid[3:] == [
-        "job             strip                             #  F  R  A   .  s  -",
-        "DailySalesLoad  ####################..---------  20            2     9",
-        "DimCustomer     ......................---------               22     9",
+        "job             strip                             #  F  R  A  b   .  s  -",
+        "DailySalesLoad  ####################..---------  20               2     9",
+        "DimCustomer     ......................---------                  22     9",
     ]
     assert all(len(line) <= 80 for line in grid)
 
@@ -346,9 +347,9 @@ def test_status_grid_drops_the_strip_for_a_long_window(
     lines = out.splitlines()
     assert code == 1 and lines[3] == "2026-08-01 .. 2026-10-10 (daily, 71 periods):"
     assert lines[6:9] == [
-        "job       #  F  R  A   .  s  -",
-        "Sales     1           67     3",
-        "Upstream              68     3",
+        "job       #  F  R  A  b   .  s  -",
+        "Sales     1              67     3",
+        "Upstream                 68     3",
     ]
 
 
@@ -392,7 +393,7 @@ def test_status_exit_codes(
     ("args", "field"),
     [
         (("--now", "2026-10-08T07:00:00"), "now"),
-        (("--period", "hourly"), "start"),
+        (("--period", "hourly"), "period"),  # Sales is daily in the ledger
         (("--catchup", "last:0"), "catchup"),
         (("--strategy", "sideways"), "strategy"),
         (("--task-limit", "-1"), "task_limit"),
@@ -446,9 +447,22 @@ def test_status_json_keeps_the_plan_and_adds_periods(ledger_url: str, ledger: gk
     assert data["description"].startswith("filled 2/7")
     periods = data["periods"]
     assert [p["period"] for p in periods] == list(EXPECTED)
-    assert [p["state"] for p in periods] == [v[0].value for v in EXPECTED.values()]
+    # Sales's publication required Upstream, missing on 10-05: that period is blocked
+    assert [p["state"] for p in periods] == [
+        "blocked" if p == "2026-10-05" else v[0].value for p, v in EXPECTED.items()
+    ]
     assert all(
-        set(p) == {"period", "state", "attempt", "run_id", "error", "lease_expires_at", "revision"}
+        set(p)
+        == {
+            "period",
+            "state",
+            "attempt",
+            "run_id",
+            "error",
+            "lease_expires_at",
+            "revision",
+            "blocked_by",
+        }
         for p in periods
     )
     by_period = {p["period"]: p for p in periods}
@@ -462,16 +476,25 @@ def test_status_json_keeps_the_plan_and_adds_periods(ledger_url: str, ledger: gk
         "error": None,
         "lease_expires_at": "2026-10-08T07:45:00+00:00",
         "revision": None,
+        "blocked_by": None,
     }
     assert by_period["2026-10-03"]["error"] == "disk full"
     assert by_period["2026-10-05"] == {
         "period": "2026-10-05",
-        "state": "missing",
+        "state": "blocked",
         "attempt": None,
         "run_id": None,
         "error": None,
         "lease_expires_at": None,
         "revision": None,
+        "blocked_by": {
+            "job": "Upstream",
+            "period": "2026-10-05",
+            "state": "missing",
+            "attempt": None,
+            "run_id": None,
+            "error": None,
+        },
     }
 
 

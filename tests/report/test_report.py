@@ -219,7 +219,7 @@ def test_cli_report_replaces_an_existing_file(sqlite_url: str, tmp_path: Path) -
         (("--lateness", "-2h"), "lateness"),
         (("--catchup", "last:0"), "catchup"),
         (("--timezone", "Mars/Olympus"), "timezone"),
-        (("--period", "hourly"), "start"),
+        (("--period", "hourly"), "period"),  # DimProduct is daily in the ledger
         (("DimProduct",), "job"),
         (("-o", "{tmp}/missing-folder/report.html"), "output"),
         (("-o", "{tmp}"), "output"),

@@ -1,0 +1,168 @@
+"""What a job is known to be, and why one of its periods is blocked (pure).
+
+- A **JobProfile** is what the ledger keeps of a job besides its attempts: its period kind,
+  the business zone, lateness, catch-up, strategy and window its range planned with, and its
+  **requirements** (the upstream jobs its task requires, each at a period offset: 0 for the
+  same period, -1 for the one before). A range records it when it takes a fill up, so
+  ``gatekeeper status JOB`` plans the window as the range did, with no flags.
+- A period is **blocked** when it has no attempt of its own and a required upstream is failed,
+  abandoned (or running on an expired lease) or missing for it. ``blocking_cause`` names the
+  first such upstream, in the order the task requires them: the cause an operator acts on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import Period, parse_period
+from gatekeeper.core.records import Attempt, RunState
+from gatekeeper.core.validation import check_name
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """An upstream job the task requires, ``offset`` periods from its own (0: the same)."""
+
+    job: str
+    offset: int = 0
+
+    def key_for(self, kind: Period, key: str) -> str:
+        """The upstream's ledger key for the dependent's ``key``."""
+        return key if self.offset == 0 else kind.key(kind.at(kind.ordinal(key) + self.offset))
+
+
+@dataclass(frozen=True, slots=True)
+class JobProfile:
+    """What the ledger knows of a job besides its attempts (see the module docstring).
+
+    ``start``/``stop`` are the ledger keys of the window the range last planned (None when not
+    planned by a range, or open-ended); ``lateness``, ``catchup`` and ``strategy`` its texts.
+    """
+
+    job: str
+    period: Period
+    timezone: str
+    lateness: str | None = None
+    catchup: str | None = None
+    strategy: str | None = None
+    start: str | None = None
+    stop: str | None = None
+    requires: tuple[Requirement, ...] = ()
+
+    def requires_json(self) -> str:
+        """The requirements as stored: ``[["Orders", 0], ["Orders", -1]]``."""
+        return json.dumps([[r.job, r.offset] for r in self.requires])
+
+    @staticmethod
+    def parse_requires(text: str | None) -> tuple[Requirement, ...]:
+        """The stored requirements; InvalidInput for anything but a list of [job, offset]."""
+        try:
+            found = json.loads(text or "[]")
+            return tuple(Requirement(check_name(j, "requires.job"), int(n)) for j, n in found)
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput("requires", text, f"not a list of [job, offset] ({exc})") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "period": self.period.name,
+            "timezone": self.timezone,
+            "lateness": self.lateness,
+            "catchup": self.catchup,
+            "strategy": self.strategy,
+            "start": self.start,
+            "stop": self.stop,
+            "requires": [{"job": r.job, "offset": r.offset} for r in self.requires],
+        }
+
+
+def profile(
+    job: str,
+    period: Any,
+    timezone: str,
+    requires: Sequence[Requirement] = (),
+    **planned: str | None,
+) -> JobProfile:
+    """A checked JobProfile (``planned``: lateness, catchup, strategy, start, stop)."""
+    return JobProfile(
+        check_name(job, "job"),
+        parse_period(period),
+        str(timezone),
+        **planned,
+        requires=tuple(requires),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Why a period is blocked: its upstream ``job`` is ``state`` for ``period``."""
+
+    job: str
+    period: str
+    state: str  # failed, abandoned or missing
+    attempt: int | None = None
+    run_id: str | None = None
+    error: str | None = None
+
+    def describe(self) -> str:
+        """``Orders 2026-11-18 failed (attempt 1: disk full)``, ``Orders 2026-11-18 missing``."""
+        head = f"{self.job} {self.period} {self.state}"
+        if self.attempt is None:
+            return head
+        return f"{head} (attempt {self.attempt}" + (f": {self.error})" if self.error else ")")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "job": self.job,
+            "period": self.period,
+            "state": self.state,
+            "attempt": self.attempt,
+            "run_id": self.run_id,
+            "error": self.error,
+        }
+
+
+def upstream_state(attempt: Attempt | None, now: dt.datetime) -> str | None:
+    """``failed``, ``abandoned`` or ``missing`` when ``attempt`` (an upstream's latest for a
+    period) blocks its dependents at ``now``; None when it succeeded or is running on a live
+    lease (the dependent is waiting, not blocked)."""
+    if attempt is None:
+        return "missing"
+    if attempt.state is RunState.RUNNING:
+        return None if attempt.lease_live(now) else "abandoned"
+    if attempt.state is RunState.SUCCEEDED:
+        return None
+    return attempt.state.value
+
+
+def blocking_cause(
+    kind: Period,
+    key: str,
+    requires: Sequence[Requirement],
+    upstream: Mapping[str, Mapping[str, Attempt]],
+    now: dt.datetime,
+) -> Cause | None:
+    """The first requirement that blocks period ``key`` at ``now``, or None.
+
+    ``upstream`` maps each required job to its latest attempt per ledger key (the keys the
+    requirements need; a key absent is a missing upstream).
+    """
+    for requirement in requires:
+        wanted = requirement.key_for(kind, key)
+        attempt = upstream.get(requirement.job, {}).get(wanted)
+        state = upstream_state(attempt, now)
+        if state is not None:
+            return Cause(
+                requirement.job,
+                wanted,
+                state,
+                None if attempt is None else attempt.attempt,
+                None if attempt is None else attempt.run_id,
+                None if attempt is None else attempt.error,
+            )
+    return None

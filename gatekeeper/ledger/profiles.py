@@ -1,0 +1,122 @@
+"""Job profiles (``gk_jobs``): what a job is known to be besides its attempts.
+
+A range records its job's profile as it takes a fill up (``JobProfiles.record``: one upsert,
+written only when something changed); ``gatekeeper status`` and the report read it
+(``JobProfiles.of``) to plan a job's window as its range did, and to name what blocks a period.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gatekeeper.core.causes import Cause, JobProfile, Requirement, blocking_cause
+from gatekeeper.core.periods import Period, kind_of_key, parse_period
+from gatekeeper.core.records import Attempt
+from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.sql import SqlCore
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.protocols import LedgerReads
+
+_COLUMNS = (
+    "job, period_kind, timezone, lateness, catchup, strategy, window_start, window_stop, requires"
+)
+_UPSERT = (
+    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (job) DO UPDATE SET period_kind = excluded.period_kind, "
+    "timezone = excluded.timezone, lateness = excluded.lateness, catchup = excluded.catchup, "
+    "strategy = excluded.strategy, window_start = excluded.window_start, "
+    "window_stop = excluded.window_stop, requires = excluded.requires, "
+    "updated_at = excluded.updated_at"
+)
+#: A job's first and last period with an attempt, or as a consumer with a publication.
+_SPAN = (
+    "SELECT MIN(period), MAX(period) FROM gk_attempts WHERE job = ? "
+    "UNION ALL SELECT MIN(period), MAX(period) FROM gk_publications WHERE consumer = ?"
+)
+
+
+class JobProfiles:
+    """Read and record job profiles on the ledger's SQL core."""
+
+    def __init__(self, sql: SqlCore):
+        self.sql = sql
+
+    def of(self, job: str) -> JobProfile | None:
+        """The recorded profile of ``job``, or None; one query, reads only."""
+        rows = self.sql.read(
+            f"SELECT {_COLUMNS} FROM gk_jobs WHERE job = ?", (check_name(job, "job"),)
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return JobProfile(
+            row[0],
+            parse_period(row[1], "gk_jobs.period_kind"),
+            row[2],
+            lateness=row[3],
+            catchup=row[4],
+            strategy=row[5],
+            start=row[6],
+            stop=row[7],
+            requires=JobProfile.parse_requires(row[8]),
+        )
+
+    def record(self, profile: JobProfile) -> bool:
+        """Record ``profile`` (replacing the job's earlier one); False, writing nothing, when
+        the ledger already holds exactly it. One read, and one upsert when it changed."""
+        if self.of(profile.job) == profile:
+            return False
+        values = (
+            profile.job,
+            profile.period.name,
+            profile.timezone,
+            profile.lateness,
+            profile.catchup,
+            profile.strategy,
+            profile.start,
+            profile.stop,
+            profile.requires_json(),
+        )
+
+        def upsert() -> None:
+            self.sql.execute(_UPSERT, (*values, self.sql.ts_in(self.sql.db_now())))
+
+        self.sql.run_in_transaction(upsert, f"the profile of {profile.job}")
+        return True
+
+    def span(self, job: str) -> tuple[str, str] | None:
+        """``job``'s first and last recorded period key (attempts, or publications as a
+        consumer), of the kind of its first; None when the ledger has none. One query."""
+        rows = [r for r in self.sql.read(_SPAN, (job, job)) if r[0] is not None]
+        if not rows:
+            return None
+        kind = kind_of_key(rows[0][0])
+        keys = [k for r in rows for k in r if kind.owns_key(k)]
+        return min(keys), max(keys)
+
+
+def blocked_periods(
+    ledger: LedgerReads,
+    kind: Period,
+    keys: Sequence[str],
+    requires: Sequence[Requirement],
+    now: dt.datetime,
+) -> dict[str, Cause]:
+    """Key -> what blocks it, for each of ``keys`` (periods with no attempt of their own)
+    that a requirement blocks at ``now`` (``causes.blocking_cause``). One query per required
+    job, over just the keys the requirements need; reads only."""
+    if not keys or not requires:
+        return {}
+    upstream: dict[str, dict[str, Attempt]] = {}
+    for job in dict.fromkeys(r.job for r in requires):
+        wanted = {r.key_for(kind, key) for r in requires if r.job == job for key in keys}
+        upstream[job] = ledger.latest_of(job, sorted(wanted))
+    found = {}
+    for key in keys:
+        cause = blocking_cause(kind, key, requires, upstream, now)
+        if cause is not None:
+            found[key] = cause
+    return found
