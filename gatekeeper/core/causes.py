@@ -109,12 +109,18 @@ class Cause:
     run_id: str | None = None
     error: str | None = None
 
-    def describe(self) -> str:
-        """``Orders 2026-11-18 failed (attempt 1: disk full)``, ``Orders 2026-11-18 missing``."""
-        head = f"{self.job} {self.period} {self.state}"
+    def describe(self, of: str | None = None) -> str:
+        """``Orders 2026-11-18 failed (attempt 1: disk full)``, ``Orders 2026-11-18 missing``;
+        the period left out when it is ``of`` (the blocked period's own)."""
+        period = "" if self.period == of else f" {self.period}"
+        head = f"{self.job}{period} {self.state}"
         if self.attempt is None:
             return head
-        return f"{head} (attempt {self.attempt}" + (f": {self.error})" if self.error else ")")
+        if not self.error:
+            return f"{head} (attempt {self.attempt})"
+        error = " ".join(self.error.split())
+        error = error if len(error) <= 200 else error[:197] + "..."
+        return f"{head} (attempt {self.attempt}: {error})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -137,7 +143,7 @@ def upstream_state(attempt: Attempt | None, now: dt.datetime) -> str | None:
         return None if attempt.lease_live(now) else "abandoned"
     if attempt.state is RunState.SUCCEEDED:
         return None
-    return attempt.state.value
+    return str(attempt.state.value)
 
 
 def blocking_cause(

@@ -4,9 +4,11 @@ Every function here takes what it shows as parameters (a RangePlan, the latest a
 clock) and returns text; nothing is read or written. ``fill/watch.py`` fetches and prints.
 
 - ``closing_line``: the one INFO line a range run ends with, success or failure:
-  ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); failed at P (Error:
-  message); G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
-  out);
+  ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); republished R stale;
+  failed at P (Error: message); P2 blocked: Orders failed (attempt 1: ...); P3 held by run R
+  until T; G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
+  out). "K this run" counts the periods this invocation's own runs completed, never another
+  process's;
 - ``range_status`` / ``chunk_status``: the status message and percentage a scheduler shows;
 - ``progress_bar`` and ``Throttle``: the one-line terminal bar (done/total, rate, ETA).
 """
@@ -15,9 +17,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from gatekeeper.core.causes import Cause
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, RunState
 
@@ -59,6 +62,40 @@ def failed_keys(latest: Mapping[str, Attempt], since: dt.datetime) -> set[str]:
     }
 
 
+def own_keys(
+    latest: Mapping[str, Attempt], since: dt.datetime, mine: Callable[[str], bool]
+) -> set[str]:
+    """Keys whose latest attempt succeeded, started at or after ``since``, in a run ``mine``
+    (a run ID predicate: this invocation's runs) recorded."""
+    return {
+        key
+        for key, attempt in latest.items()
+        if attempt.state is RunState.SUCCEEDED
+        and attempt.started_at >= since
+        and mine(attempt.run_id)
+    }
+
+
+def first_held(
+    order: Sequence[str],
+    latest: Mapping[str, Attempt],
+    now: dt.datetime,
+    mine: Callable[[str], bool],
+) -> Attempt | None:
+    """The first key of ``order`` whose latest attempt is another invocation's, running on a
+    live lease at ``now`` (the period is held, not missing), or None."""
+    for key in order:
+        found = latest.get(key)
+        if (
+            found is not None
+            and found.state is RunState.RUNNING
+            and found.lease_live(now)
+            and not mine(found.run_id)
+        ):
+            return found
+    return None
+
+
 def first_failure(
     order: Sequence[str], latest: Mapping[str, Attempt], since: dt.datetime
 ) -> Failure | None:
@@ -78,13 +115,27 @@ def closing_line(
     filled_now: int,
     failure: Failure | None = None,
     filled_by: str | None = None,
+    republished: int = 0,
+    blocked: tuple[str, Cause] | None = None,
+    held: Attempt | None = None,
 ) -> str:
     """The line a range run ends with; ``plan`` is the window as the run leaves it,
-    ``filled_now`` how many due periods became complete during the run and ``filled_by`` the
-    other worker still filling it (under luigid), if any."""
+    ``filled_now`` how many due periods this invocation's own runs completed, ``republished``
+    how many stale publications they republished, ``filled_by`` the other worker still
+    filling it (under luigid), ``blocked`` the first period a failed, abandoned or missing
+    upstream kept from running and ``held`` the first attempt of another run whose live
+    lease kept a period from this run."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
+    if republished:
+        parts.append(f"republished {republished} stale")
     if failure is not None:
         parts.append(failure.describe())
+    if blocked is not None:
+        parts.append(f"{blocked[0]} blocked: {blocked[1].describe(blocked[0])}")
+    if held is not None and held.lease_expires_at is not None:
+        parts.append(
+            f"{held.period_key} held by run {held.run_id} until {held.lease_expires_at.isoformat()}"
+        )
     if plan.gaps and filled_by:
         parts.append(f"{len(plan.gaps)} gaps being filled by {filled_by}")
     elif plan.gaps:

@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 import inspect
 import logging
+import secrets
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -33,8 +34,21 @@ from gatekeeper.luigi.lease import Heartbeat, wait_while_held
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
 
+#: This invocation's mark, the first 12 hex digits of every run ID it makes: a ``luigi``
+#: process and the task processes its workers fork share it (they inherit the module), so
+#: a range's closing line counts its own work and nobody else's. The rest of the ID is a
+#: UUID4's (its version and variant digits included), so it is still a UUID.
+INVOCATION = secrets.token_hex(6)
+
+
 def new_run_id() -> str:
-    return uuid.uuid4().hex
+    """A new run ID: this invocation's mark, then the last 20 hex digits of a UUID4."""
+    return INVOCATION + uuid.uuid4().hex[12:]
+
+
+def is_own_run(run_id: str) -> bool:
+    """True for a run ID this invocation made (``new_run_id``)."""
+    return run_id.startswith(INVOCATION)
 
 
 def _no_dynamic_dependencies(name: str) -> TypeError:

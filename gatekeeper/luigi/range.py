@@ -268,7 +268,9 @@ class RangeBusinessBase(luigi.Task):
         the RangeEvent metrics, log the plan and start the range's watch."""
         session = self.session
         if self.invocation.watch is None:
-            self.ledger().record_profile(job_profile(self, session))
+            profile = job_profile(self, session)
+            self.ledger().record_profile(profile)
+            self.invocation.requires = profile.requires
             emit_metrics(self, session.plan)
             logger.info(
                 "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()

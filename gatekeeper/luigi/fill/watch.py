@@ -26,6 +26,7 @@ import os
 import sys
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ import luigi.cmdline_parser
 import luigi.interface
 import luigi.rpc
 
+from gatekeeper.core.causes import Requirement
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.planning import RangePlan
@@ -45,11 +47,16 @@ from gatekeeper.core.progress import (
     failed_keys,
     fill_over,
     first_failure,
+    first_held,
+    own_keys,
     progress_bar,
     range_status,
 )
+from gatekeeper.core.records import Attempt
 from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.luigi import config
+from gatekeeper.luigi.attempt_run import is_own_run
 from gatekeeper.luigi.fill.chunks import ContiguousChunk
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
@@ -71,6 +78,7 @@ class Invocation:
     watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
     closed: bool = False  # the closing line is written
     final: RangePlan | None = None  # the plan after the fill (``final_plan``), made once
+    requires: tuple[Requirement, ...] = ()  # what a period requires (its job's profile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,7 @@ class Snapshot:
     done: frozenset[str]  # scheduled keys now complete
     failed: frozenset[str]  # scheduled keys failed (or abandoned) since the run started
     failure: Failure | None  # the first of them in fill order
+    latest: Mapping[str, Attempt]  # the latest attempt of each scheduled or refreshed key
 
 
 class RangeWatch:
@@ -91,6 +100,7 @@ class RangeWatch:
         session = rng.session
         self.initial: RangePlan = session.plan
         self.keys: list[str] = list(session.keys)
+        self.refreshed: list[str] = [task.period_key for task in session.refreshes]
         self.started = float(session.started)
         self.since = dt.datetime.fromtimestamp(self.started, UTC)
         self.bar, self.remote = bar, remote
@@ -104,13 +114,14 @@ class RangeWatch:
         """Read the window (two queries; one with ``plan``, made by the caller); reads only."""
         plan = self.range.plan(ledger) if plan is None else plan
         gaps = {plan.key(label) for label in plan.gaps}
-        latest = ledger.latest_of(self.range.job(), self.keys)
+        latest = ledger.latest_of(self.range.job(), [*self.keys, *self.refreshed])
         failed = failed_keys(latest, self.since) & set(self.keys)
         return Snapshot(
             plan,
             frozenset(k for k in self.keys if k not in gaps),
             frozenset(failed),
             first_failure(self.keys, latest, self.since),
+            latest,
         )
 
     # -- the closing line ----------------------------------------------------------------------
@@ -141,17 +152,30 @@ class RangeWatch:
             sys.stderr.flush()
         if self.remote:
             self._send(snap)
-        filled = snap.plan.complete_count - self.initial.complete_count
-        by = self.filled_by() if snap.plan.gaps else None
-        logger.info(
-            closing_line(
-                self.range.task_family,
-                self.range.job(),
-                snap.plan,
-                filled_now=max(0, filled),
-                failure=snap.failure,
-                filled_by=by,
-            )
+        logger.info(self.closing(ledger, snap))
+
+    def closing(self, ledger: Ledger, snap: Snapshot) -> str:
+        """The closing line of ``snap``: this invocation's own fills and republications, the
+        first failure, the first period an upstream blocked and the first another run's
+        lease held (reads the blocking upstreams: one query per required job)."""
+        own = own_keys(snap.latest, self.since, is_own_run)
+        gaps = [key for key in self.keys if key not in snap.done]
+        now = ledger.db_now()
+        unattempted = [key for key in gaps if key not in snap.latest]
+        causes = blocked_periods(
+            ledger, self.range.period_kind, unattempted, self.range.invocation.requires, now
+        )
+        first = next((key for key in unattempted if key in causes), None)
+        return closing_line(
+            self.range.task_family,
+            self.range.job(),
+            snap.plan,
+            filled_now=len(own & set(self.keys)),
+            failure=snap.failure,
+            filled_by=self.filled_by() if snap.plan.gaps else None,
+            republished=len(own & set(self.refreshed)),
+            blocked=None if first is None else (first, causes[first]),
+            held=first_held(gaps, snap.latest, now, is_own_run),
         )
 
     def filled_by(self) -> str | None:
