@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import luigi
+import luigi.configuration
 import luigi.rpc
 import luigi.scheduler
 import luigi.worker
@@ -363,9 +364,10 @@ UNCAUGHT_HEADLINE = "Uncaught exception in luigi"
 class OneLineRefusals(logging.Filter):
     """On Luigi's "luigi-interface" logger: a refusal of what was asked (``refusals``, e.g.
     gatekeeper's InvalidInput naming the parameter and value) that Luigi would log with a
-    30-50-line traceback is logged as one line instead, unless the logger is at DEBUG
-    (``--log-level DEBUG``). Only the text changes: the record still passes, and Luigi's exit
-    code, events, e-mails and the scheduler's explanation are its own."""
+    30-50-line traceback is logged as one line instead, unless DEBUG was asked for
+    (``--log-level DEBUG``; ``_debug_asked``). Only the text changes: the record still
+    passes, and Luigi's exit code, events, e-mails and the scheduler's explanation are its
+    own."""
 
     def __init__(self, refusals: tuple[type[BaseException], ...]) -> None:
         super().__init__()
@@ -373,7 +375,7 @@ class OneLineRefusals(logging.Filter):
         self.names = {f"{c.__module__}.{c.__qualname__}": c.__name__ for c in refusals}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if logging.getLogger("luigi-interface").isEnabledFor(logging.DEBUG) or _debug_asked():
+        if _debug_asked():
             return True
         message = record.msg if isinstance(record.msg, str) else ""
         exc = record.exc_info[1] if record.exc_info else None
@@ -389,11 +391,15 @@ class OneLineRefusals(logging.Filter):
 
 
 def _debug_asked() -> bool:
-    """``--log-level DEBUG`` on the command line: a task that cannot be built fails before
-    Luigi applies it (``luigi.retcodes`` then sets logging up from luigi.cfg alone)."""
+    """DEBUG asked for: ``--log-level DEBUG`` on the command line or ``[core] log_level =
+    DEBUG`` in luigi.cfg. Luigi's own default level (DEBUG when neither says) does not count;
+    the command line is read here because a task that cannot be built fails before Luigi
+    applies it (``luigi.retcodes`` then sets logging up from luigi.cfg alone)."""
     argv = sys.argv[1:]
     pairs = zip(argv, [*argv[1:], ""], strict=True)
-    return any(a == "--log-level=DEBUG" or (a, b) == ("--log-level", "DEBUG") for a, b in pairs)
+    if any(a == "--log-level=DEBUG" or (a, b) == ("--log-level", "DEBUG") for a, b in pairs):
+        return True
+    return str(luigi.configuration.get_config().get("core", "log_level", "")).upper() == "DEBUG"
 
 
 def log_refusals_in_one_line(refusals: tuple[type[BaseException], ...]) -> None:
