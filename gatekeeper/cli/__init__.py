@@ -48,12 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
     shared = global_options(defaults=False)
 
     def add(
-        name: str, fn: Command, help_text: str, ledger: bool = True, writes: bool = False
+        name: str,
+        fn: Command,
+        help_text: str,
+        ledger: bool = True,
+        writes: bool = False,
+        creates: bool | None = None,
     ) -> Any:
         """A subcommand; ``writes=False`` (read-only) refuses a SQLite ledger that does not
-        exist instead of creating it."""
+        exist instead of creating it, and so does a command that writes only to change what
+        is there (``creates=False``: abandon)."""
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[shared])
-        p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes)
+        create = writes if creates is None else creates
+        p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes, creates=create)
         return p
 
     for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds, collect_cmds):
@@ -102,6 +109,6 @@ def respond(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> Result:
     if not args.needs_ledger:
         return args.fn(None, args)
-    with open_cli_ledger(args.ledger, create=args.writes) as ledger:
+    with open_cli_ledger(args.ledger, create=args.creates) as ledger:
         result: Result = args.fn(ledger, args)
         return result

@@ -1,4 +1,4 @@
-"""Ledger commands: record, ready, history, evidence, demo."""
+"""Ledger commands: record, abandon, ready, history, evidence, stale, demo."""
 
 from __future__ import annotations
 
@@ -30,6 +30,25 @@ def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
         data,
         f"{'recorded' if changed else 'already recorded (no change)'}: "
         f"{args.job} {args.date} attempt {args.attempt} {args.state}",
+    )
+
+
+def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """Abandon the latest attempt of JOB for DATE (running, its lease live or not). Exit 1,
+    nothing written, when there is no attempt; 3 (StateConflict) when it is not running."""
+    abandoned = ledger.abandon(args.job, args.date, reason=args.reason)
+    if abandoned is None:
+        known = bool(ledger.history(args.job))
+        text = (
+            f"{args.job} has no attempts for {args.date}; nothing abandoned"
+            if known
+            else f"no such job {args.job} in the ledger ({ledger.describe()}); nothing abandoned"
+        )
+        return Result({"abandoned": None}, text, EXIT_NOT_READY)
+    return Result(
+        {"abandoned": abandoned.to_json()},
+        f"abandoned: {abandoned.job} {abandoned.business_date} attempt {abandoned.attempt} "
+        f"(run {abandoned.run_id}): {abandoned.error}",
     )
 
 
@@ -178,6 +197,17 @@ def register(add: Callable[..., Any]) -> None:
         p.add_argument(name)
     p.add_argument("--started-at", help="ISO 8601 with offset (default: now)")
     p.add_argument("--error", help="error summary for a failed attempt")
+    p = add(
+        "abandon",
+        cmd_abandon,
+        "Record the latest running attempt of JOB for DATE abandoned now, even with a live "
+        "lease (its worker can no longer publish); the next run takes the period over.",
+        writes=True,
+        creates=False,  # only an attempt already recorded can be abandoned
+    )
+    p.add_argument("job")
+    p.add_argument("date")
+    p.add_argument("--reason", required=True, help="why (stored as the attempt's error)")
     p = add("ready", cmd_ready, "Is every job's latest attempt succeeded for DATE? (exit 1 if not)")
     p.add_argument("date")
     p.add_argument("jobs", nargs="+", metavar="job")

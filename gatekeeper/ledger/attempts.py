@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -308,6 +309,42 @@ class AttemptStore(AttemptReads):
             return bool(cursor.rowcount == 1)
 
         return self.sql.run_in_transaction(renew, f"the lease of run {run_id}")
+
+    # -- abandon -------------------------------------------------------------------------------
+    def abandon(
+        self, job: str, period: Any, *, reason: str, now: dt.datetime | None = None
+    ) -> Attempt | None:
+        """``Ledger.abandon``: the latest attempt, now abandoned; None when there is none."""
+        job, key = check_name(job, "job"), period_key(period)
+        reason, fixed = check_name(reason, "reason"), fixed_clock(now)
+
+        def work() -> Attempt | None:
+            self.sql.lock_key("attempt", job, key)  # pragma: no mutate
+            existing = self.of_period(job, key)
+            if not existing:
+                return None
+            latest = existing[-1]
+            if latest.state is not RunState.RUNNING:
+                raise StateConflict(
+                    f"{job} {key}: attempt {latest.attempt} (run {latest.run_id}) is already "
+                    f"{latest.state.value}; only a running latest attempt can be abandoned",
+                    job=job,
+                    period=key,
+                    attempt=latest.attempt,
+                )
+            at = fixed if fixed is not None else self.sql.db_now()
+            self.sql.execute(
+                "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
+                "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ?",
+                (RunState.ABANDONED.value, self.sql.ts_in(at), reason, job, key, latest.attempt),
+            )
+            self._settle(job, key, latest, RunState.ABANDONED)  # still not complete: no write
+            done = RunState.ABANDONED
+            return dataclasses.replace(
+                latest, state=done, updated_at=at, lease_expires_at=None, error=reason
+            )
+
+        return self.sql.run_in_transaction(work, f"{job} {key}")
 
     # -- fencing -------------------------------------------------------------------------------
     def fence(self, consumer: str, period: str, producer: str, now: dt.datetime | None) -> Attempt:

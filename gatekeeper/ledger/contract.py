@@ -218,6 +218,20 @@ class Ledger:
         attempt is no longer running (it finished, or a later attempt marked it abandoned)."""
         return self._attempts.heartbeat(run_id, lease_seconds=lease_seconds, now=now)
 
+    def abandon(
+        self, job: str, business_date: Any, *, reason: str, now: dt.datetime | None = None
+    ) -> Attempt | None:
+        """Record the latest attempt of ``job`` for the period ``abandoned`` now, its lease
+        live or not, with ``reason`` as its error; writes (one transaction, the key's lock).
+
+        Its worker's next heartbeat returns False and its publish is refused (LeaseLost): the
+        fence admits only the running latest attempt. The next attempt need not wait for the
+        lease. Returns the abandoned Attempt, or None (nothing written) when the period has no
+        attempt. Raises StateConflict when the latest attempt is not running and InvalidInput
+        for a bad job, period or reason (an empty one); nothing is written then.
+        """
+        return self._attempts.abandon(job, business_date, reason=reason, now=now)
+
     def attempts(self, job: str, business_date: Any) -> list[Attempt]:
         """Every attempt of ``job`` for the period, ordered by attempt; reads only."""
         return self._attempts.attempts(job, business_date)

@@ -39,8 +39,11 @@ if TYPE_CHECKING:
 
 
 def period_complete(task: PeriodTask) -> bool:
-    """``task.complete()``: its period's latest attempt succeeded (at or after ``--attempt N``)
-    and its declared outputs exist. Reads the ledger (one query) and the outputs."""
+    """``task.complete()``: its period's latest attempt succeeded (at or after ``--attempt N``,
+    once ``task.repair_accepted`` judged N) and its declared outputs exist. Reads the ledger
+    (one query; a repair's first ask, two) and the outputs. StateConflict for a refused N."""
+    if task.attempt and not task.repair_accepted:  # pragma: no cover - it raises instead
+        return False
     latest = task.ledger().latest(task.job_id, task.period_key)
     if latest is None or latest.state is not RunState.SUCCEEDED:
         return False

@@ -19,7 +19,7 @@ from typing import Any, cast
 import luigi
 from luigi.cmdline_parser import CmdlineParser
 
-from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.errors import InvalidInput, StateConflict
 from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
@@ -28,6 +28,8 @@ from gatekeeper.luigi import completeness, config
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
+# a bad parameter (or a refused --attempt) is one line in Luigi's log, not a traceback
+luigi_compat.log_refusals_in_one_line((InvalidInput, StateConflict))
 IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
 _ledgers: dict[tuple[int, str], Ledger] = {}
 _ledgers_lock = threading.Lock()
@@ -131,6 +133,28 @@ class AttemptParameter(luigi.IntParameter):
 
     def normalize(self, x: Any) -> int:
         return check_attempt(x, "attempt", allow_zero=True)
+
+
+class BusinessDateParameter(luigi.DateParameter):
+    """``--business-date``: Luigi's DateParameter; a value it cannot parse is InvalidInput
+    naming the parameter and the value (Luigi's own ValueError names neither)."""
+
+    def parse(self, s: Any) -> Any:
+        try:
+            return super().parse(s)
+        except ValueError:
+            raise InvalidInput("business_date", s, "expected a date YYYY-MM-DD") from None
+
+
+class BusinessHourParameter(luigi.DateHourParameter):
+    """``--business-hour``: Luigi's DateHourParameter (UTC); a value it cannot parse is
+    InvalidInput naming the parameter and the value."""
+
+    def parse(self, s: Any) -> Any:
+        try:
+            return super().parse(s)
+        except ValueError:
+            raise InvalidInput("business_hour", s, "expected an hour YYYY-MM-DDTHH (UTC)") from None
 
 
 class PeriodTask(RecordedRun, luigi.Task):
@@ -251,9 +275,32 @@ class PeriodTask(RecordedRun, luigi.Task):
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:
         """True when the latest attempt for (job, period) succeeded and declared outputs exist
-        (``completeness.period_complete``). With an explicit ``--attempt N`` (a repair), that
-        attempt or a later one must have succeeded: asking for attempt N runs it once."""
+        (``completeness.period_complete``). With an explicit ``--attempt N`` (a repair): N
+        must exceed every attempt recorded when the task is first asked (``repair_accepted``:
+        else StateConflict, and Luigi does not schedule it); then attempt N or a later one
+        must have succeeded."""
         return completeness.period_complete(self)
+
+    @functools.cached_property
+    def repair_accepted(self) -> bool:
+        """True when the explicit ``--attempt N`` exceeds every attempt of (job, period)
+        recorded the first time it is asked (when Luigi schedules the task; kept, so the run
+        that records attempt N does not refuse itself afterwards). Else StateConflict naming
+        the recorded attempts, raised again on every ask; nothing is written. Reads the
+        ledger once."""
+        found = self.ledger().attempts(self.job_id, self.period_key)
+        if found and self.attempt <= found[-1].attempt:
+            latest = found[-1]
+            raise StateConflict(
+                f"{self.job_id} {self.period_key}: --attempt {self.attempt} refused; recorded "
+                f"attempts: {', '.join(str(a.attempt) for a in found)} (the latest "
+                f"{latest.state.value}, run {latest.run_id}); a repair is "
+                f"--attempt {latest.attempt + 1} or more (0: the next one)",
+                job=self.job_id,
+                period=self.period_key,
+                attempt=self.attempt,
+            )
+        return True
 
     @classmethod
     def bulk_complete(cls, parameter_tuples: Iterable[Any]) -> list[Any]:
@@ -310,7 +357,7 @@ def _timed_out(task: PeriodTask, message: str) -> None:
 class BusinessDateTask(PeriodTask):
     """A Luigi task responsible for one business date (see PeriodTask for the recording)."""
 
-    business_date = luigi.DateParameter(description="The business date this run is for")
+    business_date = BusinessDateParameter(description="The business date this run is for")
     period_param = "business_date"
 
 
@@ -321,7 +368,7 @@ class BusinessHourTask(PeriodTask):
     Luigi's own hourly tasks; it is stored in the ledger as ``2026-10-23T05:00Z``.
     """
 
-    business_hour = luigi.DateHourParameter(description="The UTC hour this run is for")
+    business_hour = BusinessHourParameter(description="The UTC hour this run is for")
     period_param = "business_hour"
     period_kind = HOURLY
 

@@ -53,6 +53,7 @@ steps = st.one_of(
     st.tuples(st.just("finish"), st.integers(0, SPAN - 1), st.sampled_from(STATES[1:])),
     st.tuples(st.just("publish"), st.integers(0, SPAN - 1), st.booleans()),
     st.tuples(st.just("republish"), st.integers(0, SPAN - 1)),
+    st.tuples(st.just("abandon"), st.integers(0, SPAN - 1)),
     st.tuples(
         st.just("upstream"), st.integers(0, SPAN - 1), st.integers(2, 3), st.sampled_from(STATES)
     ),
@@ -108,6 +109,8 @@ class History:
             fenced = step[2] and latest is not None
             producer = latest.run_id if fenced and latest else None
             ledger.publish(self.job, key, [self.up], "fp", producer=producer, now=self.clock)
+        elif what == "abandon":  # an operator's `gatekeeper abandon`, lease live or not
+            ledger.abandon(self.job, key, reason="operator", now=self.clock)
         elif what == "republish":
             ledger.republish(self.job, key, [self.up], f"fp{i}", reason="repair", now=self.clock)
         else:  # a newer attempt of the upstream the publication requires

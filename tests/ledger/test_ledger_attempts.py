@@ -338,3 +338,74 @@ def test_a_begin_for_a_job_already_known_refuses_and_keeps_as_the_first_one_does
     assert ledger.begin_attempt("K", "2026-10-02", "k4", lease_seconds=60).attempt == 2
     fresh = ledger.begin_attempt("K", "2026-10-05", "k5", lease_seconds=60)
     assert fresh.attempt == 1 and ledger.latest("K", "2026-10-05") == fresh
+
+
+def test_abandon_ends_a_live_lease_and_the_next_attempt_need_not_wait(ledger: gk.Ledger) -> None:
+    first = ledger.begin_attempt("A", D, "r1", lease_seconds=3600, now=T0)
+    later = T0 + dt.timedelta(minutes=1)  # the lease is live for another 59 minutes
+    done = ledger.abandon("A", D, reason="worker host died", now=later)
+    assert done is not None and (done.attempt, done.run_id) == (1, "r1")
+    assert done.state is gk.RunState.ABANDONED and done.error == "worker host died"
+    stored = ledger.latest("A", D)
+    assert stored is not None and stored.state is gk.RunState.ABANDONED
+    assert stored.error == "worker host died" and stored.lease_expires_at is None
+    assert stored.updated_at == later and stored.started_at == first.started_at
+    assert ledger.heartbeat("r1", lease_seconds=3600, now=later) is False
+    second = ledger.begin_attempt("A", D, "r2", lease_seconds=3600, now=later)
+    assert second.attempt == 2
+    assert [a.state for a in ledger.attempts("A", D)] == [
+        gk.RunState.ABANDONED,
+        gk.RunState.RUNNING,
+    ]
+
+
+def test_abandon_refuses_the_old_workers_publish(ledger: gk.Ledger) -> None:
+    ledger.record("Up", D, 1, "up-1", "succeeded", T0)
+    ledger.begin_attempt("Pub", D, "p1", lease_seconds=3600, now=T0)
+    ledger.abandon("Pub", D, reason="stuck", now=T0)
+    before = snapshot(ledger)
+    with pytest.raises(gk.LeaseLost, match="already abandoned"):
+        ledger.publish("Pub", D, ["Up"], "fp", producer="p1", now=T0)
+    assert snapshot(ledger) == before
+
+
+@pytest.mark.parametrize("state", ["succeeded", "failed", "abandoned"])
+def test_abandon_refuses_a_terminal_latest_attempt_and_writes_nothing(
+    ledger: gk.Ledger, state: str
+) -> None:
+    ledger.record("A", D, 1, "r1", "running", T0)  # an earlier running attempt is not latest
+    ledger.record("A", D, 2, "r2", state, T0)
+    before = snapshot(ledger)
+    with pytest.raises(gk.StateConflict, match=f"attempt 2 \\(run r2\\) is already {state}") as e:
+        ledger.abandon("A", D, reason="why")
+    assert (e.value.job, e.value.period, e.value.attempt) == ("A", D, 2)
+    assert snapshot(ledger) == before
+
+
+def test_abandon_without_an_attempt_returns_none_and_writes_nothing(ledger: gk.Ledger) -> None:
+    ledger.record("A", "2026-10-21", 1, "r1", "running", T0)
+    before = snapshot(ledger)
+    assert ledger.abandon("A", D, reason="why") is None
+    assert ledger.abandon("Unknown", D, reason="why") is None
+    assert snapshot(ledger) == before
+
+
+@pytest.mark.parametrize(
+    ("job", "period", "reason", "field"),
+    [
+        ("A", D, "", "reason"),
+        ("A", D, " padded", "reason"),
+        ("A", D, "nul\x00", "reason"),
+        ("", D, "why", "job"),
+        ("A", "2026-13-01", "why", "business_date"),
+    ],
+)
+def test_abandon_bad_input_is_refused_and_writes_nothing(
+    ledger: gk.Ledger, job: str, period: str, reason: str, field: str
+) -> None:
+    ledger.record("A", D, 1, "r1", "running", T0)
+    before = snapshot(ledger)
+    with pytest.raises(gk.InvalidInput) as e:
+        ledger.abandon(job, period, reason=reason)
+    assert e.value.field == field
+    assert snapshot(ledger) == before

@@ -82,13 +82,21 @@ def test_explicit_attempt_below_max_is_refused_before_run(
     assert states(ledger_cfg, "Controlled") == [(2, "failed"), (5, "succeeded")]
 
 
-def test_explicit_attempt_reruns_a_complete_date_once(ledger_cfg: gk.Ledger) -> None:
+def test_explicit_attempt_reruns_a_complete_date_once_then_is_refused(
+    ledger_cfg: gk.Ledger,
+) -> None:
     assert build(DailySalesLoad(business_date=D)).scheduling_succeeded
     published = ledger_cfg.publication("DailySalesLoad", D)
     repair = DimCustomer(business_date=D, attempt=2)
     assert not repair.complete()
     assert build(repair).scheduling_succeeded
-    assert build(DimCustomer(business_date=D, attempt=2)).scheduling_succeeded
+    assert repair.complete()  # judged when first asked: the run of attempt 2 is complete
+    rows = snapshot(ledger_cfg)
+    again = DimCustomer(business_date=D, attempt=2)  # asked anew: 2 is already recorded
+    with pytest.raises(gk.StateConflict, match="recorded attempts: 1, 2 .the latest succeeded"):
+        again.complete()
+    assert not build(DimCustomer(business_date=D, attempt=2)).scheduling_succeeded
+    assert snapshot(ledger_cfg) == rows
     assert states(ledger_cfg, "DimCustomer") == [(1, "succeeded"), (2, "succeeded")]
     assert ledger_cfg.publication("DailySalesLoad", D) == published  # evidence untouched
 
