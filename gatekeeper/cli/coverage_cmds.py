@@ -152,12 +152,13 @@ def failure(run: Sequence[PeriodStatus]) -> str:
 
 
 def blockers(run: Sequence[PeriodStatus]) -> str:
-    """``by Orders 2026-11-18 failed (attempt 1: disk full)``: the first period's cause, and
-    how many other causes the run has."""
+    """``by Orders 2026-11-18 failed (attempt 1: disk full)``: the first period's cause, led
+    by how many causes the run has when it has several (``--json`` has each)."""
     causes = [s.cause for s in run if s.cause is not None]
-    others = len({(c.job, c.state) for c in causes}) - 1
-    text = f"by {causes[0].describe()}" if causes else ""
-    return text + (f" (+{others} other causes: --json)" if others > 0 else "")
+    if not causes:
+        return ""
+    several = len({(c.job, c.state) for c in causes})
+    return ("" if several == 1 else f"{several} causes, first ") + f"by {causes[0].describe()}"
 
 
 def revisions(run: Sequence[PeriodStatus]) -> str:

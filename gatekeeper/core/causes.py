@@ -7,7 +7,8 @@
   ``gatekeeper status JOB`` plans the window as the range did, with no flags.
 - A period is **blocked** when it has no attempt of its own and a required upstream is failed,
   abandoned (or running on an expired lease) or missing for it. ``blocking_cause`` names the
-  first such upstream, in the order the task requires them: the cause an operator acts on.
+  first failed or abandoned upstream (else the first missing one), in the order the task
+  requires them: the cause an operator acts on.
 """
 
 from __future__ import annotations
@@ -153,22 +154,22 @@ def blocking_cause(
     upstream: Mapping[str, Mapping[str, Attempt]],
     now: dt.datetime,
 ) -> Cause | None:
-    """The first requirement that blocks period ``key`` at ``now``, or None.
+    """What blocks period ``key`` at ``now``, or None: the first requirement (in the order the
+    task requires them) that failed or was abandoned, else the first that is missing (a
+    failure is what the operator acts on; a missing upstream may itself be its effect).
 
     ``upstream`` maps each required job to its latest attempt per ledger key (the keys the
     requirements need; a key absent is a missing upstream).
     """
+    missing = None
     for requirement in requires:
         wanted = requirement.key_for(kind, key)
         attempt = upstream.get(requirement.job, {}).get(wanted)
         state = upstream_state(attempt, now)
-        if state is not None:
-            return Cause(
-                requirement.job,
-                wanted,
-                state,
-                None if attempt is None else attempt.attempt,
-                None if attempt is None else attempt.run_id,
-                None if attempt is None else attempt.error,
-            )
-    return None
+        if state is None:
+            continue
+        if attempt is None:
+            missing = missing or Cause(requirement.job, wanted, state)
+            continue
+        return Cause(requirement.job, wanted, state, attempt.attempt, attempt.run_id, attempt.error)
+    return missing

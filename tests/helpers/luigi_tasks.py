@@ -242,3 +242,21 @@ class RaceGated(gk.GatedTask):
     def build(self) -> dict[str, str]:
         time.sleep(0.05)
         return {"date": self.business_date.isoformat()}
+
+
+class ControlledTotal(gk.GatedTask):
+    """Requires Controlled for its date: blocked when that fails."""
+
+    control = luigi.Parameter(default="", significant=False)
+
+    def requires(self) -> Controlled:
+        return Controlled(business_date=self.business_date, control=self.control)
+
+    def build(self) -> dict[str, str]:
+        return {"date": str(self.business_date)}
+
+
+class TimedControlled(Controlled):
+    """Controlled with a worker timeout: its periods are scheduled, never run inline."""
+
+    worker_timeout = 600

@@ -369,6 +369,12 @@ def test_fleet_processes_started_together_share_a_forward_fill(
         next(p.pid for p in started if str(p.pid) in (line[3], line[4])) for line in lines
     )
     assert len(ran_by) == processes, ran_by  # each process ran a share
+    # each closing line counts its own process's share, so they sum to the window
+    claimed = [
+        int(re.findall(r"filled \d+/40 due \((\d+) this run\)", output)[-1]) for output in outputs
+    ]
+    assert claimed == [ran_by[p.pid] for p in started], (claimed, ran_by)
+    assert sum(claimed) == 40
     with gk.open_ledger(pg_ledger_url) as ledger:
         assert all(len(ledger.attempts("GkDay", date)) == 1 for date in {line[0] for line in lines})
 
@@ -452,8 +458,8 @@ def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
         server.stop()
     assert [p.returncode for p in started] == [0, 10], [o[-3000:] for o in outputs]
     assert "filled 30/30 due (30 this run)" in outputs[0]
-    assert re.search(
-        r"RangeBusinessDaily GkDay: filled \d+/30 due \(\d+ this run\); \d+ gaps "
+    assert re.search(  # the other process's work is not this one's
+        r"RangeBusinessDaily GkDay: filled \d+/30 due \(0 this run\); \d+ gaps "
         r"being filled by Worker\(salt=",
         outputs[1],
     ), outputs[1][-3000:]

@@ -166,16 +166,18 @@ class RangeWatch:
             ledger, self.range.period_kind, unattempted, self.range.invocation.requires, now
         )
         first = next((key for key in unattempted if key in causes), None)
+        by = self.filled_by() if snap.plan.gaps else None
         return closing_line(
             self.range.task_family,
             self.range.job(),
             snap.plan,
             filled_now=len(own & set(self.keys)),
             failure=snap.failure,
-            filled_by=self.filled_by() if snap.plan.gaps else None,
+            filled_by=by,
             republished=len(own & set(self.refreshed)),
             blocked=None if first is None else (first, causes[first]),
-            held=first_held(gaps, snap.latest, now, is_own_run),
+            # a lease held while another worker fills the range is that worker's: named above
+            held=None if by else first_held(gaps, snap.latest, now, is_own_run),
         )
 
     def filled_by(self) -> str | None:
