@@ -43,7 +43,7 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
         now=now,
         lateness=args.lateness or config.lateness(),
         period=args.period,
-        timezone=args.timezone or str(config.settings().timezone),
+        timezone=args.timezone or config.timezone(),
         strategy=args.strategy,
         catchup=args.catchup,
         task_limit=to_int(args.task_limit, "task_limit"),

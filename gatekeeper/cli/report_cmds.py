@@ -32,7 +32,7 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
         "now": now,
         "period": args.period,
         "lateness": args.lateness or config.lateness(),
-        "timezone": args.timezone or str(config.settings().timezone),
+        "timezone": args.timezone or config.timezone(),
         "catchup": args.catchup,
         "task_limit": None,
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import sys
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ import luigi
 import luigi.rpc
 import luigi.scheduler
 import luigi.worker
+from luigi.cmdline_parser import CmdlineParser
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -104,6 +106,47 @@ def instance_cache_token() -> object:
     exist since Luigi 2.6 at least.
     """
     return GatekeeperInstanceCacheProbe()
+
+
+# -- the luigi command line: which [section] options it gives --------------------------------
+#: Internals read to learn which Config options the luigi command line gives.
+COMMAND_LINE_ARGS = "luigi.cmdline_parser.CmdlineParser.known_args"
+GLOBAL_DEST = "luigi.parameter.Parameter._parser_global_dest"
+
+
+def command_line_parser() -> object | None:
+    """The ``CmdlineParser`` of the ``luigi`` command line (or ``luigi.run``) now in force;
+    None in ``luigi.build`` and outside Luigi. Compared by identity: a new command line may
+    give other values (``luigi.interface`` sets it for the whole run, forked workers inherit
+    it)."""
+    return CmdlineParser.get_instance()
+
+
+def command_line_options(section: str, names: Iterable[str]) -> frozenset[str]:
+    """The options of the Config ``section`` given on the luigi command line now in force
+    (``--gatekeeper-ledger-url URL`` gives ``ledger_url``); empty outside one.
+
+    Private internals: ``CmdlineParser.known_args`` (the argparse namespace Luigi parsed; its
+    own comment calls it "publicly exposed", but the module is documented as internal) and
+    ``Parameter._parser_global_dest`` (the namespace attribute of ``--section-option``, which
+    Luigi's ``Parameter._value_iterator`` reads first when it resolves a value; an option not
+    given is None there). gatekeeper resolves ``$GATEKEEPER_*`` below the command line and
+    above luigi.cfg, so it must know which options the command line gives, as Luigi does.
+    Both exist, unchanged, since Luigi 2.x (3.2.0 included).
+    """
+    parser = CmdlineParser.get_instance()
+    if parser is None:
+        return frozenset()
+    try:
+        known = parser.known_args
+    except AttributeError:
+        raise LuigiInternalMissing(COMMAND_LINE_ARGS) from None
+    dest = getattr(luigi.Parameter, "_parser_global_dest", None)
+    if not callable(dest):
+        raise LuigiInternalMissing(GLOBAL_DEST)
+    return frozenset(
+        name for name in names if getattr(known, dest(name, section), None) is not None
+    )
 
 
 # -- inline periods: a chunk runs a period as Luigi's worker would ----------------------------
