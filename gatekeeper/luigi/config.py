@@ -53,9 +53,9 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
     openlineage = luigi.Parameter(
         default="false",
-        description="Emit OpenLineage run events for every attempt (true/false; "
-        "$GATEKEEPER_OPENLINEAGE overrides; the transport is OpenLineage's own "
-        "configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml)",
+        description="Emit OpenLineage run events for every attempt (true/false; the "
+        "transport is OpenLineage's own configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, "
+        "openlineage.yml)",
     )
     openlineage_namespace = luigi.Parameter(
         default="gatekeeper", description="OpenLineage namespace of the jobs' run events"
