@@ -23,7 +23,12 @@ import luigi
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.integrations.lineage import LineageSettings
-from gatekeeper.luigi.compat import command_line_options, command_line_parser, instance_cache_token
+from gatekeeper.luigi.compat import (
+    command_line_options,
+    command_line_parser,
+    environment_probe,
+    instance_cache_token,
+)
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -131,8 +136,14 @@ def _environment() -> tuple[str | None, ...]:
     return tuple(os.environ.get(env_var(name)) or None for name, _ in options())
 
 
-#: (instance cache token, command-line parser, environment, what was resolved from them)
-_cached: tuple[object, object, tuple[str | None, ...], Resolved] | None = None
+@functools.cache
+def _environment_probe() -> Callable[[], tuple[object, ...]]:
+    """What the ``GATEKEEPER_*`` variables hold now, cheaply, for the cache to compare."""
+    return environment_probe(tuple(env_var(name) for name, _ in options()))
+
+
+#: (instance cache token, command-line parser, environment probe, what was resolved from them)
+_cached: tuple[object, object, tuple[object, ...], Resolved] | None = None
 
 
 def resolve() -> Resolved:
@@ -146,10 +157,10 @@ def resolve() -> Resolved:
     (naming the variable); writes nothing.
     """
     global _cached
-    token, parser, env = instance_cache_token(), command_line_parser(), _environment()
+    token, parser, probe = instance_cache_token(), command_line_parser(), _environment_probe()()
     found = _cached
-    if found is None or found[0] is not token or found[1] is not parser or found[2] != env:
-        found = _cached = (token, parser, env, _resolve(env))  # held, so never an id reused
+    if found is None or found[0] is not token or found[1] is not parser or found[2] != probe:
+        found = _cached = (token, parser, probe, _resolve(_environment()))  # held: no id reused
     return found[3]
 
 

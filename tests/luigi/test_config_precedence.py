@@ -282,3 +282,15 @@ def test_config_bad_env_value_refused_by_luigi_and_the_cli(tmp_path: Path) -> No
     assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
     assert "invalid GATEKEEPER_LEASE_SECONDS='abc': expected a number" in shown.stderr
     assert list(tmp_path.glob("*.db")) == []
+
+
+def test_config_environment_probe_follows_os_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cheap fingerprint the cache compares changes with every GATEKEEPER_* change."""
+    probe = config._environment_probe()
+    seen = [probe()]
+    for value in ("a", "b", ""):
+        monkeypatch.setenv("GATEKEEPER_TIMEZONE", value)
+        seen.append(probe())
+    monkeypatch.delenv("GATEKEEPER_TIMEZONE")
+    seen.append(probe())
+    assert len(set(seen[:-1])) == 4 and seen[-1] == seen[0]
