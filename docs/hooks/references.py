@@ -3,8 +3,9 @@
 A page that holds the line ``<!-- generated: cli -->`` gets, in its place, every ``gatekeeper``
 subcommand as ``gatekeeper.cli.build_parser()`` defines it (usage, description, every argument
 with its default and help); ``<!-- generated: config -->`` becomes the table of the
-``[gatekeeper]`` options of luigi.cfg, read from the ``luigi.Config`` class
-(``gatekeeper.luigi.config.gatekeeper``): name, command-line flag, type, default, description.
+``[gatekeeper]`` options, read from the ``luigi.Config`` class
+(``gatekeeper.luigi.config.gatekeeper``): name, ``gatekeeper`` flag, luigi flag, environment
+variable, luigi.cfg key, default, type, description.
 Built from the code at every build, they cannot go stale.
 """
 
@@ -108,18 +109,47 @@ def _argument_row(action: argparse.Action) -> str:
     return f"| `{flags}`{repeat} | {default} | {help_text}{choices} |"
 
 
-def config_reference() -> str:
-    """Markdown table of the ``[gatekeeper]`` luigi.cfg options, from the luigi.Config class."""
-    from gatekeeper.luigi.config import gatekeeper as section
+#: The ``gatekeeper`` command's own flag for an option, where it is not ``--<option>``.
+CLI_FLAGS = {"ledger_url": "--ledger"}
 
-    rows = ["| option | command line | type | default | description |", "|---|---|---|---|---|"]
-    for name, param in section.get_params():
+
+def config_reference() -> str:
+    """Markdown table of the ``[gatekeeper]`` options, from the luigi.Config class: each with
+    its environment variable, luigi.cfg key, luigi flag, ``gatekeeper`` flag (found in the
+    command's parser) and default, in precedence order of the sources."""
+    from gatekeeper.luigi.config import env_var, options
+
+    rows = [
+        "| option | `gatekeeper` flag | luigi flag | environment | luigi.cfg `[gatekeeper]` "
+        "| default | type | description |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, param in options():
         default = param._default  # luigi.Parameter keeps its default only here
         shown = "(empty)" if default == "" else f"`{default}`"
         flag = f"`--gatekeeper-{name.replace('_', '-')}`"
         kind = type(param).__name__
-        rows.append(f"| `{name}` | {flag} | {kind} | {shown} | {_escape(param.description)} |")
+        rows.append(
+            f"| `{name}` | {_cli_flag(name)} | {flag} | `{env_var(name)}` | `{name}` | {shown} "
+            f"| {kind} | {_escape(param.description)} |"
+        )
     return "\n".join(rows) + "\n"
+
+
+def _cli_flag(option: str) -> str:
+    """The ``gatekeeper`` flag giving ``option`` and the commands that take it, else a dash."""
+    from gatekeeper.cli import build_parser
+
+    flag = CLI_FLAGS.get(option, f"--{option.replace('_', '-')}")
+    parser = build_parser()
+    if any(flag in action.option_strings for action in parser._actions):
+        return f"`{flag}`"
+    takers = [
+        name
+        for name, sub in _subcommands(parser)
+        if any(flag in action.option_strings for action in sub._actions)
+    ]
+    return f"`{flag}` ({', '.join(takers)})" if takers else "-"
 
 
 def _escape(text: str) -> str:

@@ -34,9 +34,7 @@ def job_request(ledger: LedgerReads, job: str, args: argparse.Namespace) -> dict
         "start": start,
         "stop": args.stop or (found.stop if found else None),
         "period": kind,
-        "timezone": args.timezone
-        or (found.timezone if found else None)
-        or str(config.settings().timezone),
+        "timezone": args.timezone or (found.timezone if found else None) or config.timezone(),
         "lateness": args.lateness or (found.lateness if found else None) or config.lateness(),
         "catchup": args.catchup or (found.catchup if found else None) or "all",
         "strategy": getattr(args, "strategy", None)

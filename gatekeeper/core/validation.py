@@ -30,6 +30,7 @@ Requirement = tuple[str, str]  # (job, period key)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _DIGITS = re.compile(r"[0-9]+")
+_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def check_name(value: Any, field: str) -> str:
@@ -94,6 +95,15 @@ def parse_count_text(text: Any, field: str, minimum: int = 0) -> int:
     if number < minimum:
         raise InvalidInput(field, text, f"expected at least {minimum}")
     return number
+
+
+def parse_number_text(text: Any, field: str) -> float:
+    """A number given as text (an environment variable, a config value): decimal digits with
+    an optional sign, fraction and exponent, as Python's ``float`` reads them, but no ``nan``,
+    ``inf``, underscore or non-ASCII digit; raises InvalidInput naming ``field`` and the text."""
+    if not isinstance(text, str) or not _NUMBER.fullmatch(text.strip()):
+        raise InvalidInput(field, text, "expected a number")
+    return float(text)
 
 
 def check_job_id(value: Any, field: str = "job_id") -> int:

@@ -14,8 +14,10 @@ oldest and newest release.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,7 @@ import luigi.configuration
 import luigi.rpc
 import luigi.scheduler
 import luigi.worker
+from luigi.cmdline_parser import CmdlineParser
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -105,6 +108,58 @@ def instance_cache_token() -> object:
     exist since Luigi 2.6 at least.
     """
     return GatekeeperInstanceCacheProbe()
+
+
+# -- the luigi command line: which [section] options it gives --------------------------------
+#: Internals read to learn which Config options the luigi command line gives.
+COMMAND_LINE_ARGS = "luigi.cmdline_parser.CmdlineParser.known_args"
+GLOBAL_DEST = "luigi.parameter.Parameter._parser_global_dest"
+
+
+def command_line_parser() -> object | None:
+    """The ``CmdlineParser`` of the luigi command line in force (set by ``luigi.interface`` for
+    the whole run, inherited by forked workers); None in ``luigi.build`` and outside Luigi."""
+    return CmdlineParser.get_instance()
+
+
+def command_line_options(section: str, names: Iterable[str]) -> frozenset[str]:
+    """The options of the Config ``section`` given on the luigi command line now in force
+    (``--gatekeeper-ledger-url URL`` gives ``ledger_url``); empty outside one.
+
+    Private internals: ``CmdlineParser.known_args`` (the namespace Luigi parsed; the module is
+    documented as internal) and ``Parameter._parser_global_dest`` (its attribute for
+    ``--section-option``, None when not given), which ``Parameter._value_iterator`` reads first.
+    gatekeeper puts ``$GATEKEEPER_*`` between the command line and luigi.cfg, so it must know
+    what the command line gives. Both unchanged since Luigi 2.x (3.2.0 included).
+    """
+    parser = CmdlineParser.get_instance()
+    if parser is None:
+        return frozenset()
+    try:
+        known = parser.known_args
+    except AttributeError:
+        raise LuigiInternalMissing(COMMAND_LINE_ARGS) from None
+    dest = getattr(luigi.Parameter, "_parser_global_dest", None)
+    if not callable(dest):
+        raise LuigiInternalMissing(GLOBAL_DEST)
+    return frozenset(
+        name for name in names if getattr(known, dest(name, section), None) is not None
+    )
+
+
+# -- the environment, read on hot paths (a Python internal, not Luigi's) ---------------------
+def environment_probe(names: tuple[str, ...]) -> Callable[[], tuple[object, ...]]:
+    """A function returning what the environment variables ``names`` hold now, fit only for
+    comparison (``config.resolve``'s cache keys on it). ``os.environ.get`` of an unset variable
+    costs microseconds (a KeyError inside); the dict of encoded contents ``os.environ`` keeps
+    (private ``os._Environ._data``, CPython 3.2+) answers in nanoseconds. Falls back to
+    ``os.environ.get`` without it."""
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if not isinstance(data, dict) or not callable(encode):
+        return lambda: tuple(map(os.environ.get, names))
+    keys = tuple(encode(name) for name in names)
+    return lambda: tuple(map(data.get, keys))
 
 
 # -- inline periods: a chunk runs a period as Luigi's worker would ----------------------------

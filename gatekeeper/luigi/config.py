@@ -1,24 +1,34 @@
-"""``[gatekeeper]`` configuration, read from luigi.cfg when used, never at import.
+"""``[gatekeeper]`` configuration, resolved when used, never at import.
 
-Every value can be overridden on the luigi command line (``--gatekeeper-ledger-url ...``) and
-``${ENV}`` interpolation works as everywhere in luigi.cfg. ``GATEKEEPER_LEDGER_URL`` in the
-environment overrides the configured ledger URL for the ``gatekeeper`` command.
+One precedence for every option, in the ``luigi`` command and the ``gatekeeper`` command alike:
+the explicit flag or parameter (``--gatekeeper-ledger-url`` on the luigi command line,
+``--ledger`` for the ``gatekeeper`` command, a task's own parameter), then the environment
+(``GATEKEEPER_LEDGER_URL``: ``GATEKEEPER_`` and the option upper-cased), then luigi.cfg's
+``[gatekeeper]`` section (``${ENV}`` interpolation works there), then the default.
 """
 
 from __future__ import annotations
 
 import configparser
 import datetime as dt
+import enum
+import functools
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import luigi
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.integrations.lineage import LineageSettings
-from gatekeeper.luigi.compat import instance_cache_token
+from gatekeeper.luigi.compat import (
+    command_line_options,
+    command_line_parser,
+    environment_probe,
+    instance_cache_token,
+)
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -48,9 +58,9 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
     openlineage = luigi.Parameter(
         default="false",
-        description="Emit OpenLineage run events for every attempt (true/false; "
-        "$GATEKEEPER_OPENLINEAGE overrides; the transport is OpenLineage's own "
-        "configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, openlineage.yml)",
+        description="Emit OpenLineage run events for every attempt (true/false; the "
+        "transport is OpenLineage's own configuration: OPENLINEAGE_URL, OPENLINEAGE_CONFIG, "
+        "openlineage.yml)",
     )
     openlineage_namespace = luigi.Parameter(
         default="gatekeeper", description="OpenLineage namespace of the jobs' run events"
@@ -62,27 +72,143 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
 
 
-_cached: tuple[object, gatekeeper] | None = None
+#: Environment variables are named ``GATEKEEPER_`` and the option upper-cased.
+ENV_PREFIX = "GATEKEEPER_"
+SECTION = "gatekeeper"
+
+
+def env_var(option: str) -> str:
+    """The environment variable of ``option``: ``ledger_url`` -> ``GATEKEEPER_LEDGER_URL``."""
+    return ENV_PREFIX + option.upper()
+
+
+class Source(enum.Enum):
+    """Where a resolved option's value came from, highest precedence first."""
+
+    FLAG = "flag"
+    ENV = "env"
+    CONFIG = "config"
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where one option's value came from, in the words an error message uses."""
+
+    option: str
+    source: Source
+
+    def describe(self) -> str:
+        """``--gatekeeper-ledger-url``, ``$GATEKEEPER_LEDGER_URL``, ``[gatekeeper] ledger_url``
+        or ``the default [gatekeeper] ledger_url``."""
+        if self.source is Source.FLAG:
+            return f"--{SECTION}-{self.option.replace('_', '-')}"
+        if self.source is Source.ENV:
+            return f"${env_var(self.option)}"
+        where = f"[{SECTION}] {self.option}"
+        return where if self.source is Source.CONFIG else f"the default {where}"
+
+    @property
+    def field(self) -> str:
+        """The field an InvalidInput about the value names: the environment variable when it
+        came from there, else ``gatekeeper.<option>``."""
+        if self.source is Source.ENV:
+            return env_var(self.option)
+        return f"{SECTION}.{self.option}"
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The ``[gatekeeper]`` section as resolved now, and where each value came from."""
+
+    section: gatekeeper
+    origins: dict[str, Origin]
+
+
+@functools.cache
+def options() -> tuple[tuple[str, luigi.Parameter], ...]:
+    """The options of the section: (name, parameter), in declaration order."""
+    return tuple(gatekeeper.get_params())
+
+
+def _environment() -> tuple[str | None, ...]:
+    """The ``GATEKEEPER_*`` variable of each option; an empty one counts as unset."""
+    return tuple(os.environ.get(env_var(name)) or None for name, _ in options())
+
+
+@functools.cache
+def _environment_probe() -> Callable[[], tuple[object, ...]]:
+    """What the ``GATEKEEPER_*`` variables hold now, cheaply, for the cache to compare."""
+    return environment_probe(tuple(env_var(name) for name, _ in options()))
+
+
+#: (instance cache token, command-line parser, environment probe, what was resolved from them)
+_cached: tuple[object, object, tuple[object, ...], Resolved] | None = None
+
+
+def resolve() -> Resolved:
+    """Every ``[gatekeeper]`` option by the one precedence (module docstring), with its origin.
+
+    Building a luigi.Config reads every option from the config files and the command line,
+    which is slow on hot paths (every attempt, every completeness check), so the result is
+    reused until Luigi's own instance cache is cleared (``Register.clear_instance_cache``),
+    another luigi command line is in force, or a ``GATEKEEPER_*`` variable changes. Raises
+    InvalidInput for a bad luigi.cfg interpolation or an environment value of the wrong type
+    (naming the variable); writes nothing.
+    """
+    global _cached
+    token, parser, probe = instance_cache_token(), command_line_parser(), _environment_probe()()
+    found = _cached
+    if found is None or found[0] is not token or found[1] is not parser or found[2] != probe:
+        found = _cached = (token, parser, probe, _resolve(_environment()))  # held: no id reused
+    return found[3]
+
+
+def _resolve(env: tuple[str | None, ...]) -> Resolved:
+    given = command_line_options(SECTION, (name for name, _ in options()))
+    overrides: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
+    cfg = luigi.configuration.get_config()
+    for (name, param), raw in zip(options(), env, strict=True):
+        if name in given:
+            source = Source.FLAG
+        elif raw is not None:
+            overrides[name] = _parse_env(name, param, raw)
+            source = Source.ENV
+        else:
+            source = Source.CONFIG if cfg.has_option(SECTION, name) else Source.DEFAULT
+        origins[name] = Origin(name, source)
+    return Resolved(_read_section(overrides), origins)
+
+
+def _parse_env(name: str, param: luigi.Parameter, raw: str) -> Any:
+    """An environment variable's text as the option's type; InvalidInput naming it."""
+    from gatekeeper.core.validation import parse_number_text
+
+    if isinstance(param, luigi.FloatParameter):
+        return parse_number_text(raw, env_var(name))
+    try:
+        return param.parse(raw)
+    except (ValueError, TypeError, KeyError):
+        raise InvalidInput(env_var(name), raw, f"expected a {type(param).__name__}") from None
 
 
 def settings() -> gatekeeper:
-    """The current ``[gatekeeper]`` configuration.
-
-    Building a luigi.Config reads every option from the config files and the command line,
-    which is slow on hot paths (every attempt, every completeness check), so the instance is
-    reused until Luigi's own instance cache is cleared (``Register.clear_instance_cache``).
-    """
-    global _cached
-    token = instance_cache_token()
-    if _cached is None or _cached[0] is not token:  # held, so never an id reused
-        _cached = (token, _read_section())
-    return _cached[1]
+    """The current ``[gatekeeper]`` configuration (``resolve().section``)."""
+    return resolve().section
 
 
-def _read_section() -> gatekeeper:
-    """Build the section; a luigi.cfg interpolation error becomes one InvalidInput."""
+def origin(option: str) -> Origin:
+    """Where ``option``'s current value came from."""
+    return resolve().origins[option]
+
+
+def _read_section(overrides: dict[str, Any]) -> gatekeeper:
+    """Build the section (``overrides`` win over luigi.cfg and the default: Luigi takes a
+    constructor argument over every other source); a luigi.cfg interpolation error becomes
+    one InvalidInput."""
     try:
-        return gatekeeper()
+        return gatekeeper(**overrides)
     except ValueError as exc:  # luigi wraps configparser's error in a ValueError
         problem = config_error(exc)
         if problem is None:
@@ -112,104 +238,118 @@ def config_error(exc: BaseException) -> InvalidInput | None:
 
 
 def ledger_url() -> str:
-    """The configured ledger URL (luigi.cfg or ``--gatekeeper-ledger-url``)."""
+    """The ledger URL (luigi command line, ``$GATEKEEPER_LEDGER_URL``, luigi.cfg, default)."""
     return str(settings().ledger_url)
 
 
 def cli_ledger_source(explicit: str | None = None) -> tuple[str, str]:
-    """The ``gatekeeper`` command's ledger URL and where it came from: ``--ledger``, else
-    ``$GATEKEEPER_LEDGER_URL``, else luigi.cfg (raises InvalidInput for a bad luigi.cfg)."""
+    """The ``gatekeeper`` command's ledger URL and where it came from: ``--ledger``, else as
+    every task resolves it (``$GATEKEEPER_LEDGER_URL``, luigi.cfg, the default); raises
+    InvalidInput for a bad luigi.cfg."""
     if explicit:
         return explicit, "--ledger"
-    if os.environ.get("GATEKEEPER_LEDGER_URL"):
-        return os.environ["GATEKEEPER_LEDGER_URL"], "$GATEKEEPER_LEDGER_URL"
-    return ledger_url(), "[gatekeeper] ledger_url"
+    found = resolve()
+    return str(found.section.ledger_url), found.origins["ledger_url"].describe()
 
 
 def cli_ledger_url(explicit: str | None = None) -> str:
-    """The ``gatekeeper`` command's ledger: ``--ledger``, else ``$GATEKEEPER_LEDGER_URL``,
-    else luigi.cfg."""
+    """The ``gatekeeper`` command's ledger: ``--ledger``, else as ``ledger_url()``."""
     return cli_ledger_source(explicit)[0]
 
 
-_checked: dict[str, tuple[object, object, Any]] = {}  # name -> (token, key, checked value)
+_checked: dict[str, tuple[Resolved, Any]] = {}  # name -> (resolution checked, checked value)
 
 
-def _checked_once(name: str, key: object, check: Callable[[], Any]) -> Any:
-    """``check()`` once per generation of Luigi's instance cache (as ``settings()``) and per
-    ``key`` (what else it reads, e.g. an environment variable): every attempt asks for
-    these. A check that raises is not remembered."""
-    token = instance_cache_token()
+def _checked_once(name: str, check: Callable[[], Any]) -> Any:
+    """``check()`` once per resolution of the section (a new one after Luigi's instance cache
+    is cleared or a ``GATEKEEPER_*`` variable changes): every attempt asks for these. A check
+    that raises is not remembered."""
+    current = resolve()
     found = _checked.get(name)
-    if found is None or found[0] is not token or found[1] != key:
-        found = _checked[name] = (token, key, check())
-    return found[2]
+    if found is None or found[0] is not current:
+        found = _checked[name] = (current, check())
+    return found[1]
+
+
+def _field(option: str) -> str:
+    """What an InvalidInput about ``option``'s value names (its variable, if from there)."""
+    return origin(option).field
 
 
 def lease_seconds() -> float:
-    """``[gatekeeper] lease_seconds``: finite, > 0 and at most a week (else InvalidInput)."""
+    """``lease_seconds``: finite, > 0 and at most a week (else InvalidInput naming the option
+    or ``GATEKEEPER_LEASE_SECONDS``)."""
     from gatekeeper.core.validation import check_lease
 
     return float(
         _checked_once(
             "lease_seconds",
-            None,
-            lambda: check_lease(settings().lease_seconds, "gatekeeper.lease_seconds"),
+            lambda: check_lease(settings().lease_seconds, _field("lease_seconds")),
         )
     )
 
 
 def lateness() -> dt.timedelta:
+    """``lateness`` as a timedelta; InvalidInput naming the option or its variable."""
     from gatekeeper.core.periods import parse_lateness
 
-    return parse_lateness(str(settings().lateness))
+    found: dt.timedelta = _checked_once(
+        "lateness", lambda: parse_lateness(str(settings().lateness), _field("lateness"))
+    )
+    return found
+
+
+def timezone() -> str:
+    """``timezone``, an IANA name; InvalidInput naming the option or its variable."""
+    from gatekeeper.core.intervals import parse_timezone
+
+    def check() -> str:
+        name = str(settings().timezone)
+        parse_timezone(name, _field("timezone"))
+        return name
+
+    return str(_checked_once("timezone", check))
 
 
 def openlineage() -> bool:
-    """``[gatekeeper] openlineage`` (``$GATEKEEPER_OPENLINEAGE`` overrides it): true or false;
-    raises InvalidInput naming the option (or the variable) and the value."""
+    """``openlineage``: true or false; raises InvalidInput naming the option (or
+    ``GATEKEEPER_OPENLINEAGE``) and the value."""
     from gatekeeper.core.validation import parse_flag
 
-    if "GATEKEEPER_OPENLINEAGE" in os.environ:
-        return parse_flag(os.environ["GATEKEEPER_OPENLINEAGE"], "GATEKEEPER_OPENLINEAGE")
-    return parse_flag(settings().openlineage, "gatekeeper.openlineage")
+    return parse_flag(settings().openlineage, _field("openlineage"))
 
 
 def openlineage_namespace() -> str:
-    """``[gatekeeper] openlineage_namespace`` (default ``gatekeeper``); raises InvalidInput."""
+    """``openlineage_namespace`` (default ``gatekeeper``); raises InvalidInput."""
     from gatekeeper.core.validation import check_lineage_namespace
 
     return check_lineage_namespace(
-        settings().openlineage_namespace, "gatekeeper.openlineage_namespace"
+        settings().openlineage_namespace, _field("openlineage_namespace")
     )
 
 
 def openlineage_timeout() -> float:
-    """``[gatekeeper] openlineage_timeout``: seconds, > 0 and at most 300; raises InvalidInput."""
+    """``openlineage_timeout``: seconds, > 0 and at most 300; raises InvalidInput."""
     from gatekeeper.core.validation import check_wait_seconds
 
-    return check_wait_seconds(settings().openlineage_timeout, "gatekeeper.openlineage_timeout")
+    return check_wait_seconds(settings().openlineage_timeout, _field("openlineage_timeout"))
 
 
 def lineage() -> LineageSettings | None:
     """The OpenLineage settings when ``openlineage`` is on, else None; raises InvalidInput for
-    a bad ``openlineage``, ``openlineage_namespace`` or ``openlineage_timeout``."""
-    found: LineageSettings | None = _checked_once(
-        "lineage", os.environ.get("GATEKEEPER_OPENLINEAGE"), _lineage
-    )
+    a bad ``openlineage``, ``openlineage_namespace``, ``openlineage_timeout`` or ``timezone``."""
+    found: LineageSettings | None = _checked_once("lineage", _lineage)
     return found
 
 
 def _lineage() -> LineageSettings | None:
     if not openlineage():
         return None
-    return LineageSettings(openlineage_namespace(), str(settings().timezone), openlineage_timeout())
+    return LineageSettings(openlineage_namespace(), timezone(), openlineage_timeout())
 
 
 def delta_storage_options() -> dict[str, str] | None:
-    """``[gatekeeper] delta_storage_options`` parsed (None when empty); InvalidInput if bad."""
+    """``delta_storage_options`` parsed (None when empty); InvalidInput if bad."""
     from gatekeeper.core.validation import check_storage_options
 
-    return check_storage_options(
-        settings().delta_storage_options, "gatekeeper.delta_storage_options"
-    )
+    return check_storage_options(settings().delta_storage_options, _field("delta_storage_options"))

@@ -101,7 +101,7 @@ class GatedTask(BusinessDateTask):
         }
         if not observed:
             return None
-        zone = str(config.settings().timezone)
+        zone = config.timezone()
         end = self.period_kind.closes_at(self.period_key, zone)
         return Watermarks.parse(end, observed)
 

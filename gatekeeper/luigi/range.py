@@ -147,7 +147,7 @@ class RangeBusinessBase(luigi.Task):
         check_of_params(of, self.of_params, self.label_to_param(self.start_label()))
         now = clock_at(epoch_seconds() if self.now is None else self.now)
         lateness = self.lateness or config.lateness()
-        zone = parse_timezone(self.timezone or str(config.settings().timezone))
+        zone = parse_timezone(self.timezone or config.timezone())
         started = epoch_seconds()  # before Luigi forks a worker to run the range
         plan = self._plan(self.ledger(), now, lateness, zone, strategy)
         keys = tuple(plan.key(label) for label in plan.scheduled)

@@ -19,6 +19,7 @@ import luigi.rpc
 import luigi.scheduler
 import luigi.worker
 import pytest
+from luigi.cmdline_parser import CmdlineParser
 from luigi.task_register import Register
 
 from gatekeeper.luigi import compat as luigi_compat
@@ -469,3 +470,40 @@ def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
     }
     history = channel.SettledWorkHistory([response], {done.task_id: done, other.task_id: other})
     assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [[other.task_id]]
+
+
+# --- which [section] options the luigi command line gives ----------------------------------
+
+
+def test_command_line_options_names_what_the_luigi_command_line_gives() -> None:
+    args = ["--module", "tests.helpers.luigi_tasks", "Trivial", "--business-date", "2026-10-23"]
+    names = ("ledger_url", "lease_seconds", "timezone")
+    assert luigi_compat.command_line_parser() is None
+    assert luigi_compat.command_line_options("gatekeeper", names) == frozenset()
+    given = [*args, "--gatekeeper-lease-seconds", "45", "--gatekeeper-timezone", "Europe/Paris"]
+    with CmdlineParser.global_instance(given) as parser:
+        assert luigi_compat.command_line_parser() is parser
+        found = luigi_compat.command_line_options("gatekeeper", names)
+    assert found == {"lease_seconds", "timezone"}
+    with CmdlineParser.global_instance(args):
+        assert luigi_compat.command_line_options("gatekeeper", names) == frozenset()
+
+
+def test_command_line_options_internals_exist_in_this_luigi() -> None:
+    """The dest Luigi reads a ``--section-option`` value from is the one compat reads."""
+    args = ["--module", "tests.helpers.luigi_tasks", "Trivial", "--business-date", "2026-10-23"]
+    with CmdlineParser.global_instance([*args, "--gatekeeper-ledger-url", "sqlite:///x.db"]) as p:
+        dest = luigi.Parameter._parser_global_dest("ledger_url", "gatekeeper")
+        assert getattr(p.known_args, dest) == "sqlite:///x.db"
+
+
+def test_command_line_options_missing_internal_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["--module", "tests.helpers.luigi_tasks", "Trivial", "--business-date", "2026-10-23"]
+    with CmdlineParser.global_instance(args) as parser:
+        monkeypatch.delattr(luigi.Parameter, "_parser_global_dest")
+        with pytest.raises(LuigiInternalMissing, match="Parameter._parser_global_dest"):
+            luigi_compat.command_line_options("gatekeeper", ["ledger_url"])
+        monkeypatch.undo()
+        del parser.known_args
+        with pytest.raises(LuigiInternalMissing, match="CmdlineParser.known_args"):
+            luigi_compat.command_line_options("gatekeeper", ["ledger_url"])
