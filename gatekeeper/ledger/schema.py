@@ -143,6 +143,27 @@ def migrate(sql: SqlCore) -> None:
             sql.execute("UPDATE gk_schema SET version = ?", (number + 1,))
 
 
+def check_readable(sql: SqlCore) -> None:
+    """Refuse to read a ledger opened read-only (``open_ledger(create=False)``) whose schema is
+    not this code's, creating and migrating nothing: none there (InvalidInput from the
+    dialect: a typo must not read as an empty ledger), an older one (LedgerError: the
+    read paths rely on every migration: complete runs since 6, reservations since 5, and
+    answering from an older schema would mean a second, version-dependent reading of each),
+    a newer one (``refuse_newer``)."""
+    version = read_version(sql)
+    if version == 0:
+        sql.dialect.refuse_absent(sql)
+    refuse_newer(sql, version)
+    if version < SCHEMA_VERSION:
+        raise LedgerError(
+            f"ledger {sql.describe()} has schema version {version}; this gatekeeper reads "
+            f"version {SCHEMA_VERSION} and a read-only command migrates nothing: open it once "
+            "to write with this gatekeeper (any task, or gatekeeper record), or read it with "
+            "the gatekeeper that wrote it",
+            retryable=False,
+        )
+
+
 def refuse_newer(sql: SqlCore, version: int) -> None:
     """A schema newer than this code is refused, also by a process that opened the ledger
     before the upgrade: checked in every write transaction and before a migration."""
