@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.errors import LedgerError
+from gatekeeper.ledger import outages
 from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
 from gatekeeper.ledger.runs import CompleteRuns
 
@@ -141,6 +142,18 @@ def migrate(sql: SqlCore) -> None:
                 else:
                     step(sql)
             sql.execute("UPDATE gk_schema SET version = ?", (number + 1,))
+
+
+def prepare(sql: SqlCore) -> None:
+    """Migrate the schema (``migrate``) or, for a ledger opened read-only, check it is this
+    code's (``check_readable``); a driver error there is a LedgerError."""
+    if not sql.dialect.read_only:
+        migrate(sql)
+        return
+    try:
+        check_readable(sql)
+    except sql.dialect.driver_errors() as exc:
+        raise outages.wrap(sql, exc, committing=False) from exc
 
 
 def check_readable(sql: SqlCore) -> None:

@@ -65,21 +65,10 @@ class SqlCore:
         self._conn: Any = None
         try:
             self.riding_out(self._reconnect)
-            self.riding_out(self._check_schema)
+            self.riding_out(lambda: schema.prepare(self))
         except BaseException:
             self.close()
             raise
-
-    def _check_schema(self) -> None:
-        """Migrate the schema, or (read-only) check it is this code's
-        (``schema.check_readable``); a driver error is a LedgerError."""
-        if not self.dialect.read_only:
-            schema.migrate(self)
-            return
-        try:
-            schema.check_readable(self)
-        except self.dialect.driver_errors() as exc:
-            raise self._wrap(exc, committing=False) from exc
 
     # -- connection ----------------------------------------------------------------------------
     def _reconnect(self) -> None:
