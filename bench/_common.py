@@ -231,7 +231,7 @@ def ledger_floor(days: int, folder: Path) -> float:
     ``complete()`` asks before it runs) and the attempt's two write transactions
     (``BEGIN IMMEDIATE``; INSERT ``running``; ``COMMIT``, then the same with the UPDATE to
     ``succeeded``), on a gatekeeper ledger file opened with the ledger's own pragmas
-    (``gatekeeper/ledger/sqlite.py``: busy timeout, WAL, ``synchronous=NORMAL``, foreign
+    (``gatekeeper/ledger/sqlite.py``: busy timeout, WAL, ``synchronous=FULL``, foreign
     keys). The floor every fill figure is printed beside: no Luigi, no gatekeeper Python.
     Checks that every date ends with one succeeded attempt (raises SystemExit otherwise)."""
     import datetime as dt
@@ -285,7 +285,7 @@ def ledger_floor(days: int, folder: Path) -> float:
 FLOOR_PRAGMAS = (
     "PRAGMA busy_timeout = 30000",
     "PRAGMA journal_mode = WAL",
-    "PRAGMA synchronous = NORMAL",
+    "PRAGMA synchronous = FULL",
     "PRAGMA foreign_keys = ON",
 )
 

@@ -9,7 +9,7 @@ output folder, new luigi.cfg, used as the working directory):
 - luigi: ``luigi --module gk_bench_tasks RangeDaily --of LuigiDaily --days-back ...``;
   LuigiDaily writes a 3-byte LocalTarget file per date;
 - floor: the bare SQL of gatekeeper's ledger work on a raw sqlite3 connection with the
-  ledger's own pragmas (WAL, ``synchronous=NORMAL``): per date one read and two write
+  ledger's own pragmas (WAL, ``synchronous=FULL``): per date one read and two write
   transactions (``_common.ledger_floor``), in this process.
 
 Both commands with ``--task-limit`` at least the dates, a fixed ``--now`` (the day after the
@@ -301,7 +301,7 @@ def print_results(args: argparse.Namespace, times: dict[tuple[str, int], list[fl
     times_floor = gk_ms / floor_ms
     print(
         f"\nmarginal cost per date, {small:,} -> {large:,} dates (medians): gatekeeper "
-        f"{gk_ms:.3f} ms, floor {floor_ms:.3f} ms (bare SQL at the ledger's synchronous=NORMAL): "
+        f"{gk_ms:.3f} ms, floor {floor_ms:.3f} ms (bare SQL at the ledger's synchronous=FULL): "
         f"{times_floor:.1f}x the floor (target <= {TARGET_MARGINAL:g}x: "
         f"{verdict(0 < times_floor <= TARGET_MARGINAL)}); luigi RangeDaily {luigi_ms:.3f} ms"
     )
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = " ".join(luigi_command("--module", TASK_MODULE, *tool.arguments(fill)))
         print(f"  {tool.name}: {shown}")
     print(
-        "  floor: raw sqlite3, the ledger's pragmas (WAL, synchronous=NORMAL), per date one "
+        "  floor: raw sqlite3, the ledger's pragmas (WAL, synchronous=FULL), per date one "
         "read + two write transactions"
     )
     times = run_rounds(jobs, args.runs)

@@ -232,7 +232,7 @@ class Raw:
             self.conn: Any = sqlite3.connect(url[len("sqlite:///") :], isolation_level=None)
             self.conn.execute("PRAGMA busy_timeout = 5000")
             self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")  # what the ledger sets
+            self.conn.execute("PRAGMA synchronous = FULL")  # what the ledger sets
             self.conn.execute("PRAGMA foreign_keys = ON")
         else:
             import psycopg

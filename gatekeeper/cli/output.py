@@ -39,8 +39,10 @@ def to_int(value: str, field: str) -> int:
 def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     """Open the command's ledger (``--ledger``, ``$GATEKEEPER_LEDGER_URL``, luigi.cfg).
 
-    A read-only command passes ``create=False``: a SQLite file that does not exist is refused
-    (InvalidInput, exit 2) and not created. A bad URL's message says where it came from.
+    A read-only command passes ``create=False``: the ledger is opened read-only, and one that
+    is not there (a SQLite file that does not exist, a PostgreSQL schema without a ledger) is
+    refused (InvalidInput, exit 2) and not created. A bad URL's message says where it came
+    from.
     """
     url, source = config.cli_ledger_source(explicit)
     try:
@@ -48,7 +50,10 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     except InvalidInput as exc:
         if not exc.field.startswith("ledger_url"):
             raise
-        given = source if exc.value == url else f"{source} {url}"
+        # the URL is repeated for a bad part of it; a ledger that is not there is named by
+        # its message (no password)
+        named = exc.value in (url, None) or exc.field == "ledger_url.schema"
+        given = source if named else f"{source} {url}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
 
 

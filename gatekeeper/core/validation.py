@@ -199,6 +199,17 @@ def check_busy_timeout(text: Any, field: str = "ledger_url.busy_timeout") -> flo
     return seconds
 
 
+SQLITE_SYNCHRONOUS = ("full", "normal")
+
+
+def check_synchronous(text: Any, field: str = "ledger_url.synchronous") -> str:
+    """SQLite's ``synchronous`` setting from a URL query value: ``full`` or ``normal`` (any
+    case); returns the PRAGMA value (``FULL``, ``NORMAL``). Raises InvalidInput otherwise."""
+    if not isinstance(text, str) or text.lower() not in SQLITE_SYNCHRONOUS:
+        raise InvalidInput(field, text, "expected full (the default) or normal")
+    return text.upper()
+
+
 _FLAGS = {
     "true": True,
     "1": True,

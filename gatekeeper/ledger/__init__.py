@@ -12,7 +12,7 @@ import os
 from urllib.parse import parse_qsl, urlsplit
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.validation import check_busy_timeout
+from gatekeeper.core.validation import check_busy_timeout, check_synchronous
 from gatekeeper.ledger.contract import Ledger
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
@@ -26,9 +26,17 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
     (``?schema=NAME``; other query parameters go to libpq). Both take ``busy_timeout=SECONDS``
     (default 30), the longest wait for a lock, and ``reconnect_window=SECONDS`` (default 30),
-    how long an operation rides out a database it cannot reach before it fails. Raises
-    InvalidInput for an unsupported URL, or with ``create=False`` a SQLite file that does not
-    exist (nothing is created), and LedgerError when the database cannot be opened.
+    how long an operation rides out a database it cannot reach before it fails. A SQLite URL
+    also takes ``synchronous=full`` (the default) or ``normal``.
+
+    ``create=False`` opens an existing ledger read-only: nothing is created, migrated or
+    written (a SQLite file opened ``mode=ro``, a PostgreSQL session whose transactions are
+    read only). A ledger that is not there (a missing SQLite file, a PostgreSQL schema that
+    does not exist, a database without gatekeeper's tables) is InvalidInput; one whose schema
+    is older than this code's is LedgerError (a writer migrates it).
+
+    Raises InvalidInput for an unsupported URL or option, and LedgerError when the database
+    cannot be opened.
     """
     if not isinstance(url, str) or not url:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
@@ -43,25 +51,27 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
                 "ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db"
             )
         options = dict(parse_qsl(query, keep_blank_values=True))
-        unknown = sorted(set(options) - {"busy_timeout", "reconnect_window"})
+        unknown = sorted(set(options) - {"busy_timeout", "reconnect_window", "synchronous"})
         if unknown:
             raise InvalidInput(
                 f"ledger_url.{unknown[0]}",
                 options[unknown[0]],
-                "unknown option of a sqlite:/// ledger; it takes busy_timeout and reconnect_window",
+                "unknown option of a sqlite:/// ledger; it takes busy_timeout, "
+                "reconnect_window and synchronous",
             )
+        synchronous = check_synchronous(options.get("synchronous", "full"))
         if not create and not os.path.exists(path):
             raise InvalidInput(
                 "ledger_url",
                 url,
                 f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
             )
-        return Ledger(SqliteDialect(path), url, *_waits(options))
+        return Ledger(SqliteDialect(path, synchronous, not create), url, *_waits(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresDialect
 
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-        return Ledger(PostgresDialect(url), url, *_waits(pg_options))
+        return Ledger(PostgresDialect(url, not create), url, *_waits(pg_options))
     raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
 
 

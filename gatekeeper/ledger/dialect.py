@@ -35,6 +35,10 @@ class Dialect:
     #: lock of its own, and nothing reads the clock before that first statement: the key lock
     #: or the clock), and a COMMIT may go with the last (``SqlCore.commits_with``)
     pipelines = False
+    #: True when the ledger was opened to read only (``open_ledger(create=False)``): its
+    #: connections cannot write, and its schema is checked (``schema.check_readable``), never
+    #: created or migrated
+    read_only = False
 
     def connect(self, busy_timeout: float) -> Any:
         """A new driver connection in autocommit mode (the core sends BEGIN itself)."""
@@ -86,6 +90,11 @@ class Dialect:
         return "SELECT ? AS at, ? AS until", (self.ts_in(at), self.ts_in(until))
 
     def table_exists(self, sql: SqlCore, name: str) -> bool:
+        raise NotImplementedError
+
+    def refuse_absent(self, sql: SqlCore) -> None:
+        """Raise InvalidInput: a read-only open found no gatekeeper ledger where the URL
+        points (naming the URL's field and value, saying nothing was created)."""
         raise NotImplementedError
 
     def is_retryable(self, exc: BaseException | None) -> bool:

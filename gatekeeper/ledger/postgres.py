@@ -10,6 +10,7 @@ in its own schema; other query parameters go to libpq.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -59,9 +60,10 @@ class PostgresDialect(Dialect):
     locks_keys = True
     pipelines = True  # psycopg's pipeline mode; BEGIN takes no lock
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, read_only: bool = False):
         self._psycopg = _driver()
         self.conninfo, self.schema = split_schema(url)
+        self.read_only = read_only
 
     def connect(self, busy_timeout: float) -> Any:
         conn = self._psycopg.connect(self.conninfo, autocommit=True)
@@ -70,6 +72,8 @@ class PostgresDialect(Dialect):
         conn.execute(f"SET lock_timeout = '{max(1, int(busy_timeout * 1000))}ms'")
         if self.schema:
             conn.execute(f'SET search_path TO "{self.schema}"')
+        if self.read_only:  # every transaction of the session, BEGIN'd or implicit
+            conn.execute("SET default_transaction_read_only = on")
         return conn
 
     def setup_sql(self) -> tuple[str, ...]:
@@ -150,6 +154,33 @@ class PostgresDialect(Dialect):
         ).fetchall()
         return bool(rows)
 
+    def refuse_absent(self, sql: SqlCore) -> None:
+        """InvalidInput naming ``ledger_url.schema`` and the schema (absent, or without
+        gatekeeper's tables), with the closest schemas that hold a ledger; or ``ledger_url``
+        when the URL names no schema."""
+        where = f"postgresql {self._server()}"
+        if not self.schema:
+            raise InvalidInput(
+                "ledger_url", None, f"no gatekeeper ledger in {where}; nothing was created"
+            )
+        found = sql.read("SELECT 1 FROM pg_namespace WHERE nspname = ?", (self.schema,))
+        ledgers = [
+            row[0]
+            for row in sql.read(
+                "SELECT table_schema FROM information_schema.tables WHERE table_name = ?",
+                ("gk_schema",),
+            )
+        ]
+        closest = difflib.get_close_matches(self.schema, ledgers, n=3)
+        what = "holds no gatekeeper ledger" if found else "does not exist"
+        hint = f" (closest: {', '.join(closest)})" if closest else ""
+        raise InvalidInput(
+            "ledger_url.schema",
+            self.schema,
+            f"schema {self.schema} {what} in {where}{hint}; nothing was created (a command "
+            "that writes, e.g. record, or a task creates a ledger)",
+        )
+
     def ts_out(self, value: Any) -> dt.datetime | None:
         if value is None:
             return None
@@ -158,7 +189,11 @@ class PostgresDialect(Dialect):
             return stamp
         return stamp.astimezone(dt.timezone.utc)
 
-    def describe(self) -> str:
+    def _server(self) -> str:
+        """``host:port/database`` (no user, no password)."""
         parts = urlsplit(self.conninfo)
-        where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
-        return f"postgresql {where}" + (f" schema {self.schema}" if self.schema else "")
+        return f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
+
+    def describe(self) -> str:
+        where = f"postgresql {self._server()}"
+        return where + (f" schema {self.schema}" if self.schema else "")

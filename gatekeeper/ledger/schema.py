@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.errors import LedgerError
+from gatekeeper.ledger import outages
 from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
 from gatekeeper.ledger.runs import CompleteRuns
 
@@ -158,6 +159,39 @@ def migrate(sql: SqlCore) -> None:
                 else:
                     step(sql)
             sql.execute("UPDATE gk_schema SET version = ?", (number + 1,))
+
+
+def prepare(sql: SqlCore) -> None:
+    """Migrate the schema (``migrate``) or, for a ledger opened read-only, check it is this
+    code's (``check_readable``); a driver error there is a LedgerError."""
+    if not sql.dialect.read_only:
+        migrate(sql)
+        return
+    try:
+        check_readable(sql)
+    except sql.dialect.driver_errors() as exc:
+        raise outages.wrap(sql, exc, committing=False) from exc
+
+
+def check_readable(sql: SqlCore) -> None:
+    """Refuse to read a ledger opened read-only (``open_ledger(create=False)``) whose schema is
+    not this code's, creating and migrating nothing: none there (InvalidInput from the
+    dialect: a typo must not read as an empty ledger), an older one (LedgerError: the
+    read paths rely on every migration: complete runs since 6, reservations since 5, and
+    answering from an older schema would mean a second, version-dependent reading of each),
+    a newer one (``refuse_newer``)."""
+    version = read_version(sql)
+    if version == 0:
+        sql.dialect.refuse_absent(sql)
+    refuse_newer(sql, version)
+    if version < SCHEMA_VERSION:
+        raise LedgerError(
+            f"ledger {sql.describe()} has schema version {version}; this gatekeeper reads "
+            f"version {SCHEMA_VERSION} and a read-only command migrates nothing: open it once "
+            "to write with this gatekeeper (any task, or gatekeeper record), or read it with "
+            "the gatekeeper that wrote it",
+            retryable=False,
+        )
 
 
 def refuse_newer(sql: SqlCore, version: int) -> None:

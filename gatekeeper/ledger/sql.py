@@ -63,8 +63,12 @@ class SqlCore:
         self._committed = False  # in a transaction: its COMMIT went with its last statements
         self._nesting = 0  # transactions opened inside the current one (they are part of it)
         self._conn: Any = None
-        self.riding_out(self._reconnect)
-        self.riding_out(lambda: schema.migrate(self))
+        try:
+            self.riding_out(self._reconnect)
+            self.riding_out(lambda: schema.prepare(self))
+        except BaseException:
+            self.close()
+            raise
 
     # -- connection ----------------------------------------------------------------------------
     def _reconnect(self) -> None:
@@ -296,6 +300,12 @@ class SqlCore:
         first statement, which carries it: ``_send``); the schema version is read with the
         first statement of the transaction (``execute``, ``select_row``) or before its
         COMMIT."""
+        if self.dialect.read_only:
+            raise LedgerError(
+                f"ledger {self.describe()} was opened read-only (create=False): it writes "
+                "nothing; open it with create=True to write",
+                retryable=False,
+            )
         self._usable()
         self._tx_clock = None
         self._held = set()

@@ -1,16 +1,24 @@
-"""SQLite dialect: WAL, a busy timeout and ``BEGIN IMMEDIATE`` for every write transaction."""
+"""SQLite dialect: WAL, ``synchronous=FULL``, a busy timeout and ``BEGIN IMMEDIATE`` for every
+write transaction; or a read-only connection that never writes the file."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
+from gatekeeper.core.errors import InvalidInput, LedgerError
 from gatekeeper.ledger.dialect import Dialect
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.sql import SqlCore
+
+#: SQLite's result codes (the low byte of an extended code) that mean "cannot open or create
+#: a file it needs": a read-only directory or filesystem
+_CANTOPEN, _READONLY = 14, 8
 
 
 class SqliteDialect(Dialect):
@@ -19,25 +27,29 @@ class SqliteDialect(Dialect):
     Writers are serialized by ``BEGIN IMMEDIATE``: a read-then-write transaction takes the
     database's write lock before it reads, so two publishers cannot both see "not published".
     A writer waits at most ``busy_timeout`` seconds for the lock. One host, one clock: leases
-    are judged by this host's clock.
+    are judged by this host's clock. Every connection commits with ``synchronous`` (``FULL``
+    unless the URL says ``synchronous=normal``). ``read_only``: opened with ``mode=ro``
+    (``connect_read_only``), never migrated or written.
     """
 
     name = "sqlite"
     reachable_later = False  # a file that cannot be opened now will not open by waiting
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, synchronous: str = "FULL", read_only: bool = False):
         self.path = path
+        self.synchronous = synchronous
+        self.read_only = read_only
 
     def connect(self, busy_timeout: float) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path,
-            timeout=busy_timeout,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        _set_wal(conn, busy_timeout)
-        conn.execute("PRAGMA synchronous = NORMAL")
+        if self.read_only:
+            conn = connect_read_only(self.path, busy_timeout)
+        else:
+            conn = sqlite3.connect(
+                self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            )
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+            _set_wal(conn, busy_timeout)
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 
@@ -56,6 +68,14 @@ class SqliteDialect(Dialect):
         ).fetchall()
         return bool(rows)
 
+    def refuse_absent(self, sql: SqlCore) -> None:
+        raise InvalidInput(
+            "ledger_url",
+            sql.url,
+            f"sqlite file {os.path.abspath(self.path)} holds no gatekeeper ledger; nothing was "
+            "created (check the path)",
+        )
+
     def ts_in(self, value: dt.datetime | None) -> Any:
         if value is None:
             return None
@@ -66,6 +86,65 @@ class SqliteDialect(Dialect):
 
     def describe(self) -> str:
         return f"sqlite file {self.path}"
+
+
+def connect_read_only(path: str, busy_timeout: float) -> sqlite3.Connection:
+    """A connection that cannot write ``path``: ``mode=ro``, which reads a live ledger beside
+    its writers (SQLite may create the shared ``-wal`` and ``-shm`` files a reader needs, where
+    the directory allows it; it never writes the ledger file).
+
+    Where those files cannot be made (a read-only directory or filesystem: a backup, a
+    snapshot) and no ``-wal`` file holds transactions, the file is read ``immutable=1``: every
+    committed transaction is then in the file itself and no writer can be connected (a writer
+    keeps a ``-wal`` file beside it). Immutable, SQLite takes no lock and assumes nothing
+    changes the file while it reads. A ``-wal`` file with transactions that cannot be read (its
+    ``-shm`` missing and not creatable) is refused (LedgerError): reading the file alone would
+    silently miss committed transactions."""
+    uri = f"file:{quote(os.path.abspath(path))}?mode=ro"
+    try:
+        return _open(uri, busy_timeout)
+    except sqlite3.OperationalError as exc:
+        if not _cannot_open(exc):
+            raise
+        if _wal_size(path) > 0:
+            raise LedgerError(
+                f"cannot read ledger sqlite file {path} read-only: its {path}-wal holds "
+                "transactions that need a -shm file SQLite cannot create there (read-only "
+                f"directory or filesystem); copy the ledger's files somewhere writable ({exc})",
+                retryable=False,
+            ) from exc
+    return _open(f"{uri}&immutable=1", busy_timeout)
+
+
+def _open(uri: str, busy_timeout: float) -> sqlite3.Connection:
+    """A connection to ``uri`` once it has read the schema (SQLite opens its files on first
+    use); closed and the error raised if it cannot."""
+    conn = sqlite3.connect(
+        uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _cannot_open(exc: sqlite3.OperationalError) -> bool:
+    """True when ``exc`` says SQLite could not open or create a file (not a lock wait)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (_CANTOPEN, _READONLY)
+    text = str(exc)
+    return "unable to open" in text or "readonly database" in text
+
+
+def _wal_size(path: str) -> int:
+    """The size of the ledger's ``-wal`` file (0 when there is none)."""
+    try:
+        return os.path.getsize(f"{path}-wal")
+    except FileNotFoundError:
+        return 0
 
 
 def _set_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
