@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from gatekeeper.core.display import printable, redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import parse_count_text
 from gatekeeper.ledger import Ledger, open_ledger
@@ -23,8 +24,10 @@ class Result:
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
-    """Render rows as a left-aligned text table."""
-    cells = [list(map(str, header))] + [["" if v is None else str(v) for v in r] for r in rows]
+    """Render rows as a left-aligned text table; a cell's control and bidi characters (a
+    newline too: it would fake a row) are shown escaped (``display.printable``)."""
+    body = [["" if v is None else printable(v) for v in row] for row in rows]
+    cells = [list(map(str, header)), *body]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
@@ -40,7 +43,8 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     """Open the command's ledger (``--ledger``, ``$GATEKEEPER_LEDGER_URL``, luigi.cfg).
 
     A read-only command passes ``create=False``: a SQLite file that does not exist is refused
-    (InvalidInput, exit 2) and not created. A bad URL's message says where it came from.
+    (InvalidInput, exit 2) and not created. A bad URL's message says where it came from, with
+    ``***`` for its password.
     """
     url, source = config.cli_ledger_source(explicit)
     try:
@@ -48,7 +52,8 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     except InvalidInput as exc:
         if not exc.field.startswith("ledger_url"):
             raise
-        given = source if exc.value == url else f"{source} {url}"
+        shown = redact_url(url)  # the error's value is redacted too (open_ledger)
+        given = source if exc.value == shown else f"{source} {shown}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, RunState
 
@@ -42,8 +43,9 @@ class Failure:
         return cls(period, match.group(1), match.group(2))
 
     def describe(self, limit: int = 200) -> str:
-        """``failed at P (Type: message)``, the message on one line, cut at ``limit``."""
-        message = " ".join(self.message.split())
+        """``failed at P (Type: message)``, the message on one line (control and bidi
+        characters escaped: it goes to logs and luigid), cut at ``limit``."""
+        message = printable(" ".join(self.message.split()))
         if len(message) > limit:
             message = message[: limit - 3] + "..."
         error = f"{self.error_type}: {message}" if self.error_type else message

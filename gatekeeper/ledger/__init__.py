@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from urllib.parse import parse_qsl, urlsplit
 
+from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_busy_timeout
 from gatekeeper.ledger.contract import Ledger
@@ -28,11 +29,16 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     (default 30), the longest wait for a lock, and ``reconnect_window=SECONDS`` (default 30),
     how long an operation rides out a database it cannot reach before it fails. Raises
     InvalidInput for an unsupported URL, or with ``create=False`` a SQLite file that does not
-    exist (nothing is created), and LedgerError when the database cannot be opened.
+    exist (nothing is created), and LedgerError when the database cannot be opened. No error
+    shows the URL's password (``display.redact_url``): its ``value`` holds the redacted URL.
     """
     if not isinstance(url, str) or not url:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
-    scheme = urlsplit(url).scheme
+    shown = redact_url(url)  # what a message may show: never the password
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError as exc:  # e.g. an unclosed [ in the host
+        raise InvalidInput("ledger_url", shown, f"not a URL ({exc})") from None
     if scheme == "sqlite":
         from gatekeeper.ledger.sqlite import SqliteDialect
 
@@ -40,20 +46,20 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
         path, _, query = rest.partition("?")
         if not path:
             raise InvalidInput(
-                "ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db"
+                "ledger_url", shown, "expected sqlite:///relative.db or sqlite:////abs.db"
             )
         options = dict(parse_qsl(query, keep_blank_values=True))
         unknown = sorted(set(options) - {"busy_timeout", "reconnect_window"})
         if unknown:
             raise InvalidInput(
                 f"ledger_url.{unknown[0]}",
-                options[unknown[0]],
+                redact_url(f"{unknown[0]}={options[unknown[0]]}").partition("=")[2],
                 "unknown option of a sqlite:/// ledger; it takes busy_timeout and reconnect_window",
             )
         if not create and not os.path.exists(path):
             raise InvalidInput(
                 "ledger_url",
-                url,
+                shown,
                 f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
             )
         return Ledger(SqliteDialect(path), url, *_waits(options))
@@ -62,7 +68,7 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
 
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
         return Ledger(PostgresDialect(url), url, *_waits(pg_options))
-    raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
+    raise InvalidInput("ledger_url", shown, "unsupported scheme; use sqlite:/// or postgresql://")
 
 
 def _waits(options: dict[str, str]) -> tuple[float, float]:

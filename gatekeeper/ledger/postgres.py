@@ -159,6 +159,11 @@ class PostgresDialect(Dialect):
         return stamp.astimezone(dt.timezone.utc)
 
     def describe(self) -> str:
+        """``postgresql HOST:PORT/DB schema NAME``: never the user or the password."""
         parts = urlsplit(self.conninfo)
-        where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
+        try:
+            port: object = parts.port or 5432
+        except ValueError:  # not a number: libpq will say so when it connects
+            port = "?"
+        where = f"{parts.hostname or 'localhost'}:{port}{parts.path}"
         return f"postgresql {where}" + (f" schema {self.schema}" if self.schema else "")

@@ -16,6 +16,7 @@ from typing import Any
 
 import luigi
 
+from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import instance_cache_token
@@ -108,6 +109,8 @@ def config_error(exc: BaseException) -> InvalidInput | None:
         reason = f"environment variable {unset[0]} is not set (luigi.cfg refers to it)"
     else:
         reason = f"luigi.cfg: {' '.join(cause.message.split())}"
+    if raw is not None and ("url" in cause.option or "password" in cause.option):
+        raw = redact_url(raw)
     return InvalidInput(field, raw, reason)
 
 
