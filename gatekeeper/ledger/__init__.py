@@ -66,6 +66,8 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresDialect
 
+        if not url.startswith(f"{scheme}://"):
+            raise InvalidInput("ledger_url", shown, "expected postgresql://[user@]host/db")
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
         return Ledger(PostgresDialect(url), url, *_waits(pg_options))
     raise InvalidInput("ledger_url", shown, "unsupported scheme; use sqlite:/// or postgresql://")
