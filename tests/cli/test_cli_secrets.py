@@ -130,6 +130,18 @@ def test_cli_luigi_cfg_url_error_masks_the_password(tmp_path: Path) -> None:
     assert files_in(tmp_path) == {"luigi.cfg"}
 
 
+def test_cli_luigi_cfg_interpolation_error_never_quotes_the_password(tmp_path: Path) -> None:
+    """configparser quotes what follows a stray ``%`` (here: part of the password)."""
+    (tmp_path / "luigi.cfg").write_text(f"[gatekeeper]\nledger_url = postgresql://u:{PW}%zz@h/db\n")
+    done = gatekeeper("history", "A", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "gatekeeper.ledger_url='postgresql://u:***@h/db'" in done.stderr
+    assert "write %% for a literal %" in done.stderr
+    assert_never_shown(done)
+    assert "zz@" not in done.stderr
+    assert files_in(tmp_path) == {"luigi.cfg"}
+
+
 def test_open_ledger_error_value_holds_the_redacted_url(tmp_path: Path) -> None:
     with pytest.raises(gk.InvalidInput) as caught:
         gk.open_ledger(f"postgresq://u:{PW}@h/db")
