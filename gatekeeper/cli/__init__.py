@@ -3,7 +3,8 @@
 Exit codes: 0 ok or ready, 1 not ready / refused, 2 bad input, 3 conflict, 4 ledger unavailable.
 Each command module registers its subcommands; this module only dispatches. ``--ledger`` and
 ``--json`` are accepted before or after the subcommand. A reader that goes away (``| head``)
-ends the command quietly with the exit code it had determined.
+ends the command quietly with the exit code it had determined. What reaches the terminal is
+safe to show: control and bidi characters in user text are escaped (``display.printable``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gatekeeper.cli.output import (
     global_options,
     open_cli_ledger,
 )
+from gatekeeper.core.display import printable
 from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
@@ -95,13 +97,17 @@ def respond(args: argparse.Namespace) -> int:
         result = run(args)
     except GatekeeperError as exc:
         args.exit_code = exit_code(exc)
-        print(f"gatekeeper: {type(exc).__name__}: {exc}", file=sys.stderr)
-        if args.json:
+        print(f"gatekeeper: {type(exc).__name__}: {printable(exc)}", file=sys.stderr)
+        if args.json:  # json.dumps escapes every control and non-ASCII character
             print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
         sys.stdout.flush()
         return int(args.exit_code)
     args.exit_code = result.code
-    print(json.dumps(result.data, indent=2, default=str) if args.json else result.text)
+    print(
+        json.dumps(result.data, indent=2, default=str)
+        if args.json
+        else printable(result.text, newlines=True)
+    )
     sys.stdout.flush()
     return result.code
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
+from gatekeeper.core.display import printable
 from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
 
@@ -121,7 +122,7 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
         lines.append(
             f"{pub.consumer} {pub.business_date} revision {pub.revision} published "
             f"{pub.published_at.isoformat()}{producer}{delta} fingerprint "
-            f"{pub.fingerprint}" + (f" reason: {pub.reason}" if pub.reason else "")
+            f"{pub.fingerprint}" + (f" reason: {printable(pub.reason)}" if pub.reason else "")
         )
         evidence = table(
             [

@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from gatekeeper.core.display import printable, redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import parse_count_text
 from gatekeeper.ledger import Ledger, open_ledger
@@ -23,8 +24,10 @@ class Result:
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
-    """Render rows as a left-aligned text table."""
-    cells = [list(map(str, header))] + [["" if v is None else str(v) for v in r] for r in rows]
+    """Render rows as a left-aligned text table; a cell's control and bidi characters (a
+    newline too: it would fake a row) are shown escaped (``display.printable``)."""
+    body = [["" if v is None else printable(v) for v in row] for row in rows]
+    cells = [list(map(str, header)), *body]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     return "\n".join(
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
@@ -42,7 +45,7 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     A read-only command passes ``create=False``: the ledger is opened read-only, and one that
     is not there (a SQLite file that does not exist, a PostgreSQL schema without a ledger) is
     refused (InvalidInput, exit 2) and not created. A bad URL's message says where it came
-    from.
+    from, with ``***`` for its password.
     """
     url, source = config.cli_ledger_source(explicit)
     try:
@@ -50,10 +53,11 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
     except InvalidInput as exc:
         if not exc.field.startswith("ledger_url"):
             raise
-        # the URL is repeated for a bad part of it; a ledger that is not there is named by
-        # its message (no password)
-        named = exc.value in (url, None) or exc.field == "ledger_url.schema"
-        given = source if named else f"{source} {url}"
+        # the URL is repeated for a bad part of it (its password as ***); a ledger that is not
+        # there is named by its message (no password)
+        shown = redact_url(url)
+        named = exc.value in (url, shown, None) or exc.field == "ledger_url.schema"
+        given = source if named else f"{source} {shown}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.cli.output import EXIT_NOT_READY, Result, open_cli_ledger, table, to_int
+from gatekeeper.core.display import printable
 from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
 from gatekeeper.ledger import Ledger
 
@@ -33,7 +34,7 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
         with open_cli_ledger(args.ledger, create=False) as ledger:
             plan = plan_recovery_from_ledger(ledger, stages, date, verified)
     except RecoveryNotSafe as exc:
-        print(f"gatekeeper: RecoveryNotSafe: {exc}", file=sys.stderr)
+        print(f"gatekeeper: RecoveryNotSafe: {printable(exc)}", file=sys.stderr)
         return Result({"action": "refused", "reason": str(exc)}, f"refused: {exc}", EXIT_NOT_READY)
     rows = [(v["stage"], v["job"], v["status"], v["attempt"], v["run_id"]) for v in plan["stages"]]
     return Result(

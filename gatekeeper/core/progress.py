@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatekeeper.core.causes import Cause
+from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, RunState
 
@@ -45,8 +46,9 @@ class Failure:
         return cls(period, match.group(1), match.group(2))
 
     def describe(self, limit: int = 200) -> str:
-        """``failed at P (Type: message)``, the message on one line, cut at ``limit``."""
-        message = " ".join(self.message.split())
+        """``failed at P (Type: message)``, the message on one line (control and bidi
+        characters escaped: it goes to logs and luigid), cut at ``limit``."""
+        message = printable(" ".join(self.message.split()))
         if len(message) > limit:
             message = message[: limit - 3] + "..."
         error = f"{self.error_type}: {message}" if self.error_type else message
@@ -131,7 +133,7 @@ def closing_line(
     if failure is not None:
         parts.append(failure.describe())
     if blocked is not None:
-        parts.append(f"{blocked[0]} blocked: {blocked[1].describe(blocked[0])}")
+        parts.append(f"{blocked[0]} blocked: {printable(blocked[1].describe(blocked[0]))}")
     if held is not None and held.lease_expires_at is not None:
         parts.append(
             f"{held.period_key} held by run {held.run_id} until {held.lease_expires_at.isoformat()}"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from gatekeeper.core.display import UNSAFE, printable
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.periods import kind_of_key, period_key
@@ -34,8 +35,26 @@ _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 def check_name(value: Any, field: str) -> str:
-    """Return ``value`` if it is a non-empty string without surrounding blanks, NUL bytes or
-    lone surrogates (which no database stores faithfully); raises InvalidInput."""
+    """Return ``value`` if it names something (a job, consumer, run ID, producer...): a
+    non-empty string without surrounding blanks, NUL bytes, lone surrogates (which no database
+    stores faithfully), control characters or bidi controls (which would drive a terminal or
+    reorder what a reader sees: ``abc\u202egnp.exe``); raises InvalidInput."""
+    name = check_reason(value, field)
+    unsafe = UNSAFE.search(name)
+    if unsafe:
+        raise InvalidInput(
+            field,
+            value,
+            f"contains the control character {printable(unsafe.group())} (a name may not "
+            "contain control or bidi characters)",
+        )
+    return name
+
+
+def check_reason(value: Any, field: str) -> str:
+    """Return one-line free text that must say something (a republication's reason): a
+    non-empty string without surrounding blanks, NUL bytes or lone surrogates. It is stored as
+    given; whoever shows it escapes its control characters (``display.printable``)."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(field, value, "expected a non-empty string")
     if value != value.strip():
@@ -66,6 +85,11 @@ def printable_text(value: str, limit: int = 2000) -> str:
 def check_optional_name(value: Any, field: str) -> str | None:
     """``check_name`` for a value that may be None."""
     return None if value is None else check_name(value, field)
+
+
+def check_optional_reason(value: Any, field: str) -> str | None:
+    """``check_reason`` for a value that may be None."""
+    return None if value is None else check_reason(value, field)
 
 
 def check_attempt(value: Any, field: str = "attempt", allow_zero: bool = False) -> int:

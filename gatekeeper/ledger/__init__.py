@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from urllib.parse import parse_qsl, urlsplit
 
+from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_busy_timeout, check_synchronous
 from gatekeeper.ledger.contract import Ledger
@@ -36,11 +37,16 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     is older than this code's is LedgerError (a writer migrates it).
 
     Raises InvalidInput for an unsupported URL or option, and LedgerError when the database
-    cannot be opened.
+    cannot be opened. No error shows the URL's password (``display.redact_url``): its
+    ``value`` holds the redacted URL.
     """
     if not isinstance(url, str) or not url:
         raise InvalidInput("ledger_url", url, "expected sqlite:///PATH or postgresql://...")
-    scheme = urlsplit(url).scheme
+    shown = redact_url(url)  # what a message may show: never the password
+    try:
+        scheme = urlsplit(url).scheme
+    except ValueError as exc:  # e.g. an unclosed [ in the host
+        raise InvalidInput("ledger_url", shown, f"not a URL ({exc})") from None
     if scheme == "sqlite":
         from gatekeeper.ledger.sqlite import SqliteDialect
 
@@ -48,14 +54,14 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
         path, _, query = rest.partition("?")
         if not path:
             raise InvalidInput(
-                "ledger_url", url, "expected sqlite:///relative.db or sqlite:////abs.db"
+                "ledger_url", shown, "expected sqlite:///relative.db or sqlite:////abs.db"
             )
         options = dict(parse_qsl(query, keep_blank_values=True))
         unknown = sorted(set(options) - {"busy_timeout", "reconnect_window", "synchronous"})
         if unknown:
             raise InvalidInput(
                 f"ledger_url.{unknown[0]}",
-                options[unknown[0]],
+                redact_url(f"{unknown[0]}={options[unknown[0]]}").partition("=")[2],
                 "unknown option of a sqlite:/// ledger; it takes busy_timeout, "
                 "reconnect_window and synchronous",
             )
@@ -63,16 +69,18 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
         if not create and not os.path.exists(path):
             raise InvalidInput(
                 "ledger_url",
-                url,
+                shown,
                 f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
             )
         return Ledger(SqliteDialect(path, synchronous, not create), url, *_waits(options))
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresDialect
 
+        if not url.startswith(f"{scheme}://"):
+            raise InvalidInput("ledger_url", shown, "expected postgresql://[user@]host/db")
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
         return Ledger(PostgresDialect(url, not create), url, *_waits(pg_options))
-    raise InvalidInput("ledger_url", url, "unsupported scheme; use sqlite:/// or postgresql://")
+    raise InvalidInput("ledger_url", shown, "unsupported scheme; use sqlite:/// or postgresql://")
 
 
 def _waits(options: dict[str, str]) -> tuple[float, float]:

@@ -31,14 +31,14 @@ def wrap(sql: SqlCore, exc: BaseException, committing: bool) -> LedgerError:
         what = f" waiting for {sql.waiting_for}" if sql.waiting_for else ""
         return LedgerError(
             f"ledger {sql.describe()}: timed out after {sql.busy_timeout:g}s{what} "
-            f"(busy_timeout); another writer holds the lock: {exc}",
+            f"(busy_timeout); another writer holds the lock: {sql.shown(exc)}",
             retryable=False,
         )
     broken = sql.dialect.is_broken(sql.connection_or_none)
     retry = sql.dialect.is_retryable(exc) or (broken and not committing)
     lost = " (connection lost; it is reopened on next use)" if broken else ""
     return LedgerError(
-        f"ledger {sql.describe()}: {exc}{lost}",
+        f"ledger {sql.describe()}: {sql.shown(exc)}{lost}",
         retryable=retry,
         unreachable=broken and not committing,
     )

@@ -192,8 +192,13 @@ class PostgresDialect(Dialect):
     def _server(self) -> str:
         """``host:port/database`` (no user, no password)."""
         parts = urlsplit(self.conninfo)
-        return f"{parts.hostname or 'localhost'}:{parts.port or 5432}{parts.path}"
+        try:
+            port: object = parts.port or 5432
+        except ValueError:  # not a number: libpq will say so when it connects
+            port = "?"
+        return f"{parts.hostname or 'localhost'}:{port}{parts.path}"
 
     def describe(self) -> str:
+        """``postgresql HOST:PORT/DB schema NAME``: never the user or the password."""
         where = f"postgresql {self._server()}"
         return where + (f" schema {self.schema}" if self.schema else "")

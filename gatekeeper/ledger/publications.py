@@ -12,7 +12,12 @@ from gatekeeper.core.periods import kind_of_key, period_key
 from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
 from gatekeeper.core.spans import PeriodRuns
-from gatekeeper.core.validation import check_name, check_optional_name, check_requirements
+from gatekeeper.core.validation import (
+    check_name,
+    check_optional_name,
+    check_reason,
+    check_requirements,
+)
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.handle import WriteHandle
 from gatekeeper.ledger.requests import Output, PublicationRequest, WriteFn
@@ -71,7 +76,7 @@ class PublicationStore:
         producer: str | None = None,
     ) -> bool:
         """``Ledger.republish``: True when revision n+1 was written, False for a retry."""
-        reason = check_name(reason, "reason")
+        reason = check_reason(reason, "reason")
         output = Output.checked(fingerprint, location, write)
         request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
             watermarks=watermarks,

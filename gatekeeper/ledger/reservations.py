@@ -26,7 +26,7 @@ from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict, 
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, EvidenceItem, requirement_label
-from gatekeeper.core.validation import check_name, check_optional_name
+from gatekeeper.core.validation import check_name, check_optional_reason
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.ledger.requests import Output, PublicationRequest, ReservationCommit, fixed_clock
@@ -103,7 +103,7 @@ class ReservationStore:
         correction is an explicit ``reason``), InvalidInput. Writes only the reservation.
         """
         output = Output.checked(fingerprint, check_name(location, "location"), None)
-        reason = check_optional_name(reason, "reason")
+        reason = check_optional_reason(reason, "reason")
         producer = check_name(producer, "producer")
         request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
             watermarks=watermarks, reason=reason, producer=producer, now=now

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+from gatekeeper.core.display import mask, mask_exception, url_secrets
 from gatekeeper.core.errors import GatekeeperError, LedgerError
 from gatekeeper.ledger import outages, schema
 from gatekeeper.ledger.dialect import Dialect
@@ -49,7 +50,8 @@ class SqlCore:
         reconnect_window: float = DEFAULT_RECONNECT_WINDOW,
     ):
         self.dialect = dialect
-        self.url = url
+        self.url = url  # with its password, to open more connections; never shown
+        self.secrets = url_secrets(url)  # masked in every message (``shown``)
         self.busy_timeout = busy_timeout
         self.reconnect_window = reconnect_window
         self._lock = threading.RLock()
@@ -76,6 +78,7 @@ class SqlCore:
         try:
             self._conn = self.dialect.connect(self.busy_timeout)
         except self.dialect.driver_errors() as exc:
+            mask_exception(exc, self.secrets)  # libpq may quote the password it could not parse
             raise LedgerError(
                 f"cannot open ledger {self.describe()}: {exc}",
                 retryable=False,
@@ -104,7 +107,12 @@ class SqlCore:
                 self._conn = None
 
     def describe(self) -> str:
-        return self.dialect.describe()
+        """Where the ledger lives, for messages: no password (``shown``)."""
+        return self.shown(self.dialect.describe())
+
+    def shown(self, text: object) -> str:
+        """``text`` (a message, a driver error) with the URL's password masked."""
+        return mask(text, self.secrets)
 
     @property
     def connection(self) -> Any:
@@ -336,7 +344,7 @@ class SqlCore:
             if self._is_broken():
                 raise LedgerError(
                     f"ledger {self.describe()}: the connection failed while committing; the "
-                    f"outcome is unknown (check before retrying): {exc}",
+                    f"outcome is unknown (check before retrying): {self.shown(exc)}",
                     retryable=False,
                 ) from exc
             with contextlib.suppress(Exception):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 import luigi
 import luigi.worker
 
+from gatekeeper.core.display import printable
 from gatekeeper.core.errors import GatekeeperError, LeaseHeld, LeaseLost, StateConflict
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import printable_text
@@ -223,7 +224,7 @@ class RecordedRun:
             self.period_key,
             latest.attempt,
             latest.run_id,
-            message,
+            printable(message),
         )
 
     def _record_failure(

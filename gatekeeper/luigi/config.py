@@ -21,6 +21,7 @@ from typing import Any
 
 import luigi
 
+from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
@@ -230,11 +231,16 @@ def config_error(exc: BaseException) -> InvalidInput | None:
     except configparser.Error:
         raw = None
     unset = [name for name in re.findall(r"\$\{([^}]+)\}", raw or "") if name not in os.environ]
+    secret = "url" in cause.option or "password" in cause.option  # configparser quotes it
     if unset:
         reason = f"environment variable {unset[0]} is not set (luigi.cfg refers to it)"
+    elif secret:
+        reason = (
+            f"luigi.cfg: cannot interpolate it (write %% for a literal %; {type(cause).__name__})"
+        )
     else:
         reason = f"luigi.cfg: {' '.join(cause.message.split())}"
-    return InvalidInput(field, raw, reason)
+    return InvalidInput(field, redact_url(raw) if secret and raw is not None else raw, reason)
 
 
 def ledger_url() -> str:

@@ -6,7 +6,8 @@ JS, nothing fetched from the network. Daily periods are month calendars (weeks a
 first, one row of months per year); hourly periods a day x 24 grid per month (hours in UTC, as
 their ledger keys). Every cell carries ``data-job``, ``data-period``, ``data-state`` and a
 ``title`` tooltip (attempt, run ID, error, lease, publication revision and evidence run IDs).
-Reads and writes nothing; user text (job names, errors, run IDs) is escaped.
+Reads and writes nothing; user text (job names, errors, run IDs) is escaped, its control and
+bidi characters shown as visible escapes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from html import escape
 from itertools import groupby
 
+from gatekeeper.core.display import printable
 from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import RangePlan
@@ -65,9 +67,9 @@ def render_report(
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{CSS}{state_rules()}</style></head>",
+        f"<title>{_text(title)}</title><style>{CSS}{state_rules()}</style></head>",
         '<body class="compact">' if all(map(_side_by_side, jobs)) else "<body>",
-        f"<h1>{escape(title)}</h1>",
+        f"<h1>{_text(title)}</h1>",
         _meta(jobs, generated_at),
         _legend(),
         _overview(jobs),
@@ -129,7 +131,7 @@ def _overview(jobs: Sequence[JobCoverage]) -> str:
             cls = "zero" if not count else ("bad" if PeriodState(state) in ATTENTION else "")
             cells.append(f'<td class="{cls}">{count}</td>')
         rows.append(
-            f'<tr><td><a href="#job-{n}">{escape(job.job)}</a></td>{"".join(cells)}'
+            f'<tr><td><a href="#job-{n}">{_text(job.job)}</a></td>{"".join(cells)}'
             f"<td>{escape(_through(job.plan))}</td></tr>"
         )
     return (
@@ -160,8 +162,8 @@ def _section(n: int, job: JobCoverage) -> str:
     grid = _layout(job).grid(job)
     size = " big" if _big(job) else ""
     return (
-        f'<section class="job{size}" id="job-{n}" data-job="{escape(job.job)}">'
-        f'<h2>{escape(job.job)}</h2><div class="counts">{counts}</div>{facts}'
+        f'<section class="job{size}" id="job-{n}" data-job="{_text(job.job)}">'
+        f'<h2>{_text(job.job)}</h2><div class="counts">{counts}</div>{facts}'
         f'{_attention(job.states)}<div class="cells">{grid}</div></section>'
     )
 
@@ -181,9 +183,9 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
         cause = by_period[first].cause
         error = by_period[last].error
         if cause is not None:
-            why = f": by <code>{escape(_short(cause.describe()))}</code>"
+            why = f": by <code>{_text(_short(cause.describe()))}</code>"
         else:
-            why = f": <code>{escape(_short(error))}</code>" if error else ""
+            why = f": <code>{_text(_short(error))}</code>" if error else ""
         items.append(
             f'<li><span class="sw" data-state="{state.value}"></span> '
             f"<b>{_LABELS[state]}</b> {escape(span)}{why}</li>"
@@ -194,6 +196,13 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
     return f'<ul class="attention">{"".join(items)}</ul>'
 
 
+def _text(text: str) -> str:
+    """User text for the page: control and bidi characters shown as visible escapes
+    (``display.printable``: ``abc\u202egnp.exe`` cannot reorder what a reader sees), then
+    HTML-escaped."""
+    return escape(printable(text))
+
+
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -201,17 +210,17 @@ def _short(text: str, limit: int = 160) -> str:
 def _tooltip(s: PeriodStatus) -> str:
     lines = [f"{s.period}: {_LABELS[s.state]}"]
     if s.attempt is not None:
-        lines.append(f"attempt {s.attempt}, run {s.run_id}")
+        lines.append(f"attempt {s.attempt}, run {printable(s.run_id)}")
     if s.error:
-        lines.append(f"error: {s.error}")
+        lines.append(f"error: {printable(s.error)}")
     if s.cause is not None:
-        lines.append(f"blocked by {s.cause.describe()}")
+        lines.append(f"blocked by {printable(s.cause.describe())}")
     if s.state is PeriodState.RUNNING and s.lease_expires_at is not None:
         lines.append(f"lease until {s.lease_expires_at.isoformat()}")
     if s.revision is not None:
         lines.append(f"published revision {s.revision}")
         for label, run_id in sorted((s.evidence or {}).items()):
-            lines.append(f"  evidence {label}: run {run_id}")
+            lines.append(f"  evidence {printable(label)}: run {printable(run_id)}")
     return escape("\n".join(lines))
 
 
@@ -232,7 +241,7 @@ def _cells(
 
 def _daily(job: JobCoverage) -> str:
     """Month calendars, one row of months per year, the newest year first."""
-    name, through = escape(job.job), _through(job.plan)
+    name, through = _text(job.job), _through(job.plan)
     years = []
     for year, in_year in groupby(job.states, key=lambda s: s.period[:4]):
         months = []
@@ -251,7 +260,7 @@ def _daily(job: JobCoverage) -> str:
 def _hourly(job: JobCoverage) -> str:
     """A day x 24 grid per month, the newest month first; hours in UTC, as the periods'
     ledger keys."""
-    name, through = escape(job.job), _through(job.plan)
+    name, through = _text(job.job), _through(job.plan)
     head = "<span>UTC</span>" + "".join(
         f"<span>{h:02d}</span>" if h % 6 == 0 else "<span></span>" for h in range(24)
     )

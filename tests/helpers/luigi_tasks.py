@@ -17,7 +17,8 @@ import gatekeeper as gk
 
 
 class Controlled(gk.BusinessDateTask):
-    """Fails while ``<control>/fail`` (or ``fail-<date>``) exists; hangs while ``hang`` does.
+    """Fails while ``<control>/fail`` (or ``fail-<date>``) exists (with the file's text as the
+    error's message, if it has any); hangs while ``hang`` does.
 
     Every run appends ``<pid> <attempt> <date>`` to ``<control>/ran``.
     """
@@ -32,8 +33,10 @@ class Controlled(gk.BusinessDateTask):
             if (folder / "hang").exists():
                 (folder / "started").write_text(str(os.getpid()))
                 time.sleep(120)
-            if (folder / "fail").exists() or (folder / f"fail-{self.business_date}").exists():
-                raise RuntimeError(f"injected failure for {self.business_date}")
+            for fail in (folder / "fail", folder / f"fail-{self.business_date}"):
+                if fail.exists():  # its text, if any, is the error's message
+                    text = fail.read_bytes().decode("utf-8")  # as written: \r kept
+                    raise RuntimeError(text or f"injected failure for {self.business_date}")
 
 
 class RegionLoad(gk.BusinessDateTask):

@@ -11,6 +11,8 @@ import queue
 import threading
 from typing import Any
 
+from gatekeeper.core.display import printable, redact_urls_in
+
 logger = logging.getLogger("luigi-interface.gatekeeper")
 MAX_PENDING = 10_000  # events queued beyond this are dropped (with the one warning)
 
@@ -25,7 +27,7 @@ def warn_once(problem: str) -> None:
         logger.warning(
             "gatekeeper: OpenLineage: %s; tasks go on without waiting for the "
             "lineage backend (further problems in this process are not logged)",
-            problem,
+            printable(redact_urls_in(problem)),
         )
 
 

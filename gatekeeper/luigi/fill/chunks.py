@@ -21,6 +21,7 @@ from typing import Any
 
 import luigi
 
+from gatekeeper.core.display import printable
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.progress import chunk_status, failed_keys, filled_status
 from gatekeeper.luigi.completeness import complete_keys
@@ -237,7 +238,7 @@ class IndependentChunk(ContiguousChunk):
                     runs.run(task)
                     done.add(key)
                 except Exception as exc:  # recorded failed by the attempt; the others go on
-                    logger.error("gatekeeper: %s %s failed: %s", self._job(), key, exc)
+                    logger.error("gatekeeper: %s %s failed: %s", self._job(), key, printable(exc))
                     failed_now.append(key)
         finally:
             runs.flush()
