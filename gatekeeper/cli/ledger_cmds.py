@@ -10,6 +10,7 @@ from typing import Any
 from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
+from gatekeeper.core.periods import period_key
 from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
 
@@ -54,6 +55,7 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
+    period_key(args.date)  # a bad date is refused before the names are looked up
     check_known(ledger, args.jobs, args)
     readiness = ledger.readiness(args.jobs, args.date)
     rows = [
@@ -71,6 +73,8 @@ def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Attempts of JOB (on DATE). A job the ledger has never seen is refused (exit 2, with
     the closest known names); with ``--allow-unknown`` it is exit 1, saying so. A known job
     with no attempt on DATE is exit 0, saying so."""
+    if args.date is not None:
+        period_key(args.date)
     check_known(ledger, [args.job], args)
     found = ledger.history(args.job, args.date)
     if not found:
@@ -106,6 +110,7 @@ def lease_text(attempt: Any, now: dt.datetime) -> str:
 
 
 def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
+    period_key(args.date)
     check_known(ledger, [args.consumer], args, "consumer")
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
@@ -157,6 +162,8 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
 def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Stale publications of CONSUMER: exit 1 when there are any; a consumer the ledger has
     never seen is refused (exit 2) unless ``--allow-unknown``."""
+    if args.since is not None:
+        period_key(args.since, "since")
     check_known(ledger, [args.consumer], args, "consumer")
     found = ledger.stale(args.consumer, args.since)
     rows = [
