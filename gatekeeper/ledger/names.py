@@ -1,4 +1,5 @@
-"""The names a ledger knows: jobs with an attempt, consumers with a publication or reservation.
+"""The names a ledger knows: jobs with an attempt or a profile (a range planned them), consumers
+with a publication or reservation.
 
 Two reads, both served by the primary keys (each table's key starts with the job or consumer),
 whatever the size of the ledger: ``unknown`` asks about the given names only; ``known_names``,
@@ -17,7 +18,12 @@ if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
 
 #: (table, name column) of every table whose rows make a name known
-_TABLES = (("gk_attempts", "job"), ("gk_publications", "consumer"), ("gk_reservations", "consumer"))
+_TABLES = (
+    ("gk_attempts", "job"),
+    ("gk_jobs", "job"),
+    ("gk_publications", "consumer"),
+    ("gk_reservations", "consumer"),
+)
 
 #: the given name at ordinal {i} when some table has a row of it
 _SEEN = "SELECT {i} WHERE " + " OR ".join(
@@ -42,7 +48,7 @@ _KNOWN_SQL = (
 
 
 def unknown(ledger: LedgerReads, names: Sequence[str], field: str = "job") -> list[str]:
-    """The ``names`` no attempt, publication or reservation of the ledger carries, in the
+    """The ``names`` no attempt, profile, publication or reservation carries, in the
     order given (each once). One query; reads only. Raises InvalidInput (naming ``field``)
     for a malformed name."""
     wanted = list(dict.fromkeys(check_name(name, field) for name in names))
@@ -55,6 +61,6 @@ def unknown(ledger: LedgerReads, names: Sequence[str], field: str = "job") -> li
 
 
 def known_names(ledger: LedgerReads) -> list[str]:
-    """Every job with an attempt and every consumer with a publication or reservation,
-    sorted. One query of an index probe per distinct name; reads only."""
+    """Every job with an attempt or a profile and every consumer with a publication or
+    reservation, sorted. One query of an index probe per distinct name; reads only."""
     return sorted(row[0] for row in ledger.read(_KNOWN_SQL))

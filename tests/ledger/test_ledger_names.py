@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gatekeeper as gk
+from gatekeeper.core.causes import JobProfile
+from gatekeeper.core.periods import DAILY
 from gatekeeper.ledger.names import known_names, unknown
 from tests.helpers.ledgers import T0, snapshot, succeed
 
@@ -21,14 +23,16 @@ def reserve_directly(ledger: gk.Ledger, consumer: str) -> None:
         )
 
 
-def test_ledger_names_known_are_jobs_consumers_and_reservations(ledger: gk.Ledger) -> None:
+def test_ledger_names_known_are_jobs_profiles_consumers_and_reservations(ledger: gk.Ledger) -> None:
     succeed(ledger, "A", "2026-10-22")
     succeed(ledger, "A", "2026-10-23")
     ledger.record("Refunds(region=eu)", "2026-10-23T05", 1, "r-h", "failed", T0)
     ledger.publish("Sales", "2026-10-23", ["A"], "fp-1")
     reserve_directly(ledger, "DeltaSales")
-    assert known_names(ledger) == ["A", "DeltaSales", "Refunds(region=eu)", "Sales"]
-    assert unknown(ledger, ["Sales", "B", "A", "DeltaSales", "Refunds", "B"]) == ["B", "Refunds"]
+    ledger.record_profile(JobProfile("Planned", DAILY, "UTC"))  # a range planned it, nothing due
+    assert known_names(ledger) == ["A", "DeltaSales", "Planned", "Refunds(region=eu)", "Sales"]
+    asked = ["Sales", "B", "A", "DeltaSales", "Refunds", "Planned", "B"]
+    assert unknown(ledger, asked) == ["B", "Refunds"]
     assert unknown(ledger, ["Refunds(region=eu)"]) == []
 
 
