@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.cli.windows import job_request, window_options
 from gatekeeper.core.clock import utc_now
@@ -36,6 +37,7 @@ JobStates = tuple[str, RangePlan, tuple[PeriodStatus, ...]]
 def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every period of each JOB's window at ``--now`` (default: the current time) in one
     state; exit 1 while any job has gaps."""
+    check_known(ledger, args.jobs, args)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
     found = [
@@ -220,6 +222,7 @@ def register(add: Callable[..., Any]) -> None:
     window_options(p)
     p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    add_allow_unknown(p)
     p = add(
         "jobs",
         cmd_jobs,

@@ -7,9 +7,11 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import printable
+from gatekeeper.core.periods import period_key
 from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
 
@@ -54,6 +56,8 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
+    period_key(args.date)  # a bad date is refused before the names are looked up
+    check_known(ledger, args.jobs, args)
     readiness = ledger.readiness(args.jobs, args.date)
     rows = [
         (job, "ready", readiness.evidence[job])
@@ -67,8 +71,12 @@ def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
-    """Attempts of JOB (on DATE). Exit 1 when the ledger has no attempt of JOB at all (a job
-    name it does not know); a known job with no attempt on DATE is exit 0, saying so."""
+    """Attempts of JOB (on DATE). A job the ledger has never seen is refused (exit 2, with
+    the closest known names); with ``--allow-unknown`` it is exit 1, saying so. A known job
+    with no attempt on DATE is exit 0, saying so."""
+    if args.date is not None:
+        period_key(args.date)
+    check_known(ledger, [args.job], args)
     found = ledger.history(args.job, args.date)
     if not found:
         if args.date is None or not ledger.history(args.job):
@@ -103,6 +111,8 @@ def lease_text(attempt: Any, now: dt.datetime) -> str:
 
 
 def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
+    period_key(args.date)
+    check_known(ledger, [args.consumer], args, "consumer")
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
         return Result(
@@ -151,7 +161,11 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
-    """Stale publications of CONSUMER: exit 1 when there are any."""
+    """Stale publications of CONSUMER: exit 1 when there are any; a consumer the ledger has
+    never seen is refused (exit 2) unless ``--allow-unknown``."""
+    if args.since is not None:
+        period_key(args.since, "since")
+    check_known(ledger, [args.consumer], args, "consumer")
     found = ledger.stale(args.consumer, args.since)
     rows = [
         (
@@ -212,12 +226,15 @@ def register(add: Callable[..., Any]) -> None:
     p = add("ready", cmd_ready, "Is every job's latest attempt succeeded for DATE? (exit 1 if not)")
     p.add_argument("date")
     p.add_argument("jobs", nargs="+", metavar="job")
+    add_allow_unknown(p)
     p = add("history", cmd_history, "Attempts of JOB (for DATE), with leases.")
     p.add_argument("job")
     p.add_argument("date", nargs="?")
+    add_allow_unknown(p)
     p = add("evidence", cmd_evidence, "Every revision of a publication with its evidence.")
     p.add_argument("consumer")
     p.add_argument("date")
+    add_allow_unknown(p, "consumer")
     p = add(
         "stale",
         cmd_stale,
@@ -225,6 +242,7 @@ def register(add: Callable[..., Any]) -> None:
     )
     p.add_argument("consumer")
     p.add_argument("--since", help="only dates on or after this one")
+    add_allow_unknown(p, "consumer")
     add(
         "demo",
         cmd_demo,

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, Result, open_cli_ledger, table, to_int
 from gatekeeper.core.display import printable
 from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
@@ -32,6 +33,7 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
         stages = check_stages(args.stages.split(","))  # bad input is refused before the
         date = period_key(args.business_date)  # ledger is opened
         with open_cli_ledger(args.ledger, create=False) as ledger:
+            check_known(ledger, stages, args)
             plan = plan_recovery_from_ledger(ledger, stages, date, verified)
     except RecoveryNotSafe as exc:
         print(f"gatekeeper: RecoveryNotSafe: {printable(exc)}", file=sys.stderr)
@@ -57,6 +59,8 @@ def check_mode(args: argparse.Namespace) -> None:
     for name in foreign:
         if getattr(args, name) is not None:
             raise InvalidInput(name, getattr(args, name), f"not allowed with {mode}")
+    if args.events is not None and args.allow_unknown:
+        raise InvalidInput("allow_unknown", None, "not allowed with --events (it names no job)")
 
 
 def read_events(path: str, expected_stages: int) -> dict[str, Any]:
@@ -124,3 +128,4 @@ def register(add: Callable[..., Any]) -> None:
         help="repeatable: stage K succeeded and you verified its output, so it is "
         "skipped. An operator assertion, not an integrity check (see below).",
     )
+    add_allow_unknown(p)

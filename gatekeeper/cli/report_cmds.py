@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import Result, table
 from gatekeeper.cli.windows import job_request, window_options
 from gatekeeper.core.clock import utc_now
@@ -24,6 +25,7 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     (the report observes, it does not gate). Bad input writes nothing."""
     target = _output_path(args.output)
     jobs = _job_names(args.jobs)
+    check_known(ledger, jobs, args)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     covered = [
         JobCoverage(
@@ -91,3 +93,4 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("jobs", nargs="+", metavar="job")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     window_options(p)
+    add_allow_unknown(p)

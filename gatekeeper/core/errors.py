@@ -38,12 +38,13 @@ class InvalidInput(GatekeeperError, ValueError):
     """A caller passed a value gatekeeper refuses; nothing was written.
 
     ``field`` names the offending field and ``value`` holds what was passed (the message shows
-    it as the user would have typed it, see ``show_value``).
+    it as the user would have typed it, see ``show_value``). ``message`` replaces the usual
+    ``invalid FIELD=VALUE: REASON`` where that would say the value twice.
     """
 
-    def __init__(self, field: str, value: Any, reason: str):
+    def __init__(self, field: str, value: Any, reason: str, *, message: str | None = None):
         shown = "" if value is None else f"={show_value(value)}"
-        super().__init__(f"invalid {field}{shown}: {reason}")
+        super().__init__(message or f"invalid {field}{shown}: {reason}")
         self.field = field
         self.value = value
         self.reason = reason

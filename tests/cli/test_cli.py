@@ -81,7 +81,8 @@ def test_cli_record_ready_history(sqlite_url: str) -> None:
 
 
 def test_cli_ready_not_ready_exits_1_and_names_blocker(sqlite_url: str) -> None:
-    gk.open_ledger(sqlite_url).close()  # read-only commands refuse a ledger file that is missing
+    with gk.open_ledger(sqlite_url) as ledger:  # a known job, never run for 2026-10-23
+        ledger.record("DimCustomer", "2026-10-22", 1, "r-1022", "succeeded", T0)
     done = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer")
     assert done.returncode == 1
     assert "NOT READY" in done.stdout and "missing" in done.stdout

@@ -481,11 +481,22 @@ def test_cli_history_piped_to_head_ends_quietly(tmp_path: Path) -> None:
 # --- history of an unknown job -------------------------------------------------------------------
 
 
-def test_cli_history_of_an_unknown_job_says_so(filled: str, tmp_path: Path) -> None:
-    done = gatekeeper("history", "Nope", "--ledger", filled, cwd=tmp_path)
+def test_cli_history_of_an_unknown_job_is_bad_input(filled: str, tmp_path: Path) -> None:
+    done = gatekeeper("history", "a", "--ledger", filled, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "no such job 'a' (did you mean 'A'?) in the ledger (sqlite file" in done.stderr
+    dated = gatekeeper("history", "Nope", D, "--ledger", filled, "--json", cwd=tmp_path)
+    assert dated.returncode == 2
+    assert json.loads(dated.stdout)["message"].startswith("no such job 'Nope' in the ledger")
+
+
+def test_cli_history_of_an_unknown_job_allowed_says_so(filled: str, tmp_path: Path) -> None:
+    done = gatekeeper("history", "Nope", "--allow-unknown", "--ledger", filled, cwd=tmp_path)
     assert done.returncode == 1
     assert done.stdout.startswith("no such job Nope in the ledger")
-    dated = gatekeeper("history", "Nope", D, "--ledger", filled, "--json", cwd=tmp_path)
+    dated = gatekeeper(
+        "history", "Nope", D, "--allow-unknown", "--ledger", filled, "--json", cwd=tmp_path
+    )
     assert dated.returncode == 1 and json.loads(dated.stdout) == []
 
 

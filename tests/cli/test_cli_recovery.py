@@ -228,6 +228,7 @@ def test_cli_plan_recovery_stages_reads_ledger_from_env(tmp_path: Path) -> None:
         PIPELINE,
         "--business-date",
         DATE,
+        "--allow-unknown",  # GoldCampaignDaily never ran: the pipeline's first run
         "--json",
         cwd=tmp_path,
         env={"GATEKEEPER_LEDGER_URL": url},

@@ -303,6 +303,7 @@ def test_status_grid_readable_at_80_columns_for_a_month(
         ledger.record(
             "DailySalesLoad", f"2026-10-{day:02d}", 1, f"r-{day}", "succeeded", at(0), now=at(0)
         )
+    ledger.record("DimCustomer", "2026-09-30", 1, "r-0930", "failed", at(0), now=at(0))
     code, out = status(
         capsys,
         ledger_url,
@@ -333,6 +334,7 @@ def test_status_grid_drops_the_strip_for_a_long_window(
     ledger_url: str, ledger: gk.Ledger, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ledger.record("Sales", "2026-09-01", 1, "r-1", "succeeded", NOW, now=NOW)
+    ledger.record("Upstream", "2026-07-31", 1, "r-0", "failed", NOW, now=NOW)  # known, not here
     code, out = status(
         capsys,
         ledger_url,
