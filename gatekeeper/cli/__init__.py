@@ -57,9 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         writes: bool = False,
         creates: bool | None = None,
     ) -> Any:
-        """A subcommand; ``writes=False`` (read-only) refuses a SQLite ledger that does not
-        exist instead of creating it, and so does a command that writes only to change what
-        is there (``creates=False``: abandon)."""
+        """A subcommand; ``writes=False`` (read-only) opens the ledger read-only and refuses
+        one that is not there instead of creating it; so does a command that writes only to
+        change what is there (``creates=False``: abandon), before it opens it to write."""
         p = sub.add_parser(name, help=help_text, description=help_text, parents=[shared])
         create = writes if creates is None else creates
         p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes, creates=create)
@@ -115,6 +115,8 @@ def respond(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> Result:
     if not args.needs_ledger:
         return args.fn(None, args)
-    with open_cli_ledger(args.ledger, create=args.creates) as ledger:
+    if args.writes and not args.creates:  # a ledger that is not there is refused, not made
+        open_cli_ledger(args.ledger, create=False).close()
+    with open_cli_ledger(args.ledger, create=args.writes) as ledger:
         result: Result = args.fn(ledger, args)
         return result

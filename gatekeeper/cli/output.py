@@ -56,7 +56,8 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
         # the URL is repeated for a bad part of it (its password as ***); a ledger that is not
         # there is named by its message (no password)
         shown = redact_url(url)
-        named = exc.value in (url, shown, None) or exc.field == "ledger_url.schema"
+        missing = exc.field == "ledger_url.schema" and isinstance(exc.value, str)  # not there
+        named = exc.value in (url, shown, None) or missing
         given = source if named else f"{source} {shown}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
 

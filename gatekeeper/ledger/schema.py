@@ -107,7 +107,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # period kind, the zone, lateness, catch-up, strategy and window its range planned with,
     # and the upstream jobs it requires; recorded by a range as it takes a fill up.
     (
-        """CREATE TABLE gk_jobs (
+        """CREATE TABLE IF NOT EXISTS gk_jobs (
             job TEXT PRIMARY KEY,
             period_kind TEXT NOT NULL,
             timezone TEXT NOT NULL,

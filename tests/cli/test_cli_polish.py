@@ -178,7 +178,7 @@ def ledger_commands() -> dict[str, bool]:
 def test_cli_every_read_only_command_is_in_the_table() -> None:
     commands = ledger_commands()
     assert {name for name, writes in commands.items() if not writes} == set(READ_ONLY)
-    assert {name for name, writes in commands.items() if writes} == {"record"}
+    assert {name for name, writes in commands.items() if writes} == {"record", "abandon"}
 
 
 @pytest.mark.parametrize("script", [False, True], ids=["python -m", "console script"])

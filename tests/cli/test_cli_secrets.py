@@ -162,7 +162,9 @@ def test_ledger_describe_and_cli_messages_mask_the_password(
         )
     runs = [
         gatekeeper("jobs", "--ledger", url),  # "no jobs in the ledger <describe>"
-        gatekeeper("history", "Nope", "--ledger", url),  # "no such job ... (<describe>)"
+        gatekeeper(
+            "history", "Nope", "--ledger", url, "--allow-unknown"
+        ),  # "no such job ... (<describe>)"
         gatekeeper("record", "A", D, "1", "r1", "failed", "--ledger", url, "--json"),
         gatekeeper("history", "A", "--ledger", url, "--json"),
     ]

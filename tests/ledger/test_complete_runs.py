@@ -31,6 +31,7 @@ from gatekeeper.core.errors import (
 from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import plan_from_ledger
 from gatekeeper.core.spans import PeriodRuns
+from gatekeeper.ledger.schema import SCHEMA_VERSION
 from tests.helpers.ledgers import T0
 
 SPAN = 5  # periods in the window the histories touch
@@ -204,7 +205,7 @@ def test_runs_are_built_by_the_migration_from_an_existing_history(ledger_url: st
             led.execute("DROP TABLE gk_complete_runs")
             led.execute("UPDATE gk_schema SET version = 5")
     with gk.open_ledger(ledger_url) as migrated:
-        assert migrated.schema_version() == 6
+        assert migrated.schema_version() == SCHEMA_VERSION
         first, last = story.keys[0], story.keys[-1]
         runs = migrated.complete_runs(story.job, first, last)
         assert runs == PeriodRuns.from_keys(
