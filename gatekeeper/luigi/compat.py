@@ -451,7 +451,7 @@ def _debug_asked() -> bool:
     the command line is read here because a task that cannot be built fails before Luigi
     applies it (``luigi.retcodes`` then sets logging up from luigi.cfg alone)."""
     argv = sys.argv[1:]
-    pairs = zip(argv, [*argv[1:], ""], strict=True)
+    pairs = zip(argv, [*argv[1:], ""], strict=False)  # argv may be empty (one item more)
     if any(a == "--log-level=DEBUG" or (a, b) == ("--log-level", "DEBUG") for a, b in pairs):
         return True
     return str(luigi.configuration.get_config().get("core", "log_level", "")).upper() == "DEBUG"
