@@ -36,6 +36,17 @@ def find_chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def need_chromium() -> None:
+    """Skip the test without Chromium (fail under CI, which installs it)."""
+    import pytest
+
+    if find_chromium() is not None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail("CI is set but chromium is missing (Debian package chromium)")
+    pytest.skip("needs chromium (Debian package chromium)")
+
+
 @dataclass(frozen=True)
 class Page:
     """What Chromium saw: the DOM after load and the console messages it logged."""

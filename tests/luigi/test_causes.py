@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 import gatekeeper as gk
+from gatekeeper.core.causes import Requirement, profile
 from tests.helpers.cli import gatekeeper
 from tests.helpers.luigi_support import run_luigi, write_config
+from tests.helpers.report_browser import Elements, dump_dom, need_chromium
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
@@ -236,3 +238,48 @@ def test_status_of_a_job_far_from_utc_shows_what_its_range_filled(
     )
     periods = json.loads(utc.stdout)["periods"]
     assert [(p["period"], p["state"]) for p in periods][-1] == ("2026-10-05", "succeeded")
+
+
+@pytest.mark.browser
+def test_report_shows_blocked_periods_and_their_cause_in_chromium(
+    sqlite_url: str, tmp_path: Path
+) -> None:
+    """The report in a real headless Chromium: the blocked cells carry their state and a
+    tooltip naming the upstream failure, the attention list shows the failure (the cause)
+    before the blocked run (its effect), and the page logs nothing to the console."""
+    need_chromium()
+    with gk.open_ledger(sqlite_url) as ledger:
+        ledger.record_profile(profile("Total", "daily", "UTC", [Requirement("Orders")]))
+        for day in ("2026-10-01", "2026-10-02"):
+            ledger.record("Orders", day, 1, f"o-{day}", "succeeded", NOW)
+            ledger.record("Total", day, 1, f"t-{day}", "succeeded", NOW)
+        ledger.record("Orders", "2026-10-03", 1, "o-03", "failed", NOW, error="disk full")
+    out = tmp_path / "coverage.html"
+    done = gatekeeper(
+        "--ledger",
+        sqlite_url,
+        "report",
+        "Total",
+        "-o",
+        str(out),
+        "--stop",
+        "2026-10-06",
+        "--now",
+        NOW.isoformat(),
+    )
+    assert done.returncode == 0, done.stderr
+    page = dump_dom(out)
+    assert page.console == ()
+    cells = {c["data-period"]: c for c in Elements(page.dom).cells()}
+    assert [cells[f"2026-10-0{d}"]["data-state"] for d in range(1, 6)] == [
+        "succeeded",
+        "succeeded",
+        "blocked",  # Orders failed
+        "blocked",  # Orders missing
+        "blocked",
+    ]
+    assert (
+        "blocked by Orders 2026-10-03 failed (attempt 1: disk full)"
+        in (cells["2026-10-03"]["title"])
+    )
+    assert "blocked by Orders 2026-10-04 missing" in cells["2026-10-04"]["title"]

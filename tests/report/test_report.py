@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +23,7 @@ from tests.helpers.report_browser import (
     Elements,
     build_month,
     dump_dom,
-    find_chromium,
+    need_chromium,
     pixel,
     probe,
     read_png,
@@ -35,14 +34,6 @@ from tests.helpers.report_browser import (
 
 UTC = dt.timezone.utc
 ALL_STATES = tuple(PeriodState)
-
-
-def need_chromium() -> None:
-    if find_chromium() is not None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail("CI is set but chromium is missing (Debian package chromium)")
-    pytest.skip("needs chromium (Debian package chromium)")
 
 
 def daily_job(job: str, states: list[PeriodStatus], start: str = "2026-10-01") -> JobCoverage:
