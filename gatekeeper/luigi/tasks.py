@@ -26,10 +26,11 @@ from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import completeness, config
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
+from gatekeeper.luigi.refusals import log_refusals_in_one_line
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 # a bad parameter (or a refused --attempt) is one line in Luigi's log, not a traceback
-luigi_compat.log_refusals_in_one_line((InvalidInput, StateConflict))
+log_refusals_in_one_line((InvalidInput, StateConflict))
 IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
 _ledgers: dict[tuple[int, str], Ledger] = {}
 _ledgers_lock = threading.Lock()

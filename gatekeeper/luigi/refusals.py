@@ -1,0 +1,70 @@
+"""Luigi's log, one line per refusal: what gatekeeper refuses on purpose (a bad parameter, a
+conflict) is logged as the one line that names it, not a 30-50-line traceback.
+
+Luigi logs a task whose ``complete()`` or ``requires()`` raised, or that could not be built,
+with the whole traceback; ``OneLineRefusals`` shortens those records to the exception's own
+line, unless DEBUG was asked for. Only the text changes: the record still passes, and Luigi's
+exit code, events, e-mails and the scheduler's explanation are its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import luigi.configuration
+
+#: The message Luigi's worker logs, on "luigi-interface", for a task whose ``complete()`` or
+#: ``requires()`` raised (``Worker._log_complete_error``/``_log_dependency_error``: the
+#: headline, ``:\n``, then the formatted traceback); and the one ``luigi.retcodes`` logs with
+#: the exception for a task that could not be built. Unchanged since Luigi 2.x.
+SCHEDULING_ERROR_HEADLINE = "Will not run "
+UNCAUGHT_HEADLINE = "Uncaught exception in luigi"
+
+
+class OneLineRefusals(logging.Filter):
+    """On Luigi's "luigi-interface" logger: a refusal of what was asked (``refusals``, e.g.
+    gatekeeper's InvalidInput naming the parameter and value) that Luigi would log with a
+    30-50-line traceback is logged as one line instead, unless DEBUG was asked for
+    (``--log-level DEBUG``; ``_debug_asked``). Only the text changes: the record still
+    passes, and Luigi's exit code, events, e-mails and the scheduler's explanation are its
+    own."""
+
+    def __init__(self, refusals: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self.refusals = refusals
+        self.names = {f"{c.__module__}.{c.__qualname__}": c.__name__ for c in refusals}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _debug_asked():
+            return True
+        message = record.msg if isinstance(record.msg, str) else ""
+        exc = record.exc_info[1] if record.exc_info else None
+        if message == UNCAUGHT_HEADLINE and isinstance(exc, self.refusals):
+            record.msg, record.args = f"{type(exc).__name__}: {exc}", ()
+            record.exc_info, record.exc_text = None, None
+        elif message.startswith(SCHEDULING_ERROR_HEADLINE) and ":\n" in message:
+            headline, _, trace = message.partition(":\n")
+            name, sep, text = trace.rstrip().rpartition("\n")[2].partition(": ")
+            if sep and name in self.names:
+                record.msg, record.args = f"{headline}: {self.names[name]}: {text}", ()
+        return True
+
+
+def _debug_asked() -> bool:
+    """DEBUG asked for: ``--log-level DEBUG`` on the command line or ``[core] log_level =
+    DEBUG`` in luigi.cfg. Luigi's own default level (DEBUG when neither says) does not count;
+    the command line is read here because a task that cannot be built fails before Luigi
+    applies it (``luigi.retcodes`` then sets logging up from luigi.cfg alone)."""
+    argv = sys.argv[1:]
+    pairs = zip(argv, [*argv[1:], ""], strict=False)  # argv may be empty (one item more)
+    if any(a == "--log-level=DEBUG" or (a, b) == ("--log-level", "DEBUG") for a, b in pairs):
+        return True
+    return str(luigi.configuration.get_config().get("core", "log_level", "")).upper() == "DEBUG"
+
+
+def log_refusals_in_one_line(refusals: tuple[type[BaseException], ...]) -> None:
+    """Install ``OneLineRefusals`` on "luigi-interface" once per process."""
+    interface = logging.getLogger("luigi-interface")
+    if not any(isinstance(f, OneLineRefusals) for f in interface.filters):
+        interface.addFilter(OneLineRefusals(refusals))
