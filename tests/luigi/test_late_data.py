@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -162,7 +163,7 @@ def test_luigi_republish_reason_creates_a_revision_once(ledger_cfg: gk.Ledger) -
 
 
 def test_refresh_stale_republishes_exactly_the_stale_dates(
-    ledger_cfg: gk.Ledger, sqlite_url: str
+    ledger_cfg: gk.Ledger, sqlite_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     start, stop = dt.date(2026, 10, 1), dt.date(2026, 10, 6)
     now = int(dt.datetime(2026, 11, 1, tzinfo=UTC).timestamp())
@@ -182,7 +183,13 @@ def test_refresh_stale_republishes_exactly_the_stale_dates(
     assert not gk.RangeBusinessDaily(
         of=DailySalesLoad, start=start, stop=stop, now=now, refresh_stale=True
     ).complete()
-    assert fill(True).scheduling_succeeded
+    with caplog.at_level(logging.INFO, logger="luigi-interface.gatekeeper"):
+        assert fill(True).scheduling_succeeded
+    closing = [r.getMessage() for r in caplog.records if "filled 5/5 due" in r.getMessage()]
+    assert closing == [  # the republication is this run's work, and said so
+        "gatekeeper: RangeBusinessDaily DailySalesLoad: filled 5/5 due (0 this run); "
+        "republished 1 stale"
+    ]
     for day in ("2026-10-01", "2026-10-02", "2026-10-04", "2026-10-05"):
         assert [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)] == [1]
     fixed = ledger_cfg.publications("DailySalesLoad", "2026-10-03")
