@@ -27,6 +27,7 @@ from tests.luigi.test_ownership_faults import (
     finish,
     is_postgres,
     output_of,
+    prepare_zombie,
     start_worker,
     stop_outside_transaction,
     wait_for_file,
@@ -41,23 +42,6 @@ LEASE = 3600.0  # far longer than the test: nothing here waits for a lease to ex
 REASON = "worker host lost; operator ticket OPS-42"
 
 
-def prepare(ledger_url: str, tmp_path: Path) -> dict[str, str]:
-    """The upstream attempts ZombieGated is gated on, and its output table; their run IDs."""
-    with gk.open_ledger(ledger_url) as ledger:
-        upstream = {
-            job: f"{job}-{uuid.uuid4().hex[:8]}" for job in ("ZombieUpstreamA", "ZombieUpstreamB")
-        }
-        for job, run_id in upstream.items():
-            ledger.record(job, D, 1, run_id, "succeeded", dt.datetime.now(UTC))
-        with ledger.transaction():
-            ledger.execute(
-                "CREATE TABLE zombie_out (business_date TEXT NOT NULL, "
-                "run_id TEXT NOT NULL, attempt INTEGER NOT NULL)"
-            )
-    (tmp_path / "hang").touch()  # the first worker claims it and waits inside build()
-    return upstream
-
-
 @pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
 def test_abandon_lets_a_new_run_fill_the_period_without_waiting_for_the_lease(
     ledger_url: str, tmp_path: Path, fault: str
@@ -68,7 +52,7 @@ def test_abandon_lets_a_new_run_fill_the_period_without_waiting_for_the_lease(
         application_name = f"gk_abandon_{uuid.uuid4().hex[:8]}"
         url = f"{url}&application_name={application_name}"
     cfg = write_config(tmp_path, url, lease_seconds=LEASE)
-    upstream = prepare(ledger_url, tmp_path)
+    upstream = prepare_zombie(ledger_url, tmp_path)
     args = ("--module", "tests.helpers.luigi_tasks", "ZombieGated", "--business-date", DATE)
     args += ("--control", str(tmp_path))
     log1 = tmp_path / "worker1.log"

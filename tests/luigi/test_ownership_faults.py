@@ -182,17 +182,10 @@ def require_faketime() -> str:
 
 
 # -- 1. zombie -------------------------------------------------------------------------------
-@pytest.mark.slow
-def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(
-    ledger_url: str, tmp_path: Path
-) -> None:
-    lease = 3.0
-    application_name = None
-    url = ledger_url
-    if is_postgres(url):  # name the workers' sessions, to stop them outside a transaction
-        application_name = f"gk_zombie_{uuid.uuid4().hex[:8]}"
-        url = f"{url}&application_name={application_name}"
-    cfg = write_config(tmp_path, url, lease_seconds=lease)
+def prepare_zombie(ledger_url: str, folder: Path) -> dict[str, str]:
+    """The upstream attempts ZombieGated is gated on (succeeded for D) and its output table;
+    ``folder``'s ``hang`` file makes the first worker to claim it wait inside ``build()``.
+    Returns the upstream jobs' run IDs."""
     with gk.open_ledger(ledger_url) as ledger:
         upstream = {
             job: f"{job}-{uuid.uuid4().hex[:8]}" for job in ("ZombieUpstreamA", "ZombieUpstreamB")
@@ -204,7 +197,22 @@ def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(
                 "CREATE TABLE zombie_out (business_date TEXT NOT NULL, "
                 "run_id TEXT NOT NULL, attempt INTEGER NOT NULL)"
             )
-    (tmp_path / "hang").touch()  # the first worker to claim it waits inside build()
+    (folder / "hang").touch()
+    return upstream
+
+
+@pytest.mark.slow
+def test_zombie_worker_is_fenced_after_its_lease_is_taken_over(
+    ledger_url: str, tmp_path: Path
+) -> None:
+    lease = 3.0
+    application_name = None
+    url = ledger_url
+    if is_postgres(url):  # name the workers' sessions, to stop them outside a transaction
+        application_name = f"gk_zombie_{uuid.uuid4().hex[:8]}"
+        url = f"{url}&application_name={application_name}"
+    cfg = write_config(tmp_path, url, lease_seconds=lease)
+    upstream = prepare_zombie(ledger_url, tmp_path)
     args = (
         "--module",
         "tests.helpers.luigi_tasks",
