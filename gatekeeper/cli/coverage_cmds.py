@@ -53,7 +53,12 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
         {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
         for job, plan, states in found
     ]
-    text = render_one(found[0]) if len(found) == 1 else render_grid(found)
+    if len(found) == 1:
+        text = render_one(found[0])
+    elif len({plan.period for _, plan, _ in found}) > 1:  # daily and hourly: no shared axis
+        text = "\n\n".join(map(render_one, found))
+    else:
+        text = render_grid(found)
     code = EXIT_NOT_READY if any(plan.gaps for _, plan, _ in found) else EXIT_OK
     return Result(data[0] if len(found) == 1 else data, text, code)
 

@@ -283,3 +283,17 @@ def test_report_shows_blocked_periods_and_their_cause_in_chromium(
         in (cells["2026-10-03"]["title"])
     )
     assert "blocked by Orders 2026-10-04 missing" in cells["2026-10-04"]["title"]
+
+
+def test_status_of_a_daily_and_an_hourly_job_shows_each_on_its_own_axis(
+    sqlite_url: str,
+) -> None:
+    with gk.open_ledger(sqlite_url) as ledger:
+        ledger.record("Day", "2026-10-01", 1, "d-1", "succeeded", NOW)
+        ledger.record("Hour", "2026-10-01T00:00:00+00:00", 1, "h-0", "succeeded", NOW)
+    done = gatekeeper(
+        "--ledger", sqlite_url, "status", "Day", "Hour", "--now", "2026-10-01T02:00:00Z"
+    )
+    assert done.returncode == 1, done.stderr  # Hour's 01:00 is due and missing
+    blocks = done.stdout.split("\n\n")
+    assert blocks[0].startswith("Day: filled 0/0") and blocks[1].startswith("Hour: filled 1/2")
