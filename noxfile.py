@@ -1,7 +1,7 @@
 """Development sessions: ``nox`` runs them all (what CI runs), ``nox -s lint`` one of them.
 
 - ``tests``: the whole suite on the newest Luigi, with every integration and the docs build.
-- ``tests_oldest``: the tests marked ``luigi`` (but the slow timing-sensitive ones) on the
+- ``tests_oldest``: the tests marked ``luigi`` but not ``slow`` on the
   oldest supported Luigi (3.2.0), with the test runner alone (no integrations): the Luigi
   adapter is what depends on Luigi's version.
 - ``lint``: ruff check and ruff format --check.
@@ -59,13 +59,13 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def tests_oldest(session: nox.Session) -> None:
-    """The Luigi adapter's tests (marker ``luigi``) on the oldest supported Luigi: all of them
-    under pytest-xdist but the timing-sensitive ones, then those of these that are not slow
-    (the slow fleet, outage and fault runs are the newest Luigi's, for CI's 15 minutes)."""
+    """The Luigi adapter's tests (marker ``luigi``) on the oldest supported Luigi, but the slow
+    ones (the whole-command, fleet, outage and fault runs are the newest Luigi's, for CI's 15
+    minutes): under pytest-xdist, then the timing-sensitive ones alone."""
     # Luigi 3.2.0's luigid imports pkg_resources without declaring setuptools (a virtualenv
     # no longer seeds it): the last setuptools that ships pkg_resources
     session.install("-e", ".[test-core,postgres]", f"luigi=={OLDEST_LUIGI}", "setuptools<81")
-    pytest(session, "luigi and not serial", parallel=True)
+    pytest(session, "luigi and not serial and not slow", parallel=True)
     pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
 
 

@@ -177,7 +177,7 @@ def shared_ledger(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Any:
 
 @pytest.mark.parametrize("kind", [DAILY, HOURLY], ids=["daily", "hourly"])
 @settings(
-    max_examples=100,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -26,7 +26,7 @@ while not os.path.exists(go):
 gk.open_ledger(url).close()
 """
 PROCESSES = 6
-ROUNDS = 8
+ROUNDS = 5
 
 
 @pytest.mark.slow
