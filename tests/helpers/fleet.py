@@ -19,6 +19,10 @@ KEEP_ALIVE = ("--worker-keep-alive",)
 #: luigid retrying a failed task after 1 s (it looks at its failures when asked for work, as
 #: the local scheduler does, instead of once a minute)
 LUIGID_RETRY = "[scheduler]\nretry_delay = 1\nprune_on_get_work = true\n"
+#: A retry delay longer than any run here: a worker without keep-alive never sees a retry,
+#: however long its other tasks keep it alive (with 1 s, whether a failed task is offered
+#: again before the worker leaves is a race, for Luigi's own tasks as for gatekeeper's).
+LUIGID_NO_RETRY_IN_RUN = "[scheduler]\nretry_delay = 600\nprune_on_get_work = true\n"
 
 
 # -- running the twins -------------------------------------------------------------------------

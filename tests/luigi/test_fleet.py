@@ -25,6 +25,7 @@ from tests.helpers.fleet import (
     BAD,
     DATES,
     KEEP_ALIVE,
+    LUIGID_NO_RETRY_IN_RUN,
     LUIGID_RETRY,
     range_args,
     recipe_config,
@@ -114,7 +115,8 @@ def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
     plain_cls, gk_cls, marker, extra, bad_runs, code = CASES[case]
     plain, mine = twin_folders(tmp_path)
     cfg = write_config(tmp_path, sqlite_url)
-    server = Luigid(tmp_path / "luigid", LUIGID_RETRY) if (where == "luigid") else None
+    retry = LUIGID_RETRY if extra == KEEP_ALIVE else LUIGID_NO_RETRY_IN_RUN
+    server = Luigid(tmp_path / "luigid", retry) if (where == "luigid") else None
     if server is not None:
         server.start()
     try:
