@@ -21,7 +21,7 @@ import gatekeeper as gk
 from gatekeeper.luigi import config
 from gatekeeper.luigi.config import Source
 from tests.helpers.cli import gatekeeper
-from tests.helpers.ledgers import snapshot
+from tests.helpers.ledgers import fresh_pg_schema, snapshot
 from tests.helpers.luigi_support import (
     build,
     configure,
@@ -294,3 +294,36 @@ def test_config_environment_probe_follows_os_environ(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("GATEKEEPER_TIMEZONE")
     seen.append(probe())
     assert len(set(seen[:-1])) == 4 and seen[-1] == seen[0]
+
+
+@pytest.mark.postgres
+def test_ledger_url_precedence_on_postgresql(tmp_path: Path) -> None:
+    """Two PostgreSQL ledgers, one in luigi.cfg and one in ``GATEKEEPER_LEDGER_URL``: the task
+    writes to the environment's, the CLI reads that one, and the luigi.cfg one is left as it
+    was; then ``--gatekeeper-ledger-url``/``--ledger`` beat both."""
+    with fresh_pg_schema() as cfg_url, fresh_pg_schema() as env_url, fresh_pg_schema() as flag_url:
+        for url in (cfg_url, env_url, flag_url):
+            gk.open_ledger(url).close()  # created, so each one's snapshot can be compared
+        with gk.open_ledger(cfg_url) as ledger:
+            untouched = snapshot(ledger)
+        cfg = write_cfg(tmp_path, ledger_url=cfg_url)
+        env = {"GATEKEEPER_LEDGER_URL": env_url}
+        for flags, wanted in (((), env_url), (("--gatekeeper-ledger-url", flag_url), flag_url)):
+            done = run_task(tmp_path, cfg, *flags, env=env)
+            assert done.returncode == 0, done.stderr[-2000:]
+            with gk.open_ledger(wanted) as ledger:
+                latest = ledger.latest("Trivial", D)
+            assert latest is not None and latest.state is gk.RunState.SUCCEEDED
+            cli = ("--ledger", flag_url) if flags else ()
+            shown = gatekeeper(
+                *cli,
+                "history",
+                "Trivial",
+                "--json",
+                cwd=tmp_path,
+                env={"LUIGI_CONFIG_PATH": str(cfg), **env},
+            )
+            assert shown.returncode == 0, shown.stderr
+            assert [a["run_id"] for a in json.loads(shown.stdout)] == [latest.run_id]
+        with gk.open_ledger(cfg_url) as ledger:
+            assert snapshot(ledger) == untouched
