@@ -103,17 +103,24 @@ def test_ledger_url_same_for_luigi_task_and_cli(
     done = run_task(tmp_path, cfg, *task_flags, env=env)
     assert done.returncode == 0, done.stderr
     assert {p.name for p in tmp_path.glob("*.db")} == {FILES[wins]}
-    with gk.open_ledger(url_of(tmp_path, wins)) as ledger:
+    cli_flags = ("--ledger", url_of(tmp_path, "flag")) if "flag" in sources else ()
+    assert_cli_reads_the_task(url_of(tmp_path, wins), tmp_path, cfg, env, *cli_flags)
+
+
+def assert_cli_reads_the_task(
+    url: str, folder: Path, cfg: Path, env: dict[str, str], *cli_flags: str
+) -> None:
+    """The task's attempt succeeded in the ledger at ``url``, and ``gatekeeper history`` given
+    ``cli_flags``, ``cfg`` and ``env`` shows that very run."""
+    with gk.open_ledger(url) as ledger:
         latest = ledger.latest("Trivial", D)
     assert latest is not None and latest.state is gk.RunState.SUCCEEDED
-
-    cli_flags = ("--ledger", url_of(tmp_path, "flag")) if "flag" in sources else ()
     shown = gatekeeper(
         *cli_flags,
         "history",
         "Trivial",
         "--json",
-        cwd=tmp_path,
+        cwd=folder,
         env={"LUIGI_CONFIG_PATH": str(cfg), **env},
     )
     assert shown.returncode == 0, shown.stderr
@@ -311,19 +318,7 @@ def test_ledger_url_precedence_on_postgresql(tmp_path: Path) -> None:
         for flags, wanted in (((), env_url), (("--gatekeeper-ledger-url", flag_url), flag_url)):
             done = run_task(tmp_path, cfg, *flags, env=env)
             assert done.returncode == 0, done.stderr[-2000:]
-            with gk.open_ledger(wanted) as ledger:
-                latest = ledger.latest("Trivial", D)
-            assert latest is not None and latest.state is gk.RunState.SUCCEEDED
             cli = ("--ledger", flag_url) if flags else ()
-            shown = gatekeeper(
-                *cli,
-                "history",
-                "Trivial",
-                "--json",
-                cwd=tmp_path,
-                env={"LUIGI_CONFIG_PATH": str(cfg), **env},
-            )
-            assert shown.returncode == 0, shown.stderr
-            assert [a["run_id"] for a in json.loads(shown.stdout)] == [latest.run_id]
+            assert_cli_reads_the_task(wanted, tmp_path, cfg, env, *cli)
         with gk.open_ledger(cfg_url) as ledger:
             assert snapshot(ledger) == untouched
