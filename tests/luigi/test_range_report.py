@@ -547,3 +547,70 @@ def wait_for_status(
             return shown
         time.sleep(0.1)
     raise AssertionError(f"no range status {prefix!r} within 120 s: {log.read_text()[-3000:]}")
+
+
+def test_exit_waits_for_the_closing_line_the_watcher_thread_is_writing(sqlite_url: str) -> None:
+    """The watcher thread decides the fill is over and starts its closing line as the
+    ``luigi`` process exits: the exit handler waits for the line (a daemon thread dies at
+    interpreter shutdown, and the line was lost once in a three-process fleet on CI)."""
+    import logging
+    import threading
+
+    from luigi.task_register import Register
+
+    from gatekeeper.luigi.fill import watch as fill_watch
+    from tests.helpers.luigi_support import configure
+    from tests.helpers.luigi_tasks import Trivial
+
+    class Held(logging.Handler):
+        """Holds the thread that logs the closing line until released."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered, self.go, self.lines = threading.Event(), threading.Event(), []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if "filled" in record.getMessage():
+                self.entered.set()
+                self.go.wait(timeout=30)
+                self.lines.append(record.getMessage())
+
+    held = Held()
+    logger = logging.getLogger("luigi-interface.gatekeeper")
+    logger.addHandler(held)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        for _ in configure({"ledger_url": sqlite_url, "lateness": "0s", "timezone": "UTC"}):
+            Register.clear_instance_cache()
+            start = dt.date(2026, 9, 1)
+            rng = gk.RangeBusinessDaily(
+                of=Trivial, start=start, stop=start + dt.timedelta(days=3), now=int(T0.timestamp())
+            )
+            found = fill_watch.RangeWatch(rng, bar=False, remote=None)
+            fill_watch._open.add(found)
+            rng.invocation.watch = found
+
+            def watcher(watch: Any) -> None:
+                with gk.open_ledger(sqlite_url) as ledger:
+                    watch.close(ledger)
+
+            found._thread = threading.Thread(target=watcher, args=(found,), daemon=True)
+            found._thread.start()
+            assert held.entered.wait(timeout=10)
+            exited = threading.Event()
+
+            def exit_handler(done: threading.Event) -> None:
+                fill_watch._close_at_exit()
+                done.set()
+
+            at_exit = threading.Thread(target=exit_handler, args=(exited,), daemon=True)
+            at_exit.start()
+            assert not exited.wait(timeout=0.5)  # the exit handler waits for the line ...
+            held.go.set()
+            assert exited.wait(timeout=10)  # ... and returns once it is written, once
+            assert len(held.lines) == 1
+            assert "filled 0/3 due (0 this run)" in held.lines[0]
+    finally:
+        logger.removeHandler(held)
+        logger.setLevel(level)

@@ -64,6 +64,7 @@ logger = logging.getLogger("luigi-interface.gatekeeper")
 UTC = dt.timezone.utc
 BAR_POLL = 0.2  # seconds between ledger reads for the terminal bar
 REMOTE_POLL = 1.0  # ... and for luigid's status messages
+CLOSE_WAIT = 10.0  # seconds the exiting process waits for the watcher thread's closing line
 _open: weakref.WeakSet[RangeWatch] = weakref.WeakSet()
 _atexit = threading.Lock()
 _atexit_registered: list[bool] = []
@@ -109,6 +110,8 @@ class RangeWatch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sent: dict[str, tuple[str, int]] = {}
+        self._written = threading.Event()  # the closing line is written (or not to be)
+        self._writer: threading.Thread | None = None  # the thread writing it
 
     def snapshot(self, ledger: Ledger, plan: RangePlan | None = None) -> Snapshot:
         """Read the window (two queries; one with ``plan``, made by the caller); reads only."""
@@ -126,13 +129,29 @@ class RangeWatch:
 
     # -- the closing line ----------------------------------------------------------------------
     def close(self, ledger: Ledger) -> None:
-        """Stop watching and log the closing line (once; later calls do nothing)."""
+        """Stop watching and log the closing line (once: a later call returns, or, from a
+        thread other than the watcher's, waits until the line is written)."""
         with self._lock:
-            if self.closed or self.range.invocation.closed:
-                self.closed = True
-                return
+            first = not (self.closed or self.range.invocation.closed)
+            if not self.closed and not first:  # another path wrote this invocation's line
+                self._written.set()
             self.closed = self.range.invocation.closed = True
-        _open.discard(self)
+        if not first:
+            self.wait_written()
+            return
+        try:
+            self._write_closing(ledger)
+        finally:
+            self._written.set()
+            _open.discard(self)
+
+    def wait_written(self) -> None:
+        """Wait (bounded) for the closing line another thread is writing: the process exiting
+        must not kill the watcher's daemon thread half way through it."""
+        if threading.current_thread() is not self._thread:
+            self._written.wait(timeout=CLOSE_WAIT)
+
+    def _write_closing(self, ledger: Ledger) -> None:
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
@@ -349,7 +368,10 @@ ContiguousChunk.event_handler(luigi.Event.FAILURE)(_on_failure)
 
 def _close_at_exit() -> None:
     for found in list(_open):
-        if found.pid != os.getpid() or found.closed:
+        if found.pid != os.getpid():
+            continue
+        if found.closed:  # the watcher thread is writing its line: let it finish
+            found.wait_written()
             continue
         try:
             found.close(found.range.ledger())
