@@ -16,17 +16,16 @@ from gatekeeper.ledger.dialect import Dialect
 if TYPE_CHECKING:
     from gatekeeper.ledger.sql import SqlCore
 
-#: the connection settings a ``write`` must leave as they were (``settle_session``): every
-#: pragma SQLite reads as a table-valued function that is a setting of the connection
+#: the connection settings a ``write`` must leave as they were (``settle_session``): the
+#: pragmas SQLite reads as table-valued functions that bear on waits, durability, integrity,
+#: the schema or whether the next operation can run at all (2 us each to read: the ones that
+#: only tune speed, or are deprecated no-ops, are left out)
 _SETTINGS = (
-    "busy_timeout", "foreign_keys", "synchronous", "journal_mode", "query_only",
-    "locking_mode", "ignore_check_constraints", "recursive_triggers", "writable_schema",
-    "trusted_schema", "reverse_unordered_selects", "legacy_alter_table", "cell_size_check",
-    "automatic_index", "read_uncommitted", "secure_delete", "temp_store", "cache_size",
-    "cache_spill", "max_page_count", "journal_size_limit", "fullfsync",
-    "checkpoint_fullfsync", "soft_heap_limit", "hard_heap_limit", "threads",
-    "analysis_limit", "count_changes", "empty_result_callbacks", "full_column_names",
-    "short_column_names",
+    "busy_timeout", "locking_mode", "synchronous", "fullfsync", "checkpoint_fullfsync",
+    "journal_mode", "journal_size_limit", "foreign_keys", "ignore_check_constraints",
+    "recursive_triggers", "query_only", "writable_schema", "trusted_schema",
+    "legacy_alter_table", "reverse_unordered_selects", "count_changes", "max_page_count",
+    "cache_size", "soft_heap_limit", "hard_heap_limit",
 )  # fmt: skip
 _READ_SETTINGS = "SELECT * FROM " + ", ".join(f"pragma_{name}" for name in _SETTINGS)
 _READ_OBJECTS = (
