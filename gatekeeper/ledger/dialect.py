@@ -119,6 +119,23 @@ class Dialect:
         whatever the earlier ones returned, and an error stops the rest)."""
         return [conn.execute(statement, params) for statement, params in statements]
 
+    def session_baseline(self, conn: Any) -> Any:
+        """What ``settle_session`` compares a session with, read once the connection is new
+        (None by default)."""
+        return None
+
+    def settle_session(self, sql: SqlCore, baseline: Any) -> str | None:
+        """After a publisher's ``write`` returned, in its transaction: put back what it may
+        have changed in the connection's session (its settings, for the statements that
+        follow and every later operation); returns what it changed that cannot be put back
+        (the publication is then refused and the connection replaced), or None."""
+        return None
+
+    def end_transaction(self, conn: Any, statement: str, settled: bool) -> None:
+        """Send ``statement`` (``COMMIT`` or ``ROLLBACK``); ``settled``: ``settle_session``
+        ran in the transaction."""
+        conn.execute(statement)
+
     def end_read(self, conn: Any) -> None:
         """Close the implicit read transaction where the driver opens one."""
 

@@ -88,10 +88,19 @@ class WriteHandle:
         self._refuse("close")
 
     def finish(self, raising: bool = True) -> None:
-        """End the handle's life (called by the ledger once ``write`` returned); raises
-        GatekeeperError when ``write`` misused it (tried to end the transaction, changed the
-        session, or swallowed a failed statement)."""
+        """End the handle's life (called by the ledger once ``write`` returned, with
+        ``raising`` False once it raised); raises GatekeeperError when ``write`` misused it
+        (tried to end the transaction, swallowed a failed statement, or changed the session
+        in a way that cannot be put back).
+
+        Whatever ``write`` ran, the session is put back for what follows (``settle_session``:
+        the settings the ledger opened it with); a connection whose ``write`` raised or
+        misused the handle is replaced when the transaction ends."""
         self._open = False
+        if not raising or self.misuse is not None:
+            self._sql.discard_connection()
+        else:
+            self.misuse = self._sql.settle_session()
         if raising and self.misuse is not None:
             raise GatekeeperError(
                 f"{self._what}: write() made {self.misuse} on its handle; the publication "

@@ -23,6 +23,19 @@ if TYPE_CHECKING:
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 LIBPQ_DEFAULTS = (("application_name", "gatekeeper"), ("connect_timeout", "10"))
+#: what a ``write`` may have left in the session, undone in its transaction (``settle_session``)
+_SETTLE = (
+    "RESET SESSION AUTHORIZATION",
+    "RESET ROLE",
+    "RESET ALL",
+    "DISCARD TEMP",
+    "UNLISTEN *",
+    "CLOSE ALL",
+)
+_PREPARED = (
+    "SELECT array_agg(name ORDER BY name) FILTER (WHERE from_sql), "
+    "array_agg(name) FILTER (WHERE NOT from_sql) FROM pg_prepared_statements"
+)
 
 
 def _driver() -> Any:
@@ -67,14 +80,51 @@ class PostgresDialect(Dialect):
 
     def connect(self, busy_timeout: float) -> Any:
         conn = self._psycopg.connect(self.conninfo, autocommit=True)
-        conn.execute("SET TIME ZONE 'UTC'")
-        # lock_timeout 0 would mean "wait forever": the shortest wait is a millisecond
-        conn.execute(f"SET lock_timeout = '{max(1, int(busy_timeout * 1000))}ms'")
-        if self.schema:
-            conn.execute(f'SET search_path TO "{self.schema}"')
-        if self.read_only:  # every transaction of the session, BEGIN'd or implicit
-            conn.execute("SET default_transaction_read_only = on")
+        conn.execute("; ".join(self._settings(busy_timeout)), prepare=False)  # one round trip
         return conn
+
+    def _settings(self, busy_timeout: float) -> list[str]:
+        """The ledger's session settings: UTC, ``lock_timeout``, the schema, read-only-ness."""
+        # lock_timeout 0 would mean "wait forever": the shortest wait is a millisecond
+        settings = [
+            "SET TIME ZONE 'UTC'",
+            f"SET lock_timeout = '{max(1, int(busy_timeout * 1000))}ms'",
+        ]
+        if self.schema:
+            settings.append(f'SET search_path TO "{self.schema}"')
+        if self.read_only:  # every transaction of the session, BEGIN'd or implicit
+            settings.append("SET default_transaction_read_only = on")
+        return settings
+
+    def settle_session(self, sql: SqlCore, baseline: Any) -> str | None:
+        """After ``write`` returned, in its transaction, one round trip: every setting back to
+        the connection's own (``RESET`` then the ledger's, session-wide: they hold after the
+        COMMIT and a ROLLBACK restores them anyway), its temporary tables dropped, its
+        ``LISTEN`` and ``WITH HOLD`` cursors undone (``end_transaction`` releases its session
+        advisory locks). What cannot be undone is named: SQL ``PREPARE``d statements, the
+        driver's prepared statements gone (``DEALLOCATE``)."""
+        conn = sql.connection
+        cursor = conn.execute(
+            "; ".join((*_SETTLE, *self._settings(sql.busy_timeout), _PREPARED)), prepare=False
+        )
+        while cursor.nextset():  # the result of the last statement: the prepared statements
+            pass
+        from_sql, protocol = cursor.fetchone()
+        if from_sql:
+            return f"PREPARE of {', '.join(from_sql)}, which outlives the transaction"
+        missing = _driver_prepared(conn) - set(protocol or ())
+        if missing:
+            return "DEALLOCATE of the ledger connection's prepared statements"
+        return None
+
+    def end_transaction(self, conn: Any, statement: str, settled: bool) -> None:
+        """``statement``; after a settled ``write``, with ``pg_advisory_unlock_all()`` in the
+        same round trip: a session advisory lock it took is held to the end of its
+        transaction, as ``pg_advisory_xact_lock`` would be, never beyond."""
+        if settled:
+            conn.execute(f"{statement}; SELECT pg_advisory_unlock_all()", prepare=False)
+        else:
+            conn.execute(statement)
 
     def setup_sql(self) -> tuple[str, ...]:
         return (f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"',) if self.schema else ()
@@ -202,3 +252,13 @@ class PostgresDialect(Dialect):
         """``postgresql HOST:PORT/DB schema NAME``: never the user or the password."""
         where = f"postgresql {self._server()}"
         return where + (f" schema {self.schema}" if self.schema else "")
+
+
+def _driver_prepared(conn: Any) -> set[str]:
+    """The names of the statements psycopg has prepared on ``conn`` and will use again.
+
+    psycopg keeps them in a private cache (``_prepared._names``, psycopg 3.1 to 3.3); its
+    absence fails ``test_driver_prepared_statements_are_readable`` rather than pass silently.
+    """
+    names = conn._prepared._names.values()
+    return {name.decode() for name in names}

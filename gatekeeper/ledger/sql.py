@@ -64,7 +64,10 @@ class SqlCore:
         self._begin_pending = False  # in a transaction: its opening statement is not sent yet
         self._committed = False  # in a transaction: its COMMIT went with its last statements
         self._nesting = 0  # transactions opened inside the current one (they are part of it)
+        self._settled = False  # in a transaction: a write's session was settled in it
+        self._discard = False  # in a transaction: its connection is replaced when it ends
         self._conn: Any = None
+        self._baseline: Any = None  # the session as opened (``Dialect.session_baseline``)
         try:
             self.riding_out(self._reconnect)
             self.riding_out(lambda: schema.prepare(self))
@@ -77,6 +80,7 @@ class SqlCore:
         self.close()
         try:
             self._conn = self.dialect.connect(self.busy_timeout)
+            self._baseline = self.dialect.session_baseline(self._conn)
         except self.dialect.driver_errors() as exc:
             mask_exception(exc, self.secrets)  # libpq may quote the password it could not parse
             raise LedgerError(
@@ -293,15 +297,20 @@ class SqlCore:
                 self._in_tx = False
                 self._version_unread = False
                 if not (self._begin_pending or self._committed):  # else no transaction is open
-                    with contextlib.suppress(Exception):
-                        self._conn.execute("ROLLBACK")
+                    self._rollback()
                 self._begin_pending = self._committed = False
-                errors = self.dialect.driver_errors()
-                if isinstance(exc, errors) and not isinstance(exc, GatekeeperError):
-                    raise self._wrap(exc, committing=False) from exc
-                raise
+                try:  # the error is judged on the connection it happened on
+                    errors = self.dialect.driver_errors()
+                    if isinstance(exc, errors) and not isinstance(exc, GatekeeperError):
+                        raise self._wrap(exc, committing=False) from exc
+                    raise
+                finally:
+                    self._end_session()
             self._in_tx = False
-            self._commit()
+            try:
+                self._commit()
+            finally:
+                self._end_session()
 
     def _open_transaction(self) -> None:
         """Send the opening statement (or, where the dialect ``pipelines``, owe it to the
@@ -317,6 +326,7 @@ class SqlCore:
         self._usable()
         self._tx_clock = None
         self._held = set()
+        self._settled = self._discard = False
         self._version_unread = not self._migrating
         if self.dialect.pipelines:  # sent with the first statement (``_send``)
             self._begin_pending = True
@@ -339,7 +349,7 @@ class SqlCore:
             self._begin_pending = self._committed = False
             return
         try:
-            self._conn.execute("COMMIT")
+            self.dialect.end_transaction(self._conn, "COMMIT", self._settled)
         except self.dialect.driver_errors() as exc:
             if self._is_broken():
                 raise LedgerError(
@@ -347,9 +357,37 @@ class SqlCore:
                     f"outcome is unknown (check before retrying): {self.shown(exc)}",
                     retryable=False,
                 ) from exc
-            with contextlib.suppress(Exception):
-                self._conn.execute("ROLLBACK")
+            self._rollback()
             raise self._wrap(exc, committing=False) from exc
+
+    def _rollback(self) -> None:
+        """Roll the transaction back; a connection that cannot is replaced."""
+        try:
+            self.dialect.end_transaction(self._conn, "ROLLBACK", self._settled)
+        except Exception:  # noqa: BLE001 - the transaction's own error is the one raised
+            self._discard = self._discard or self._settled  # what it held may be held still
+
+    # -- a publisher's session -----------------------------------------------------------------
+    def settle_session(self) -> str | None:
+        """After a publisher's ``write`` returned, in its transaction: put its session back
+        (``Dialect.settle_session``); returns what it changed that cannot be put back (then
+        the connection is replaced when the transaction ends), or None."""
+        self._settled = True
+        changed = self.dialect.settle_session(self, self._baseline)
+        if changed is not None:
+            self._discard = True
+        return changed
+
+    def discard_connection(self) -> None:
+        """Replace the connection when the current transaction ends (a ``write`` that failed
+        or misused its handle: nothing it did to the session is kept)."""
+        self._discard = True
+
+    def _end_session(self) -> None:
+        """At the end of a transaction: close a connection ``discard_connection`` marked."""
+        if self._discard:
+            self.close()
+        self._settled = self._discard = False
 
     def _wrap(self, exc: BaseException, committing: bool) -> LedgerError:
         """A LedgerError for a driver error (``outages.wrap``)."""

@@ -16,6 +16,24 @@ from gatekeeper.ledger.dialect import Dialect
 if TYPE_CHECKING:
     from gatekeeper.ledger.sql import SqlCore
 
+#: the connection settings a ``write`` must leave as they were (``settle_session``): the
+#: pragmas SQLite reads as table-valued functions that bear on waits, durability, integrity,
+#: the schema or whether the next operation can run at all (2 us each to read: the ones that
+#: only tune speed, or are deprecated no-ops, are left out)
+_SETTINGS = (
+    "busy_timeout", "locking_mode", "synchronous", "fullfsync", "checkpoint_fullfsync",
+    "journal_mode", "journal_size_limit", "foreign_keys", "ignore_check_constraints",
+    "recursive_triggers", "query_only", "writable_schema", "trusted_schema",
+    "legacy_alter_table", "reverse_unordered_selects", "count_changes", "max_page_count",
+    "cache_size", "soft_heap_limit", "hard_heap_limit",
+)  # fmt: skip
+_READ_SETTINGS = "SELECT * FROM " + ", ".join(f"pragma_{name}" for name in _SETTINGS)
+_READ_OBJECTS = (
+    "SELECT 'temporary ' || type || ' ' || name FROM temp.sqlite_master UNION ALL "
+    "SELECT 'attached database ' || name FROM pragma_database_list "
+    "WHERE name NOT IN ('main', 'temp')"
+)
+
 #: SQLite's result codes (the low byte of an extended code) that mean "cannot open or create
 #: a file it needs": a read-only directory or filesystem
 _CANTOPEN, _READONLY = 14, 8
@@ -52,6 +70,26 @@ class SqliteDialect(Dialect):
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
+
+    def session_baseline(self, conn: Any) -> Any:
+        """The connection's settings (``_SETTINGS``) as opened."""
+        return conn.execute(_READ_SETTINGS).fetchone()
+
+    def settle_session(self, sql: SqlCore, baseline: Any) -> str | None:
+        """Compare the session with ``baseline`` (one query): SQLite's settings cannot be put
+        back inside a transaction (``foreign_keys`` ignores it) and do not roll back, so a
+        changed one (an ``EXPLAIN PRAGMA`` runs its pragma) is named, as are temporary
+        objects, which would shadow the ledger's tables, and attached databases."""
+        now = sql.connection.execute(_READ_SETTINGS).fetchone()
+        changed = [
+            f"{name} {before!r} -> {after!r}"
+            for name, before, after in zip(_SETTINGS, baseline, now, strict=True)
+            if before != after
+        ]
+        changed += [row[0] for row in sql.connection.execute(_READ_OBJECTS)]
+        if not changed:
+            return None
+        return f"session changes that outlive the transaction ({', '.join(changed)})"
 
     def begin_sql(self) -> str:
         return "BEGIN IMMEDIATE"

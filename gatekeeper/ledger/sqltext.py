@@ -197,14 +197,18 @@ def _check_statement(sql: str, code: str, dialect: str) -> None:
         )
 
 
-_SESSION = {"postgresql": frozenset({"SET", "RESET", "DISCARD"}), "sqlite": frozenset({"PRAGMA"})}
+_SESSION = {
+    "postgresql": frozenset({"SET", "RESET", "DISCARD", "PREPARE", "DEALLOCATE", "LOAD"}),
+    "sqlite": frozenset({"PRAGMA"}),
+}
 
 
 def session_change(sql: str, dialect: str) -> str | None:
-    """The keyword of a statement that would change the connection's session beyond the
-    transaction (``SET`` but not ``SET LOCAL``, ``RESET``, ``DISCARD``; SQLite's ``PRAGMA``),
-    or None. The write handle refuses these: a publication must not leave, say, a
-    ``lock_timeout`` of 0 or another ``search_path`` behind on the ledger's connection."""
+    """The keyword of a statement that plainly changes the connection's session beyond the
+    transaction (``SET`` but not ``SET LOCAL``, ``RESET``, ``DISCARD``, ``PREPARE``,
+    ``DEALLOCATE``, ``LOAD``; SQLite's ``PRAGMA``), or None: the write handle's early, clear
+    refusal. What guarantees the session is ``Dialect.settle_session``, which no text can
+    bypass."""
     prepare(sql, dialect)  # the same refusals first
     keywords = _KEYWORDS.match(_scan(sql, dialect)[1])
     if keywords is None:

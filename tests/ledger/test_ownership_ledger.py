@@ -584,12 +584,15 @@ SESSION_CHANGES = {
         "RESET ALL",
         "DISCARD ALL",
         "SET SESSION statement_timeout = 0",
+        "PREPARE gk_p AS SELECT 1",
+        "DEALLOCATE ALL",
+        "LOAD 'auto_explain'",
     ],
     "sqlite": ["PRAGMA busy_timeout = 0", "PRAGMA foreign_keys = OFF"],
 }
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(8))
 def test_write_handle_refuses_session_changes(ledger: gk.Ledger, notes: None, index: int) -> None:
     """A publication must not leave a changed session (no lock_timeout, another search_path)
     behind on the ledger's connection: such statements are refused and nothing is written."""
