@@ -278,6 +278,14 @@ def check_wait_seconds(value: Any, field: str, limit: float = 300.0) -> float:
     return float(value)
 
 
+def check_bound(value: Any, field: str, limit: int) -> int:
+    """A positive bound on a count (pages to read, ...): an int from 1 to ``limit``; never a
+    bool. Raises InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        raise InvalidInput(field, value, f"expected an integer from 1 to {limit}")
+    return value
+
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
