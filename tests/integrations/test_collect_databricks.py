@@ -171,7 +171,7 @@ def test_collect_late_run_is_out_of_order(ledger: gk.Ledger, fake: Any) -> None:
 def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str, fake: Any) -> None:
     jobs, client, _ = fake
     jobs.add_run(601, start=T0_MS, life="HIBERNATING", result=None, date="2026-10-22")
-    jobs.add_run(602, start=T0_MS + H, result="EXCLUDED", date="2026-10-23")
+    jobs.add_run(602, start=T0_MS + H, result="EXPLODED", date="2026-10-23")
     jobs.add_run(
         603,
         start=T0_MS + 2 * H,
@@ -187,7 +187,7 @@ def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str, f
     reasons = {s.run_id: s.reason for s in report.unknown_states}
     assert sorted(reasons) == ["databricks:601", "databricks:602", "databricks:603"]
     assert 'state.life_cycle_state="HIBERNATING"' in reasons["databricks:601"]
-    assert 'state.result_state="EXCLUDED"' in reasons["databricks:602"]
+    assert 'state.result_state="EXPLODED"' in reasons["databricks:602"]
     assert reasons["databricks:601"].startswith("state not in the map: ")
     assert reasons["databricks:603"].startswith("state and status disagree: ")
     assert 'status.termination_details.code="RUN_EXECUTION_ERROR"' in reasons["databricks:603"]
@@ -278,7 +278,7 @@ def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -
     jobs.stuck_token = "page-2"
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
-        with pytest.raises(CollectError, match="repeated page token 'page-2'"):
+        with pytest.raises(dbx.ListingIncomplete, match='repeated page token "page-2"'):
             dbx.collect(ledger, client, job_id=42, job="orders")
         assert snapshot(ledger) == before
     assert [q.get("page_token", "") for q in jobs.list_queries()] == ["", "page-2"]
@@ -312,11 +312,13 @@ def test_collect_bad_input_is_refused_before_anything(
 
 # -- the planner against a reference model ------------------------------------------------------
 BASE = dt.datetime(2026, 10, 22, tzinfo=UTC)
-STATES = st.sampled_from([gk.RunState.RUNNING, gk.RunState.SUCCEEDED, gk.RunState.FAILED])
+STATES = st.sampled_from(
+    [gk.RunState.RUNNING, gk.RunState.SUCCEEDED, gk.RunState.FAILED, dbx.NOT_EXECUTED]
+)
 RUNS = st.dictionaries(st.integers(1, 9), st.tuples(st.integers(0, 30), STATES), max_size=7)
 
 
-def observations_of(runs: dict[int, tuple[int, gk.RunState]]) -> list[dbx.Observation]:
+def observations_of(runs: dict[int, tuple[int, Any]]) -> list[dbx.Observation]:
     return [
         dbx.Observation(
             f"databricks:{n}",
@@ -349,9 +351,10 @@ def applied(held: list[gk.Attempt], plan: dbx.Plan) -> list[gk.Attempt]:
 @settings(max_examples=150, deadline=None)
 @given(first=RUNS, later=RUNS)
 def test_plan_attempts_against_a_model(
-    first: dict[int, tuple[int, gk.RunState]], later: dict[int, tuple[int, gk.RunState]]
+    first: dict[int, tuple[int, Any]], later: dict[int, tuple[int, Any]]
 ) -> None:
-    """Two collections: the second sees the first's runs (perhaps finished) and new ones."""
+    """Two collections: the second sees the first's runs (perhaps finished) and new ones. A
+    run never executed is never an attempt; one held as running ends as failed."""
     finished = {
         n: (m, later[n][1] if state is gk.RunState.RUNNING and n in later else state)
         for n, (m, state) in first.items()
@@ -364,8 +367,18 @@ def test_plan_attempts_against_a_model(
         known = {a.run_id: a for a in held}
         floor = max((a.started_at for a in held), default=None)
         expected_new = sorted(
-            (o for o in seen if o.run_id not in known and (floor is None or o.started_at > floor)),
+            (
+                o
+                for o in seen
+                if o.run_id not in known
+                and o.state is not dbx.NOT_EXECUTED
+                and (floor is None or o.started_at > floor)
+            ),
             key=lambda o: (o.started_at, o.order),
+        )
+        never = [s for s in plan.skipped if s.kind is dbx.SkipKind.NOT_EXECUTED]
+        assert len(never) == sum(
+            o.state is dbx.NOT_EXECUTED and o.run_id not in known for o in seen
         )
         new = [a for a in plan.actions if a.run_id not in known]
         assert [a.run_id for a in new] == [o.run_id for o in expected_new]
@@ -373,6 +386,8 @@ def test_plan_attempts_against_a_model(
         for act in plan.actions:
             if act.run_id in known:  # only a running attempt moves, to a terminal state
                 assert known[act.run_id].state is gk.RunState.RUNNING and act.state.terminal
+                if runs[int(act.run_id.split(":")[1])][1] is dbx.NOT_EXECUTED:
+                    assert act.state is gk.RunState.FAILED and "never executed" in str(act.error)
         held = applied(held, plan)
         assert [a.attempt for a in held] == list(range(1, len(held) + 1))
         starts = [a.started_at for a in held]
@@ -406,13 +421,13 @@ def test_state_map_row(key: tuple[str, str, str], expected: gk.RunState) -> None
     ("field", "life", "outcome"),
     [
         ("state", "TERMINATED", None),
-        ("state", "TERMINATED", "EXCLUDED"),
-        ("state", "TERMINATED", "DISABLED"),
+        ("state", "TERMINATED", "EXPLODED"),
+        ("state", "SKIPPED_LATER", None),
         ("state", "HIBERNATING", None),
         ("state", None, None),
         ("state", "terminated", "SUCCESS"),
         ("status", "TERMINATED", None),
-        ("status", "TERMINATED", "DISABLED"),
+        ("status", "TERMINATED", "disabled"),
         ("status", "WAITING_FOR_RETRY", None),
         ("status", "TERMINATED", "FAILED"),
     ],
@@ -441,10 +456,15 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
         else:
             run["state"] = state(life, value)
         expected[date] = mapped.value
+    never = {d for d, s in expected.items() if s == dbx.NOT_EXECUTED.value}
     with gk.open_ledger(sqlite_url) as ledger:
         report = dbx.collect(ledger, client, job_id=42, job="orders")
-        assert report.skipped == () and report.recorded == len(dbx.STATE_MAP)
-        assert {d: s for d, _, _, s in rows(ledger)} == expected
+        assert {d: s for d, _, _, s in rows(ledger)} == {
+            d: s for d, s in expected.items() if d not in never
+        }
+    assert report.recorded == len(dbx.STATE_MAP) - len(never) and len(never) == 8
+    assert {s.kind for s in report.skipped} == {dbx.SkipKind.NOT_EXECUTED}
+    assert len(report.skipped) == len(never)
 
 
 # -- the command -----------------------------------------------------------------------------------
@@ -483,11 +503,11 @@ def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     with gk.open_ledger(ledger_url) as ledger:
         assert rows(ledger) == EXPECTED
         before = snapshot(ledger)
-    jobs.add_run(210, start=T0_MS + 11 * H, result="EXCLUDED", date="2026-10-25")
+    jobs.add_run(210, start=T0_MS + 11 * H, result="EXPLODED", date="2026-10-25")
     done = command(*base, env=clean_env(url))
     assert done.returncode == 1, done.stderr
     assert "recorded 0, unchanged 9, skipped 2" in done.stdout
-    assert 'state.result_state="EXCLUDED"' in done.stdout
+    assert 'state.result_state="EXPLODED"' in done.stdout
     for option, value in (("--job-id", "-42"), ("--since", "yesterday")):
         args = [*base[:-4], "--job-id", "42", "--job", "orders", option, value]
         done = command(*args, env=clean_env(url))
