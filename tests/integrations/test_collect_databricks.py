@@ -7,11 +7,9 @@ import contextlib
 import datetime as dt
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,35 +26,15 @@ from tests.helpers.databricks_fake import (
     GET,
     LIST,
     T0_MS,
-    TOKEN,
     FakeJobs,
-    serve,
     state,
     status,
 )
+from tests.helpers.databricks_support import ROOT, at, clean_env, command, rows
 from tests.helpers.ledgers import snapshot
 
 H = 3_600_000  # an hour in epoch milliseconds
 UTC = dt.timezone.utc
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake() -> Iterator[tuple[FakeJobs, Any, str]]:
-    """(the fake workspace, a real WorkspaceClient pointed at it, its URL)."""
-    from databricks.sdk import WorkspaceClient
-
-    jobs = FakeJobs(page_size=2)
-    with serve(jobs) as url:
-        yield jobs, WorkspaceClient(host=url, token=TOKEN), url
-
-
-def at(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, UTC)
-
-
-def rows(ledger: gk.Ledger, job: str = "orders") -> list[tuple[str, int, str, str]]:
-    return [(a.business_date, a.attempt, a.run_id, a.state.value) for a in ledger.history(job)]
 
 
 def workspace(jobs: FakeJobs) -> None:
@@ -468,19 +446,6 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
 
 
 # -- the command -----------------------------------------------------------------------------------
-def command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("gatekeeper", path=str(Path(sys.executable).parent))
-    assert exe, "the gatekeeper console script is not installed next to this Python"
-    return subprocess.run(
-        [exe, *args], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
-
-
-def clean_env(url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABRICKS_", "GATEKEEPER_"))}
-    return {**env, "DATABRICKS_HOST": url, "DATABRICKS_TOKEN": TOKEN, **extra}
-
-
 @pytest.mark.slow
 def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     jobs, _, url = fake
