@@ -157,13 +157,15 @@ def executions(run: Mapping[str, Any]) -> list[Execution]:
         start = entry.get("start_time") or (run.get("start_time") if original else None)
         problem = None
         if not original and not usable:
+            run_id = base
             problem = (
                 f"repair_history[{index}] is a repair without a usable id (id {shown(repair)}, "
                 f"start_time {shown(start)}); its run's other executions are recorded"
             )
         elif run_id in seen:
             problem = f"repair_history[{index}] repeats {run_id}"
-        seen.add(run_id)
+        else:
+            seen.add(run_id)
         found.append((run_id, entry, start, index, problem))
     return found
 
@@ -187,10 +189,11 @@ def observe_one(entry: Listed, date_param: str) -> Observed:
         why = f"{entry.where()} is not a JSON object: {shown(run)}"
         return [], [Skip(None, why, SkipKind.MALFORMED)]
     if run_id_of(run) is None:
+        given = f"run_id {shown(run['run_id'])}" if "run_id" in run else "run_id missing"
+        dates = shown([v for _, v in date_values(run, date_param)])
         why = (
-            f"{entry.where()}: run_id {shown(run.get('run_id'))} is not a positive integer "
-            f"(start_time {shown(run.get('start_time'))}, {date_param} "
-            f"{shown([v for _, v in date_values(run, date_param)])}); not recorded"
+            f"{entry.where()}: no usable run_id ({given}, expected a positive integer; "
+            f"start_time {shown(run.get('start_time'))}, {date_param} {dates}): not recorded"
         )
         return [], [Skip(None, why, SkipKind.MALFORMED)]
     key, date_skip, why = business_date_of(run, date_param)
