@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -377,15 +376,16 @@ ENTRIES = st.one_of(
 PAGES = st.lists(st.lists(ENTRIES, max_size=3), min_size=1, max_size=5)
 
 
-def listed(kind: str, n: int, outcome: str) -> dict[str, Any]:
-    """One generated entry: a run's date and start depend on its ID only, so its copies can
-    differ by their state alone."""
+def listed(base: int, kind: str, n: int, outcome: str) -> dict[str, Any]:
+    """One generated entry, run ID ``base + n``: a run's date and start depend on ``n`` only,
+    so its copies can differ by their state alone."""
     life, result, _ = KINDS[outcome]
     start = 10**20 if kind == "bad_time" else T0_MS + n * H
-    return entry(n or None, start=start, date=f"2026-10-2{n % 2}", life=life, result=result)
+    run_id = base + n if n else None
+    return entry(run_id, start=start, date=f"2026-10-2{n % 2}", life=life, result=result)
 
 
-def model(pages: list[list[tuple[str, int, str]]]) -> tuple[list[Any], list[Any]]:
+def model(base: int, pages: list[list[tuple[str, int, str]]]) -> tuple[list[Any], list[Any]]:
     """The rows and the skip kinds a whole listing of ``pages`` should give (by hand)."""
     copies: dict[int, list[str]] = {}
     skipped: list[tuple[str | None, dbx.SkipKind]] = []
@@ -396,7 +396,7 @@ def model(pages: list[list[tuple[str, int, str]]]) -> tuple[list[Any], list[Any]
             copies[n].append(outcome)  # the fetch keeps distinct copies in reading order
     final: dict[int, str] = {}
     for n, states in copies.items():
-        run_id = f"databricks:{n}"
+        run_id = f"databricks:{base + n}"
         if n >= 7 or any(s != "RUNNING" for s in states[:-1]):
             skipped.append((run_id, MALFORMED))  # impossible start, or contradictory copies
         elif KINDS[states[-1]][2] is None:
@@ -406,8 +406,13 @@ def model(pages: list[list[tuple[str, int, str]]]) -> tuple[list[Any], list[Any]
     found = []
     for date in ("2026-10-20", "2026-10-21"):
         ours = sorted(n for n in final if f"2026-10-2{n % 2}" == date)
-        found += [(date, i, f"databricks:{n}", KINDS[final[n]][2]) for i, n in enumerate(ours, 1)]
+        found += [
+            (date, i, f"databricks:{base + n}", KINDS[final[n]][2]) for i, n in enumerate(ours, 1)
+        ]
     return found, sorted(skipped, key=str)
+
+
+EXAMPLES = iter(range(1, 10**6))  # one job and its own run IDs per example, in one ledger
 
 
 @settings(
@@ -415,31 +420,36 @@ def model(pages: list[list[tuple[str, int, str]]]) -> tuple[list[Any], list[Any]
 )
 @given(pages=PAGES, repeat=st.booleans(), max_pages=st.integers(1, 6))
 def test_collect_any_page_sequence_against_a_model(
-    fake: Any, pages: list[list[tuple[str, int, str]]], repeat: bool, max_pages: int
+    fake: Any,
+    sqlite_url: str,
+    pages: list[list[tuple[str, int, str]]],
+    repeat: bool,
+    max_pages: int,
 ) -> None:
     """Whatever the pages hold, the collection ends within its bounds; a listing read whole
     records exactly the model's attempts and reports the rest; one not read whole (a repeated
     token, more pages than max_pages) records nothing."""
     jobs, client, _ = fake
     repeat = repeat and len(pages) > 1
-    jobs.script = script(*[[listed(*e) for e in p] for p in pages], last="t1" if repeat else None)
+    example = next(EXAMPLES)
+    job, base = f"orders{example}", 100 * example
+    jobs.script = script(
+        *[[listed(base, *e) for e in p] for p in pages], last="t1" if repeat else None
+    )
     jobs.requests.clear()
-    whole = not repeat and len(pages) <= max_pages
-    with tempfile.TemporaryDirectory() as scratch:
-        with gk.open_ledger(f"sqlite:///{scratch}/ledger.db") as ledger:
-            before = snapshot(ledger)
-            if not whole:
-                with pytest.raises(dbx.ListingIncomplete):
-                    dbx.collect(ledger, client, job_id=42, job="orders", max_pages=max_pages)
-                assert snapshot(ledger) == before
-            else:
-                report = dbx.collect(ledger, client, job_id=42, job="orders", max_pages=max_pages)
-                expected_rows, expected_skips = model(pages)
-                assert rows(ledger) == expected_rows
-                assert sorted(
-                    ((s, k) for s, k_r in skips(report).items() for k, _ in k_r), key=str
-                ) == [(s, k) for s, k in expected_skips]
-                assert report.recorded == len(expected_rows)
+    with gk.open_ledger(sqlite_url) as ledger:
+        before = snapshot(ledger)
+        if repeat or len(pages) > max_pages:
+            with pytest.raises(dbx.ListingIncomplete):
+                dbx.collect(ledger, client, job_id=42, job=job, max_pages=max_pages)
+            assert snapshot(ledger) == before
+        else:
+            report = dbx.collect(ledger, client, job_id=42, job=job, max_pages=max_pages)
+            expected_rows, expected_skips = model(base, pages)
+            assert rows(ledger, job) == expected_rows
+            found = [(run_id, k) for run_id, kinds in skips(report).items() for k, _ in kinds]
+            assert sorted(found, key=str) == expected_skips
+            assert report.recorded == len(expected_rows)
     assert len(jobs.list_queries()) == min(len(pages), max_pages)
     assert not any(path == GET for path, _ in jobs.requests)
 
