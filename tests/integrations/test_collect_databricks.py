@@ -271,6 +271,12 @@ def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -
         ({"job": " orders"}, "job", "' orders'"),
         ({"date_param": ""}, "date_param", "''"),
         ({"since": "2026-10-22T00:00"}, "since", "'2026-10-22T00:00'"),
+        ({"max_pages": 0}, "max_pages", "0"),
+        ({"max_pages": True}, "max_pages", "True"),
+        ({"max_pages": "5"}, "max_pages", "'5'"),
+        ({"time_budget": float("nan")}, "time_budget", "nan"),
+        ({"time_budget": 0}, "time_budget", "0"),
+        ({"time_budget": 86_401}, "time_budget", "86401"),
     ],
 )
 def test_collect_bad_input_is_refused_before_anything(
