@@ -26,15 +26,14 @@ from gatekeeper.cli.output import (
     table,
 )
 from gatekeeper.core.validation import (
-    check_bound,
     check_job_id,
+    check_max_pages,
     check_name,
+    check_time_budget,
     check_timestamp,
-    check_wait_seconds,
     parse_count_text,
     parse_number_text,
 )
-from gatekeeper.integrations.collectors.databricks_api import MAX_PAGES_LIMIT, TIME_BUDGET_LIMIT
 from gatekeeper.luigi import config
 
 EXIT_CODES = (
@@ -53,17 +52,14 @@ def bounds_of(args: argparse.Namespace) -> tuple[int, float]:
     if args.max_pages is None:
         pages = config.databricks_max_pages()
     else:
-        pages = check_bound(
-            parse_count_text(args.max_pages, "--max-pages", minimum=1),
-            "--max-pages",
-            MAX_PAGES_LIMIT,
+        pages = check_max_pages(
+            parse_count_text(args.max_pages, "--max-pages", minimum=1), "--max-pages"
         )
     if args.time_budget is None:
         budget = config.databricks_time_budget()
     else:
-        budget = check_wait_seconds(
-            parse_number_text(args.time_budget, "--time-budget"), "--time-budget", TIME_BUDGET_LIMIT
-        )
+        seconds = parse_number_text(args.time_budget, "--time-budget")
+        budget = check_time_budget(seconds, "--time-budget")
     return pages, budget
 
 

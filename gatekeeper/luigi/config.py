@@ -23,12 +23,7 @@ import luigi
 
 from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.integrations.collectors.databricks_api import (
-    DEFAULT_MAX_PAGES,
-    DEFAULT_TIME_BUDGET,
-    MAX_PAGES_LIMIT,
-    TIME_BUDGET_LIMIT,
-)
+from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
     command_line_options,
@@ -380,17 +375,13 @@ def delta_storage_options() -> dict[str, str] | None:
 def databricks_max_pages() -> int:
     """``databricks_max_pages``: an integer from 1 to 1,000,000; raises InvalidInput naming
     the option (or ``GATEKEEPER_DATABRICKS_MAX_PAGES``) and the value."""
-    from gatekeeper.core.validation import check_bound
+    from gatekeeper.core.validation import check_max_pages
 
-    return check_bound(
-        settings().databricks_max_pages, _field("databricks_max_pages"), MAX_PAGES_LIMIT
-    )
+    return check_max_pages(settings().databricks_max_pages, _field("databricks_max_pages"))
 
 
 def databricks_time_budget() -> float:
     """``databricks_time_budget``: seconds, > 0 and at most a day; raises InvalidInput."""
-    from gatekeeper.core.validation import check_wait_seconds
+    from gatekeeper.core.validation import check_time_budget
 
-    return check_wait_seconds(
-        settings().databricks_time_budget, _field("databricks_time_budget"), TIME_BUDGET_LIMIT
-    )
+    return check_time_budget(settings().databricks_time_budget, _field("databricks_time_budget"))

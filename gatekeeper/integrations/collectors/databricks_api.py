@@ -18,7 +18,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.core.validation import check_bound, check_wait_seconds
+from gatekeeper.core.validation import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_TIME_BUDGET,
+    check_max_pages,
+    check_time_budget,
+)
 
 log = logging.getLogger("gatekeeper.integrations.collectors.databricks")
 
@@ -29,10 +34,6 @@ PAGE_LIMIT = 25  # the most runs/list returns per page
 #: itself retries 429 and 503 (honouring Retry-After) and connection errors, within its
 #: ``retry_timeout_seconds``; it raises the other 5xx at once, so they are retried here.
 RETRY_DELAYS = (1.0, 2.0, 4.0)
-#: Default bounds of one listing ([gatekeeper] databricks_max_pages / databricks_time_budget):
-#: 1,000 pages of 25 runs, five minutes; and the largest values accepted.
-DEFAULT_MAX_PAGES, MAX_PAGES_LIMIT = 1000, 1_000_000
-DEFAULT_TIME_BUDGET, TIME_BUDGET_LIMIT = 300.0, 86_400.0
 
 
 class CollectError(GatekeeperError):
@@ -55,8 +56,8 @@ class Bounds:
     time_budget: float = DEFAULT_TIME_BUDGET
 
     def __post_init__(self) -> None:
-        check_bound(self.max_pages, "max_pages", MAX_PAGES_LIMIT)
-        check_wait_seconds(self.time_budget, "time_budget", TIME_BUDGET_LIMIT)
+        check_max_pages(self.max_pages)
+        check_time_budget(self.time_budget)
 
 
 @dataclass(frozen=True, slots=True)
