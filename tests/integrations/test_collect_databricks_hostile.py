@@ -113,20 +113,23 @@ def test_fetch_retry_delays_count_against_the_time_budget(fake: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("last", "why"),
+    ("fault", "why"),
     [
-        ("t1", 'page 3 repeated page token "t1"; refusing to loop'),
-        (None, "page 2: runs is not a list"),
+        ("repeated_token", 'page 3 repeated page token "t1"; refusing to loop'),
+        ("runs_not_a_list", 'page 2: runs is not a list: "not a list"'),
+        ("has_more_without_token", "page 3 has_more without a next_page_token"),
     ],
 )
 def test_collect_a_listing_that_pages_wrongly_records_nothing(
-    sqlite_url: str, fake: Any, last: str | None, why: str
+    sqlite_url: str, fake: Any, fault: str, why: str
 ) -> None:
     jobs, client, _ = fake
     pages = [[entry(1)], [entry(2, date="2026-10-23")], [entry(3, date="2026-10-24")]]
-    jobs.script = script(*pages, last=last)
-    if last is None:
+    jobs.script = script(*pages, last="t1" if fault == "repeated_token" else None)
+    if fault == "runs_not_a_list":
         jobs.script["t1"]["runs"] = "not a list"
+    if fault == "has_more_without_token":
+        jobs.script["t2"]["has_more"] = True
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
         with pytest.raises(dbx.ListingIncomplete, match=re.escape(why)):
