@@ -27,6 +27,11 @@ MAX_LEASE_SECONDS = 7 * 24 * 3600.0
 MIN_TIMESTAMP = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc)
 MAX_TIMESTAMP = dt.datetime(9999, 12, 1, tzinfo=dt.timezone.utc)
 
+#: The bounds of one listing of another system's runs (``gatekeeper collect``): the defaults
+#: (1,000 pages of runs, five minutes) and the largest values accepted.
+DEFAULT_MAX_PAGES, MAX_PAGES_LIMIT = 1000, 1_000_000
+DEFAULT_TIME_BUDGET, TIME_BUDGET_LIMIT = 300.0, 86_400.0
+
 Requirement = tuple[str, str]  # (job, period key)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -276,6 +281,20 @@ def check_wait_seconds(value: Any, field: str, limit: float = 300.0) -> float:
     if not math.isfinite(value) or value <= 0 or value > limit:
         raise InvalidInput(field, value, f"expected seconds > 0 and at most {limit:g}")
     return float(value)
+
+
+def check_max_pages(value: Any, field: str = "max_pages") -> int:
+    """How many pages a collector's listing may read: an int from 1 to MAX_PAGES_LIMIT; never
+    a bool. Raises InvalidInput."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGES_LIMIT:
+        raise InvalidInput(field, value, f"expected an integer from 1 to {MAX_PAGES_LIMIT}")
+    return value
+
+
+def check_time_budget(value: Any, field: str = "time_budget") -> float:
+    """How many seconds a collector's listing may take: > 0 and at most a day; raises
+    InvalidInput."""
+    return check_wait_seconds(value, field, TIME_BUDGET_LIMIT)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

@@ -23,6 +23,7 @@ import luigi
 
 from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
     command_line_options,
@@ -70,6 +71,16 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
         default=5.0,
         description="Seconds a task waits, at most, for its OpenLineage events to be delivered "
         "(and the process at exit); a slow or down backend never fails a task",
+    )
+    databricks_max_pages = luigi.IntParameter(
+        default=DEFAULT_MAX_PAGES,
+        description="Pages of runs/list (25 runs each) `gatekeeper collect databricks` reads at "
+        "most; a listing with more records nothing and exits 1 (use --since)",
+    )
+    databricks_time_budget = luigi.FloatParameter(
+        default=DEFAULT_TIME_BUDGET,
+        description="Seconds `gatekeeper collect databricks` may spend reading Databricks; past "
+        "them it records nothing and exits 1",
     )
 
 
@@ -359,3 +370,18 @@ def delta_storage_options() -> dict[str, str] | None:
     from gatekeeper.core.validation import check_storage_options
 
     return check_storage_options(settings().delta_storage_options, _field("delta_storage_options"))
+
+
+def databricks_max_pages() -> int:
+    """``databricks_max_pages``: an integer from 1 to 1,000,000; raises InvalidInput naming
+    the option (or ``GATEKEEPER_DATABRICKS_MAX_PAGES``) and the value."""
+    from gatekeeper.core.validation import check_max_pages
+
+    return check_max_pages(settings().databricks_max_pages, _field("databricks_max_pages"))
+
+
+def databricks_time_budget() -> float:
+    """``databricks_time_budget``: seconds, > 0 and at most a day; raises InvalidInput."""
+    from gatekeeper.core.validation import check_time_budget
+
+    return check_time_budget(settings().databricks_time_budget, _field("databricks_time_budget"))

@@ -4,7 +4,10 @@ The tests point ``databricks.sdk.WorkspaceClient(host="http://127.0.0.1:PORT", t
 it, so paging, throttling and the raw JSON go through the SDK's own HTTP client. The server
 keeps raw run JSON as Databricks returns it: newest run first, ``runs/list`` without
 ``repair_history`` (``runs/get?include_history=true`` has it), a bearer token checked on every
-request, and faults served once per page (a 429 with ``Retry-After``, a 502).
+request, and faults served once per page (a 429 with ``Retry-After``, a 502). A hostile
+server is one setting away: ``stuck_token`` (the same next token again), ``endless`` (a new
+token on every page, forever), ``script`` (pages served verbatim by page token, whatever they
+hold) and ``delay`` (seconds each ``runs/list`` answer takes).
 
 Run it by hand for the README example: ``python -m tests.helpers.databricks_fake --port 8765``.
 """
@@ -15,6 +18,7 @@ import argparse
 import copy
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,6 +60,9 @@ class FakeJobs:
         self.faults: dict[tuple[str, str], list[tuple[int, dict[str, str]]]] = {}
         self.lock = threading.Lock()
         self.stuck_token: str | None = None  # a broken server: always this next_page_token
+        self.endless = False  # a broken server: a next_page_token never seen before, forever
+        self.script: dict[str, Any] | None = None  # page token ("" first) -> the raw answer
+        self.delay = 0.0  # seconds each runs/list answer takes
 
     def add_run(
         self,
@@ -155,7 +162,9 @@ class FakeJobs:
     # -- the API ---------------------------------------------------------------------------------
     def answer(
         self, path: str, query: dict[str, str], auth: str | None
-    ) -> tuple[int, dict[str, str], dict[str, Any]]:
+    ) -> tuple[int, dict[str, str], Any]:
+        if path == LIST and self.delay:
+            time.sleep(self.delay)
         with self.lock:
             self.requests.append((path, query))
             if auth != f"Bearer {self.token}":
@@ -168,6 +177,11 @@ class FakeJobs:
                     headers,
                     {"error_code": "TEMPORARILY_UNAVAILABLE", "message": f"fault {code}"},
                 )
+            if path == LIST and self.script is not None:
+                token = query.get("page_token", "")
+                if token not in self.script:
+                    return 400, {}, {"error_code": "INVALID_PARAMETER_VALUE", "message": token}
+                return 200, {}, copy.deepcopy(self.script[token])
             if path == LIST:
                 return 200, {}, self._list(query)
             if path == GET:
@@ -184,7 +198,8 @@ class FakeJobs:
             runs = [r for r in runs if r["start_time"] >= int(query["start_time_from"])]
         runs.sort(key=lambda r: (-r["start_time"], -r["run_id"]))  # newest first
         size = min(self.page_size, int(query.get("limit", 25)))
-        first = int(query.get("page_token", "page-0").removeprefix("page-"))
+        token = query.get("page_token", "page-0")
+        first = 0 if token.startswith("fresh-") else int(token.removeprefix("page-"))
         page = []
         for run in runs[first : first + size]:
             item = copy.deepcopy(run)
@@ -194,6 +209,8 @@ class FakeJobs:
         body: dict[str, Any] = {"runs": page, "has_more": first + size < len(runs)}
         if first + size < len(runs):
             body["next_page_token"] = self.stuck_token or f"page-{first + size}"
+        if self.endless:
+            body["next_page_token"] = f"fresh-{len(self.requests)}"  # page 0 again
         if first:
             body["prev_page_token"] = f"page-{max(0, first - size)}"
         return body

@@ -7,11 +7,9 @@ import contextlib
 import datetime as dt
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,35 +26,15 @@ from tests.helpers.databricks_fake import (
     GET,
     LIST,
     T0_MS,
-    TOKEN,
     FakeJobs,
-    serve,
     state,
     status,
 )
+from tests.helpers.databricks_support import ROOT, at, clean_env, command, rows
 from tests.helpers.ledgers import snapshot
 
 H = 3_600_000  # an hour in epoch milliseconds
 UTC = dt.timezone.utc
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake() -> Iterator[tuple[FakeJobs, Any, str]]:
-    """(the fake workspace, a real WorkspaceClient pointed at it, its URL)."""
-    from databricks.sdk import WorkspaceClient
-
-    jobs = FakeJobs(page_size=2)
-    with serve(jobs) as url:
-        yield jobs, WorkspaceClient(host=url, token=TOKEN), url
-
-
-def at(ms: int) -> dt.datetime:
-    return dt.datetime.fromtimestamp(ms / 1000, UTC)
-
-
-def rows(ledger: gk.Ledger, job: str = "orders") -> list[tuple[str, int, str, str]]:
-    return [(a.business_date, a.attempt, a.run_id, a.state.value) for a in ledger.history(job)]
 
 
 def workspace(jobs: FakeJobs) -> None:
@@ -171,7 +149,7 @@ def test_collect_late_run_is_out_of_order(ledger: gk.Ledger, fake: Any) -> None:
 def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str, fake: Any) -> None:
     jobs, client, _ = fake
     jobs.add_run(601, start=T0_MS, life="HIBERNATING", result=None, date="2026-10-22")
-    jobs.add_run(602, start=T0_MS + H, result="EXCLUDED", date="2026-10-23")
+    jobs.add_run(602, start=T0_MS + H, result="EXPLODED", date="2026-10-23")
     jobs.add_run(
         603,
         start=T0_MS + 2 * H,
@@ -187,7 +165,7 @@ def test_collect_unknown_states_are_reported_raw_not_recorded(sqlite_url: str, f
     reasons = {s.run_id: s.reason for s in report.unknown_states}
     assert sorted(reasons) == ["databricks:601", "databricks:602", "databricks:603"]
     assert 'state.life_cycle_state="HIBERNATING"' in reasons["databricks:601"]
-    assert 'state.result_state="EXCLUDED"' in reasons["databricks:602"]
+    assert 'state.result_state="EXPLODED"' in reasons["databricks:602"]
     assert reasons["databricks:601"].startswith("state not in the map: ")
     assert reasons["databricks:603"].startswith("state and status disagree: ")
     assert 'status.termination_details.code="RUN_EXECUTION_ERROR"' in reasons["databricks:603"]
@@ -278,7 +256,7 @@ def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -
     jobs.stuck_token = "page-2"
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
-        with pytest.raises(CollectError, match="repeated page token 'page-2'"):
+        with pytest.raises(dbx.ListingIncomplete, match='repeated page token "page-2"'):
             dbx.collect(ledger, client, job_id=42, job="orders")
         assert snapshot(ledger) == before
     assert [q.get("page_token", "") for q in jobs.list_queries()] == ["", "page-2"]
@@ -293,6 +271,12 @@ def test_collect_refuses_a_page_token_that_repeats(sqlite_url: str, fake: Any) -
         ({"job": " orders"}, "job", "' orders'"),
         ({"date_param": ""}, "date_param", "''"),
         ({"since": "2026-10-22T00:00"}, "since", "'2026-10-22T00:00'"),
+        ({"max_pages": 0}, "max_pages", "0"),
+        ({"max_pages": True}, "max_pages", "True"),
+        ({"max_pages": "5"}, "max_pages", "'5'"),
+        ({"time_budget": float("nan")}, "time_budget", "nan"),
+        ({"time_budget": 0}, "time_budget", "0"),
+        ({"time_budget": 86_401}, "time_budget", "86401"),
     ],
 )
 def test_collect_bad_input_is_refused_before_anything(
@@ -312,11 +296,13 @@ def test_collect_bad_input_is_refused_before_anything(
 
 # -- the planner against a reference model ------------------------------------------------------
 BASE = dt.datetime(2026, 10, 22, tzinfo=UTC)
-STATES = st.sampled_from([gk.RunState.RUNNING, gk.RunState.SUCCEEDED, gk.RunState.FAILED])
+STATES = st.sampled_from(
+    [gk.RunState.RUNNING, gk.RunState.SUCCEEDED, gk.RunState.FAILED, dbx.NOT_EXECUTED]
+)
 RUNS = st.dictionaries(st.integers(1, 9), st.tuples(st.integers(0, 30), STATES), max_size=7)
 
 
-def observations_of(runs: dict[int, tuple[int, gk.RunState]]) -> list[dbx.Observation]:
+def observations_of(runs: dict[int, tuple[int, Any]]) -> list[dbx.Observation]:
     return [
         dbx.Observation(
             f"databricks:{n}",
@@ -349,9 +335,10 @@ def applied(held: list[gk.Attempt], plan: dbx.Plan) -> list[gk.Attempt]:
 @settings(max_examples=150, deadline=None)
 @given(first=RUNS, later=RUNS)
 def test_plan_attempts_against_a_model(
-    first: dict[int, tuple[int, gk.RunState]], later: dict[int, tuple[int, gk.RunState]]
+    first: dict[int, tuple[int, Any]], later: dict[int, tuple[int, Any]]
 ) -> None:
-    """Two collections: the second sees the first's runs (perhaps finished) and new ones."""
+    """Two collections: the second sees the first's runs (perhaps finished) and new ones. A
+    run never executed is never an attempt; one held as running ends as failed."""
     finished = {
         n: (m, later[n][1] if state is gk.RunState.RUNNING and n in later else state)
         for n, (m, state) in first.items()
@@ -364,8 +351,18 @@ def test_plan_attempts_against_a_model(
         known = {a.run_id: a for a in held}
         floor = max((a.started_at for a in held), default=None)
         expected_new = sorted(
-            (o for o in seen if o.run_id not in known and (floor is None or o.started_at > floor)),
+            (
+                o
+                for o in seen
+                if o.run_id not in known
+                and o.state is not dbx.NOT_EXECUTED
+                and (floor is None or o.started_at > floor)
+            ),
             key=lambda o: (o.started_at, o.order),
+        )
+        never = [s for s in plan.skipped if s.kind is dbx.SkipKind.NOT_EXECUTED]
+        assert len(never) == sum(
+            o.state is dbx.NOT_EXECUTED and o.run_id not in known for o in seen
         )
         new = [a for a in plan.actions if a.run_id not in known]
         assert [a.run_id for a in new] == [o.run_id for o in expected_new]
@@ -373,6 +370,8 @@ def test_plan_attempts_against_a_model(
         for act in plan.actions:
             if act.run_id in known:  # only a running attempt moves, to a terminal state
                 assert known[act.run_id].state is gk.RunState.RUNNING and act.state.terminal
+                if runs[int(act.run_id.split(":")[1])][1] is dbx.NOT_EXECUTED:
+                    assert act.state is gk.RunState.FAILED and "never executed" in str(act.error)
         held = applied(held, plan)
         assert [a.attempt for a in held] == list(range(1, len(held) + 1))
         starts = [a.started_at for a in held]
@@ -406,13 +405,13 @@ def test_state_map_row(key: tuple[str, str, str], expected: gk.RunState) -> None
     ("field", "life", "outcome"),
     [
         ("state", "TERMINATED", None),
-        ("state", "TERMINATED", "EXCLUDED"),
-        ("state", "TERMINATED", "DISABLED"),
+        ("state", "TERMINATED", "EXPLODED"),
+        ("state", "SKIPPED_LATER", None),
         ("state", "HIBERNATING", None),
         ("state", None, None),
         ("state", "terminated", "SUCCESS"),
         ("status", "TERMINATED", None),
-        ("status", "TERMINATED", "DISABLED"),
+        ("status", "TERMINATED", "disabled"),
         ("status", "WAITING_FOR_RETRY", None),
         ("status", "TERMINATED", "FAILED"),
     ],
@@ -441,26 +440,18 @@ def test_state_map_every_row_through_the_sdk(sqlite_url: str, fake: Any) -> None
         else:
             run["state"] = state(life, value)
         expected[date] = mapped.value
+    never = {d for d, s in expected.items() if s == dbx.NOT_EXECUTED.value}
     with gk.open_ledger(sqlite_url) as ledger:
         report = dbx.collect(ledger, client, job_id=42, job="orders")
-        assert report.skipped == () and report.recorded == len(dbx.STATE_MAP)
-        assert {d: s for d, _, _, s in rows(ledger)} == expected
+        assert {d: s for d, _, _, s in rows(ledger)} == {
+            d: s for d, s in expected.items() if d not in never
+        }
+    assert report.recorded == len(dbx.STATE_MAP) - len(never) and len(never) == 8
+    assert {s.kind for s in report.skipped} == {dbx.SkipKind.NOT_EXECUTED}
+    assert len(report.skipped) == len(never)
 
 
 # -- the command -----------------------------------------------------------------------------------
-def command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("gatekeeper", path=str(Path(sys.executable).parent))
-    assert exe, "the gatekeeper console script is not installed next to this Python"
-    return subprocess.run(
-        [exe, *args], env=env, capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
-
-
-def clean_env(url: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABRICKS_", "GATEKEEPER_"))}
-    return {**env, "DATABRICKS_HOST": url, "DATABRICKS_TOKEN": TOKEN, **extra}
-
-
 @pytest.mark.slow
 def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     jobs, _, url = fake
@@ -483,11 +474,11 @@ def test_command_collect_json_and_exit_codes(tmp_path: Path, fake: Any) -> None:
     with gk.open_ledger(ledger_url) as ledger:
         assert rows(ledger) == EXPECTED
         before = snapshot(ledger)
-    jobs.add_run(210, start=T0_MS + 11 * H, result="EXCLUDED", date="2026-10-25")
+    jobs.add_run(210, start=T0_MS + 11 * H, result="EXPLODED", date="2026-10-25")
     done = command(*base, env=clean_env(url))
     assert done.returncode == 1, done.stderr
     assert "recorded 0, unchanged 9, skipped 2" in done.stdout
-    assert 'state.result_state="EXCLUDED"' in done.stdout
+    assert 'state.result_state="EXPLODED"' in done.stdout
     for option, value in (("--job-id", "-42"), ("--since", "yesterday")):
         args = [*base[:-4], "--job-id", "42", "--job", "orders", option, value]
         done = command(*args, env=clean_env(url))

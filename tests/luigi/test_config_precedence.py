@@ -148,6 +148,8 @@ OPTIONS: list[tuple[str, str, str, Callable[[], Any], Any, Any]] = [
     ("lease_seconds", "300", "45", config.lease_seconds, 300.0, 45.0),
     ("openlineage", "false", "true", config.openlineage, False, True),
     ("openlineage_timeout", "5", "2.5", config.openlineage_timeout, 5.0, 2.5),
+    ("databricks_max_pages", "1000", "5", config.databricks_max_pages, 1000, 5),
+    ("databricks_time_budget", "300", "2.5", config.databricks_time_budget, 300.0, 2.5),
 ]
 
 
@@ -248,6 +250,24 @@ def test_config_every_option_has_its_variable() -> None:
             "invalid GATEKEEPER_OPENLINEAGE_TIMEOUT=",
         ),
         ("GATEKEEPER_OPENLINEAGE", "maybe", config.openlineage, "invalid GATEKEEPER_OPENLINEAGE="),
+        (
+            "GATEKEEPER_DATABRICKS_MAX_PAGES",
+            "0",
+            config.databricks_max_pages,
+            "invalid GATEKEEPER_DATABRICKS_MAX_PAGES=0: expected an integer from 1 to 1000000",
+        ),
+        (
+            "GATEKEEPER_DATABRICKS_MAX_PAGES",
+            "1e3",
+            config.databricks_max_pages,
+            "invalid GATEKEEPER_DATABRICKS_MAX_PAGES='1e3'",
+        ),
+        (
+            "GATEKEEPER_DATABRICKS_TIME_BUDGET",
+            "-1",
+            config.databricks_time_budget,
+            "invalid GATEKEEPER_DATABRICKS_TIME_BUDGET=-1.0: expected seconds > 0",
+        ),
     ],
 )
 def test_config_bad_env_value_names_the_variable(
