@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, TypeVar
 from gatekeeper.core.errors import LedgerError
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.sql import SqlCore
+    from gatekeeper.ledger.connection import SqlConnection
 
 T = TypeVar("T")
 BACKOFF = (0.1, 2.0)  # first and longest pause between tries while the database is unreachable
 
 
-def wrap(sql: SqlCore, exc: BaseException, committing: bool) -> LedgerError:
+def wrap(sql: SqlConnection, exc: BaseException, committing: bool) -> LedgerError:
     """A LedgerError for the driver error ``exc`` on ``sql``'s connection: a lock wait past
     ``busy_timeout`` names what it waited for; a race the database resolved, or a connection
     that dropped before the COMMIT was sent, is ``retryable`` (a dropped connection is

@@ -18,6 +18,7 @@ from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
 from gatekeeper.ledger.runs import CompleteRuns
 
 if TYPE_CHECKING:
+    from gatekeeper.ledger.connection import SqlConnection
     from gatekeeper.ledger.sql import SqlCore
 
 Step = str | Callable[["SqlCore"], None]
@@ -194,7 +195,7 @@ def check_readable(sql: SqlCore) -> None:
         )
 
 
-def refuse_newer(sql: SqlCore, version: int) -> None:
+def refuse_newer(sql: SqlConnection, version: int) -> None:
     """A schema newer than this code is refused, also by a process that opened the ledger
     before the upgrade: checked in every write transaction and before a migration."""
     if version > SCHEMA_VERSION:
