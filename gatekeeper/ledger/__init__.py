@@ -2,8 +2,9 @@
 
 ``open_ledger(url)`` picks the dialect from the URL scheme and returns a ``Ledger``: one
 contract (``contract.py``) composed of its stores (attempts, publications, staleness,
-reservations) over one SQL core (``sql.py`` on ``connection.py``); the dialects (``sqlite.py``, ``postgres.py``)
-add only SQL and connection creation, so code and tests are written once.
+reservations) over one SQL core (``sql.py`` on ``connection.py``); the dialects
+(``sqlite.py``, ``postgres.py``) add only SQL and connection creation, so code and tests are
+written once.
 """
 
 from __future__ import annotations
