@@ -276,15 +276,29 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     )
     time.sleep(0.4)  # its lease expires: the next attempt takes over
     run_task(DeltaSales(business_date=D1))
-    assert DeltaTable(table).version() == 0 and rows(table, D1) == expected(D1)
-    (reserved,) = ledger.reservations.of("DeltaSales", D1)
+    # the takeover's fence commit (the table created empty), then the one commit of revision 1
+    fence, commit = sorted(DeltaTable(table).history(), key=lambda h: h["version"])
     mine = ledger.latest("DeltaSales", D1)
     assert mine is not None and mine.attempt == 2
+    assert (
+        fence["version"],
+        fence["gatekeeper.fenced_run_id"],
+        fence["gatekeeper.fence_run_id"],
+    ) == (
+        0,
+        "dead-run",
+        mine.run_id,
+    )
+    assert "gatekeeper.revision" not in fence
+    assert (commit["version"], commit["gatekeeper.revision"]) == (1, "1")
+    assert rows(table, D1) == expected(D1)
+    (reserved,) = ledger.reservations.of("DeltaSales", D1)
     assert (reserved.revision, reserved.state, reserved.writer_run_id) == (
         1,
         "committed",
         mine.run_id,
     )
+    assert reserved.table_version == 1
     assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == ["abandoned", "succeeded"]
 
 
