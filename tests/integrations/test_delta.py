@@ -18,7 +18,7 @@ from typing import Any
 import luigi
 import luigi.configuration
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 import gatekeeper as gk
 from gatekeeper.integrations.delta import runner as delta_runner
@@ -649,3 +649,129 @@ def test_delta_core_imports_without_the_extra(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "need the delta extra (deltalake is missing)" in done.stdout
+
+
+# -- a frozen attempt never commits after a takeover (docs/ownership.md, the timeline) ---------
+#: (ledger, where the first attempt freezes, when it wakes, whether the successor builds the same
+#: rows, whether the table exists before): it wakes after its successor finished, or "during":
+#: between the successor's check of the table and its Delta commit. Frozen before it writes,
+#: its commit would create the table (refused: version 0 is taken) or is made against a
+#: version before the successor's fence commit (refused by delta-rs: same app ID). Every case
+#: on SQLite; on PostgreSQL one per row of the timeline (the ledger's part is the same SQL).
+FREEZES = [
+    pytest.param(
+        ledger,
+        point,
+        wake,
+        same_rows,
+        existing,
+        id=f"{ledger}-{point}-wake-{wake}-{'same' if same_rows else 'other'}-rows"
+        + ("-existing-table" if existing else ""),
+    )
+    for ledger, point, wake, same_rows, existing in [
+        ("sqlite", "before-reserve", "after", False, False),
+        ("sqlite", "before-check", "after", True, False),
+        ("sqlite", "before-check", "after", False, False),
+        ("sqlite", "before-write", "after", True, False),
+        ("sqlite", "before-write", "after", False, False),
+        ("sqlite", "before-write", "after", False, True),
+        ("sqlite", "before-write", "during", True, True),
+        ("sqlite", "before-write", "during", False, True),
+        ("sqlite", "after-commit", "after", True, False),
+        ("sqlite", "after-commit", "after", False, False),
+        ("postgresql", "before-reserve", "after", False, False),
+        ("postgresql", "before-check", "after", False, False),
+        ("postgresql", "before-write", "after", True, True),
+        ("postgresql", "before-write", "during", False, True),
+        ("postgresql", "after-commit", "after", False, False),
+    ]
+]
+
+
+def _lease_expired(ledger: gk.Ledger, job: str, date: dt.date) -> None:
+    """Wait until the latest attempt's lease has expired by the database's clock."""
+    deadline = time.monotonic() + 30
+    while (latest := ledger.latest(job, date)) is not None and latest.lease_live(ledger.db_now()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+@pytest.mark.serial
+@pytest.mark.parametrize(
+    ("ledger_url", "point", "wake", "same_rows", "existing"), FREEZES, indirect=["ledger_url"]
+)
+def test_delta_frozen_attempt_never_commits_after_a_takeover(
+    delta: dict[str, Any], tmp_path: Path, point: str, wake: str, same_rows: bool, existing: bool
+) -> None:
+    from tests.helpers.delta_zombie import FencedSales, Zombie
+
+    ledger, table = delta["ledger"], delta["table"]
+    succeed(ledger, "DeltaSource", D1)
+    if existing:  # another writer's commit: the zombie's is made against its version
+        write_deltalake(table, rows_for(D2.isoformat()), partition_by=["business_date"])
+    settings = {
+        "gatekeeper": {"ledger_url": delta["url"], "lease_seconds": "1", "lateness": "0s"},
+        "delta_test": {"table": table, "control": "", "factor": "1"},
+    }
+    settings["gatekeeper"]["timezone"] = "UTC"
+    zombie = Zombie(settings, D1.isoformat(), point, tmp_path)
+    try:
+        zombie.wait_frozen()
+        _lease_expired(ledger, "FencedSales", D1)
+        delta["set"]("factor", "1" if same_rows else "2")
+        woken: list[str] = []
+
+        def wake_zombie(at: str) -> None:  # the successor's own pause
+            if at == "before-write" and wake == "during":
+                woken.append(zombie.resume())
+
+        FencedSales.pause = wake_zombie
+        successor = FencedSales(business_date=D1)
+        try:
+            run_task(successor)
+            taken_over = "succeeded"
+        except gk.PublicationConflict as exc:
+            taken_over = f"PublicationConflict: {exc}"
+        finally:
+            FencedSales.pause = None
+        outcome = woken[0] if woken else zombie.resume()
+    finally:
+        zombie.stop()
+
+    # the zombie stops at the fence, whatever it was doing
+    assert outcome.startswith("LeaseLost: "), outcome
+    assert (wake == "during") == bool(woken)
+    attempts = {a.run_id: a.state.value for a in ledger.attempts("FencedSales", D1)}
+    assert attempts == {
+        zombie.run_id: "abandoned",
+        successor.run_id: "succeeded" if taken_over == "succeeded" else "failed",
+    }
+    # one commit of revision 1; the rows, the ledger and delta_evidence agree on its producer
+    landed = point == "after-commit"  # its commit was in the table before the takeover
+    commits = [h for h in DeltaTable(table).history() if "gatekeeper.revision" in h]
+    assert [c["gatekeeper.revision"] for c in commits] == ["1"]
+    assert rows(table, D2) == (expected(D2) if existing else [])
+    pub = ledger.publication("FencedSales", D1)
+    assert pub is not None and pub.run_id == (zombie.run_id if landed else successor.run_id)
+    assert rows(table, D1) == expected(D1, 1 if landed or same_rows else 2)
+    date_rows = DeltaTable(table).to_pyarrow_table(filters=[("business_date", "=", "2026-10-23")])
+    assert table_fingerprint(date_rows) == pub.fingerprint
+    found = gk.delta_evidence(table, D1)
+    (reserved,) = ledger.reservations.of("FencedSales", D1)
+    assert found is not None
+    assert (found.run_id, found.fingerprint, found.table_version) == (
+        pub.run_id,
+        pub.fingerprint,
+        reserved.table_version,
+    )
+    # the successor is refused only when the zombie's other rows were published first
+    assert taken_over.startswith("PublicationConflict") == (landed and not same_rows)
+    # the ledger and the table agree (no OutputMismatch); a rerun completes, writing nothing
+    # (after a PublicationConflict, a rerun of the published rows: other rows need a republish)
+    assert FencedSales(business_date=D1).output().exists()
+    if taken_over != "succeeded":
+        delta["set"]("factor", "1")
+    before = len(DeltaTable(table).history())
+    assert build(FencedSales(business_date=D1)).scheduling_succeeded
+    assert FencedSales(business_date=D1).complete()
+    assert len(DeltaTable(table).history()) == before
