@@ -302,6 +302,76 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == ["abandoned", "succeeded"]
 
 
+# -- the fence of the Delta commit in the ledger: claim -------------------------------------------
+def test_delta_claim_reenters_the_fence_and_refuses_what_is_not_pending(ledger: gk.Ledger) -> None:
+    succeed(ledger, "DeltaSource", D1)
+    ledger.begin_attempt("DeltaSales", D1, "run-1", lease_seconds=30)
+    args = ("DeltaSales", D1, ["DeltaSource"], "sha256:aa")
+    reserved = ledger.reservations.reserve(*args, producer="run-1", location="/t", table_version=4)
+    assert (reserved.revision, reserved.state, reserved.table_version) == (1, "reserved", 4)
+    claimed = ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=None)
+    assert (claimed.producer_run_id, claimed.table_version) == ("run-1", None)
+
+    before = ledger_rows(ledger)
+    for bad in (-1, True, "4"):
+        with pytest.raises(gk.InvalidInput) as refused:
+            ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=bad)
+        assert (refused.value.field, refused.value.value) == ("table_version", bad)
+    with pytest.raises(gk.InvalidInput, match="table_version"):
+        ledger.reservations.reserve(*args, producer="run-1", location="/t", table_version=-2)
+    with pytest.raises(gk.StateConflict, match="revision 2: no such reservation"):
+        ledger.reservations.claim("DeltaSales", D1, 2, producer="run-1", table_version=4)
+    ledger.abandon("DeltaSales", D1, reason="frozen past its lease")
+    ledger.begin_attempt("DeltaSales", D1, "run-2", lease_seconds=30)
+    with pytest.raises(gk.LeaseLost) as lost:  # fenced out, whatever it tries
+        ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=5)
+    assert lost.value.taken_over_by is not None and lost.value.taken_over_by.run_id == "run-2"
+    for revision in (1, 2):
+        with pytest.raises(gk.LeaseLost):
+            ledger.reservations.commit(
+                "DeltaSales", D1, revision, producer="run-1", table_version=5, writer="run-1"
+            )
+    assert ledger_rows(ledger) == before
+
+    taken = ledger.reservations.claim("DeltaSales", D1, 1, producer="run-2", table_version=7)
+    assert (taken.producer_run_id, taken.producer_attempt, taken.table_version) == ("run-2", 2, 7)
+    ledger.reservations.commit(
+        "DeltaSales", D1, 1, producer="run-2", table_version=8, writer="run-2"
+    )
+    with pytest.raises(gk.StateConflict, match="already recorded committed"):
+        ledger.reservations.claim("DeltaSales", D1, 1, producer="run-2", table_version=8)
+    (done,) = ledger.reservations.of("DeltaSales", D1)
+    assert (done.state, done.table_version, done.writer_run_id) == ("committed", 8, "run-2")
+
+
+def test_delta_evidence_refuses_a_revision_committed_twice(tmp_path: Path) -> None:
+    """A table written before Delta commits were fenced: a zombie's commit of revision 1 landed
+    after its successor's. Neither can be named from the history alone."""
+    from deltalake import CommitProperties
+
+    from gatekeeper.integrations.delta.history import DeltaEvidence, commit_metadata
+
+    table = str(tmp_path / "sales")
+    for run, factor in [("run-b", 2), ("run-a", 1)]:
+        data = rows_for("2026-10-23", factor)
+        evidence = DeltaEvidence(
+            -1, "DeltaSales", "2026-10-23", 1, run, table_fingerprint(data), {"DeltaSource": "u"}
+        )
+        write_deltalake(
+            table,
+            data,
+            mode="append",
+            partition_by=["business_date"],
+            commit_properties=CommitProperties(custom_metadata=commit_metadata(evidence)),
+        )
+    write_deltalake(table, rows_for("2026-10-24"), mode="append")
+    with pytest.raises(gk.OutputMismatch) as refused:
+        gk.delta_evidence(table, D1)
+    assert "revision 1 has two commits" in str(refused.value)
+    assert "version 0 by run run-b, version 1 by run run-a" in str(refused.value)
+    assert gk.delta_evidence(table, D2) is None
+
+
 # -- a fork of a process whose deltalake runtime was started (luigi --workers N) --------------
 def _publish_in_fork(date: dt.date, recorded: bool, report: str) -> None:
     """In a forked child: publish ``date``; write whether the helper ran the Delta operations
