@@ -442,7 +442,7 @@ def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str, er
         assert delta_runner._helper is not None and helper in [
             p.pid for p in delta_runner._helper[1]._processes.values()
         ]
-    # a commit conflict is retried by GatedDeltaTask.delta_commit: it must stay catchable
+    # a commit that lost a race is caught (table.commit_at) and tried again: it must stay catchable
     from gatekeeper.integrations.delta.table import commit_conflicts
 
     assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())

@@ -6,9 +6,10 @@ these calls; ``delta_evidence`` serves readers of a table who do not have the le
 and ``pyarrow`` (the ``delta`` extra) are imported when first used, never at import.
 
 Every operation that uses deltalake (``table_state``, ``find_commit``, ``same_files``,
-``date_fingerprint``, ``write_date``, ``fence_date``, ``delta_evidence``) is a module-level function taking and
-returning picklable values (never a DeltaTable) and goes through ``delta_runner.run``: in a
-fork of a process that started deltalake's runtime it runs in a spawned helper process.
+``date_fingerprint``, ``write_date``, ``fence_date``, ``delta_evidence``) is a module-level
+function taking and returning picklable values (never a DeltaTable) and goes through
+``delta_runner.run``: in a fork of a process that started deltalake's runtime it runs in a
+spawned helper process.
 """
 
 from __future__ import annotations
@@ -279,17 +280,27 @@ def fence_date(
     metadata: dict[str, str],
     storage_options: dict[str, str] | None,
     base_version: int | None,
+    transaction_version: int | None,
 ) -> int | None:
     """The fence of a takeover: one Delta commit that changes no rows but carries the app ID
-    ``app`` (at the transaction version the table has for it at ``base_version``, so it never
-    goes down) and ``metadata``, made against the table at ``base_version`` (None: there was
-    no table; the commit creates it, empty, with ``schema`` partitioned by ``column``).
+    ``app`` (at ``transaction_version``, the one the table had for it at ``base_version``, so
+    it never goes down) and ``metadata``, made against the table at ``base_version`` (None:
+    there was no table; the commit creates it, empty, with ``schema`` partitioned by
+    ``column``).
 
     Any commit of the app ID made against an older version (a predecessor's, in flight)
     fails once this one is in the table. Returns the version it made; None when it lost a
     race (see ``write_date``)."""
     return delta_runner.run(
-        _fence_date, uri, schema, column, app, metadata, storage_options, base_version
+        _fence_date,
+        uri,
+        schema,
+        column,
+        app,
+        metadata,
+        storage_options,
+        base_version,
+        transaction_version,
     )
 
 
@@ -301,6 +312,7 @@ def _fence_date(
     metadata: dict[str, str],
     storage_options: dict[str, str] | None,
     base_version: int | None,
+    transaction_version: int | None,
 ) -> int | None:
     deltalake, pa = _deltalake(), _extra("pyarrow")
 
@@ -315,15 +327,13 @@ def _fence_date(
             commit_properties=properties,
         )
 
-    seen = None if base_version is None else open_table(uri, storage_options, base_version)
-    version = 0 if seen is None else seen.transaction_version(app) or 0
     return commit_at(
         uri,
         storage_options,
         base_version,
         empty_commit,
         custom_metadata=metadata,
-        app_transactions=[deltalake.Transaction(app, version)],
+        app_transactions=[deltalake.Transaction(app, transaction_version or 0)],
     )
 
 

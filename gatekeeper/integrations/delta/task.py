@@ -10,7 +10,8 @@ the app ID since (a successor's, or the fence commit of a takeover) fails it, sk
 the table's transaction version for that app ID is already >= N; a lost race re-enters the
 fence before the next try; (3) the ledger records N committed with the table version. A crash
 between (2) and (3) is finished by the next attempt without a second write; a frozen attempt's
-commit lands before its successor checks the table or never. ``deltalake`` and ``pyarrow`` (the ``delta`` extra) are imported when used.
+commit lands before its successor checks the table or never. ``deltalake`` and ``pyarrow``
+(the ``delta`` extra) are imported when used.
 
 Every read of the table and the write go through the operations of ``delta_table`` (picklable
 arguments and results, never a DeltaTable here), which ``delta_runner`` dispatches: in this
@@ -320,6 +321,7 @@ class GatedDeltaTask(GatedTask):
                 ),
                 storage_options=options,
                 base_version=base,
+                transaction_version=None if state is None else state.transaction_version,
             )
             if version is not None:
                 logger.info(
