@@ -3,15 +3,16 @@
 The output and the ledger cannot share one transaction, so a publication takes two:
 
 1. ``ledger.reservations.reserve``: the gate is open, the producer still owns (consumer,
-   period) (fencing), and revision N is reserved with its fingerprint, location and evidence;
-   nothing is published yet.
-2. (the caller commits the output elsewhere, tagged with revision N, idempotently)
+   period) (fencing), and revision N is reserved with its fingerprint, location and evidence,
+   and the table version the external commit will be made against; nothing is published yet.
+2. (the caller commits the output elsewhere, tagged with revision N, idempotently, against
+   that table version; each further try first re-enters the fence with ``claim``)
 3. ``commit``: revision N is recorded as published, with the external table version, the
    evidence reserved in step 1 and the run that wrote the external commit.
 
 A reservation is never adopted by a producer whose output (fingerprint, location, reason)
 differs; ``release`` drops one the caller proved never reached the output. No external client
-here: the ledger only stores what the caller observed.
+here: the ledger only stores what the caller observed (``docs/ownership.md``).
 """
 
 from __future__ import annotations
@@ -19,56 +20,30 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict, StateConflict
+from gatekeeper.core.errors import NotReady, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
-from gatekeeper.core.records import Attempt, EvidenceItem, requirement_label
+from gatekeeper.core.records import Attempt, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_reason
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.ledger.requests import Output, PublicationRequest, ReservationCommit, fixed_clock
+from gatekeeper.ledger.reservation_records import (
+    COLUMNS,
+    COMMITTED,
+    RESERVED,
+    Reservation,
+    check_table_version,
+    iso,
+    refuse_other_output,
+    same_republish,
+    to_reservation,
+)
 from gatekeeper.ledger.sql import SqlCore
 
-RESERVED, COMMITTED = "reserved", "committed"
-_COLUMNS = (
-    "revision, fingerprint, required_jobs, evidence, reason, location, producer_run_id, "
-    "producer_attempt, state, table_version, writer_run_id"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    """Revision ``revision`` of (consumer, period): ``reserved`` (its external commit may or may
-    not have happened) or ``committed`` (published, at ``table_version``)."""
-
-    consumer: str
-    business_date: str
-    revision: int
-    fingerprint: str
-    required: tuple[tuple[str, str], ...]
-    items: tuple[EvidenceItem, ...]
-    reason: str | None
-    location: str
-    producer_run_id: str
-    producer_attempt: int
-    state: str
-    table_version: int | None = None
-    writer_run_id: str | None = None
-
-    @property
-    def committed(self) -> bool:
-        return self.state == COMMITTED
-
-    @property
-    def evidence(self) -> dict[str, str]:
-        """Requirement label -> authorizing run ID, as ``Publication.evidence``."""
-        return {
-            requirement_label(i.job, i.business_date, self.business_date): i.run_id
-            for i in self.items
-        }
+__all__ = ["COMMITTED", "RESERVED", "Reservation", "ReservationStore"]
 
 
 class ReservationStore:
@@ -90,27 +65,31 @@ class ReservationStore:
         location: str,
         reason: str | None = None,
         watermarks: Watermarks | None = None,
+        table_version: int | None = None,
         now: dt.datetime | None = None,
     ) -> Reservation:
         """Step 1, one transaction: fence ``producer``, open the gate, reserve the next
-        revision.
+        revision, to be committed against the external ``table_version`` (the version the
+        producer read before this call; None: no table yet).
 
         Returns the pending reservation (new, or adopted from an earlier attempt of the same
-        output: its evidence is kept, the producer becomes ``producer``), or, for a retry of
-        what is already published (no ``reason``, same output), that committed revision:
-        nothing to write. Raises LeaseLost (fencing), NotReady (gate closed),
-        PublicationConflict (a published or pending revision with another output; a
-        correction is an explicit ``reason``), InvalidInput. Writes only the reservation.
+        output: its evidence is kept, the producer becomes ``producer``, the table version
+        ``table_version``), or, for a retry of what is already published (no ``reason``, same
+        output), that committed revision: nothing to write. Raises LeaseLost (fencing),
+        NotReady (gate closed), PublicationConflict (a published or pending revision with
+        another output; a correction is an explicit ``reason``), InvalidInput. Writes only
+        the reservation.
         """
         output = Output.checked(fingerprint, check_name(location, "location"), None)
         reason = check_optional_reason(reason, "reason")
         producer = check_name(producer, "producer")
+        base = None if table_version is None else check_table_version(table_version)
         request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
             watermarks=watermarks, reason=reason, producer=producer, now=now
         )
-        return self.sql.run_in_transaction(lambda: self._reserve(request), request.where)
+        return self.sql.run_in_transaction(lambda: self._reserve(request, base), request.where)
 
-    def _reserve(self, request: PublicationRequest) -> Reservation:
+    def _reserve(self, request: PublicationRequest, base: int | None) -> Reservation:
         consumer, period = request.consumer, request.period
         self.sql.lock_key("publication", consumer, period)
         owner = self.attempts.fence(consumer, period, str(request.producer), request.now)
@@ -133,18 +112,13 @@ class ReservationStore:
         if not readiness:
             raise NotReady(readiness)
         if pending is not None:
-            _refuse_other_output(pending, request)
-            self.sql.execute(
-                "UPDATE gk_reservations SET producer_run_id = ?, producer_attempt = ? "
-                "WHERE consumer = ? AND period = ? AND revision = ?",
-                (owner.run_id, owner.attempt, consumer, period, pending.revision),
-            )
-            return self._of_period(consumer, period)[0]
+            refuse_other_output(pending, request)
+            return self._claimed(pending, owner, base)
         evidence = {key: (a.run_id, a.attempt) for key, a in latest.items()}
-        if newest is not None and _same_republish(newest, request, evidence):
+        if newest is not None and same_republish(newest, request, evidence):
             return newest
         top = max(newest.revision if newest else 0, published.revision if published else 0)
-        self._insert(request, top + 1, evidence, owner)
+        self._insert(request, top + 1, evidence, owner, base)
         return self._of_period(consumer, period)[0]
 
     def _insert(
@@ -153,11 +127,13 @@ class ReservationStore:
         revision: int,
         evidence: dict[tuple[str, str], tuple[str, int]],
         owner: Attempt,
+        base: int | None,
     ) -> None:
-        """Write pending ``revision`` with its evidence (and watermarks) as JSON."""
+        """Write pending ``revision`` with its evidence (and watermarks) as JSON, to be
+        committed against table version ``base``."""
         observed = request.watermarks.observed if request.watermarks else {}
         items = [
-            [job, job_period, run_id, attempt, _iso(observed.get(label))]
+            [job, job_period, run_id, attempt, iso(observed.get(label))]
             for (job, job_period), (run_id, attempt) in sorted(evidence.items())
             for label in [requirement_label(job, job_period, request.period)]
         ]
@@ -165,7 +141,7 @@ class ReservationStore:
         self.sql.execute(
             "INSERT INTO gk_reservations (consumer, period, revision, fingerprint, "
             "required_jobs, evidence, reason, location, producer_run_id, producer_attempt, "
-            "state, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "state, reserved_at, table_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 request.consumer,
                 request.period,
@@ -179,8 +155,66 @@ class ReservationStore:
                 owner.attempt,
                 RESERVED,
                 self.sql.ts_in(at),
+                base,
             ),
         )
+
+    def _claimed(self, pending: Reservation, owner: Attempt, base: int | None) -> Reservation:
+        """Pending reservation ``pending`` now ``owner``'s, committed against ``base``."""
+        self.sql.execute(
+            "UPDATE gk_reservations SET producer_run_id = ?, producer_attempt = ?, "
+            "table_version = ? WHERE consumer = ? AND period = ? AND revision = ? AND state = ?",
+            (
+                owner.run_id,
+                owner.attempt,
+                base,
+                pending.consumer,
+                pending.business_date,
+                pending.revision,
+                RESERVED,
+            ),
+        )
+        found = self._of_period(pending.consumer, pending.business_date)
+        return next(r for r in found if r.revision == pending.revision)
+
+    def claim(
+        self,
+        consumer: str,
+        period: Any,
+        revision: int,
+        *,
+        producer: str,
+        table_version: int | None,
+        now: dt.datetime | None = None,
+    ) -> Reservation:
+        """Re-enter the fence before an external commit of pending ``revision``, one
+        transaction: ``producer`` must still own (consumer, period) (LeaseLost otherwise,
+        nothing written); the reservation becomes ``producer``'s, to be committed against
+        ``table_version`` (the version the producer read before this call; None: no table).
+
+        Called before every try of the external commit after the first (``reserve`` fenced
+        that one), and by a successor before it shuts a predecessor's commit of the revision
+        out of the table. Returns the reservation; StateConflict when ``revision`` is not
+        pending (released, or committed since).
+        """
+        consumer = check_name(consumer, "consumer")
+        key = period_key(period)
+        producer = check_name(producer, "producer")
+        base = None if table_version is None else check_table_version(table_version)
+        fixed = fixed_clock(now)
+        where = f"publication {consumer} {key} revision {revision}"
+
+        def work() -> Reservation:
+            self.sql.lock_key("publication", consumer, key)
+            owner = self.attempts.fence(consumer, key, producer, fixed)
+            found = self._of_period(consumer, key)
+            mine = next((r for r in found if r.revision == revision), None)
+            if mine is None or mine.committed:
+                what = "no such reservation" if mine is None else "already recorded committed"
+                raise StateConflict(f"{where}: {what}", job=consumer, period=key)
+            return self._claimed(mine, owner, base)
+
+        return self.sql.run_in_transaction(work, where)
 
     def commit(
         self,
@@ -196,7 +230,8 @@ class ReservationStore:
         """Step 3, one transaction: record reserved ``revision`` as published at
         ``table_version``.
 
-        Fenced by ``producer`` (LeaseLost). ``writer`` is the run ID the external commit names
+        Fenced by ``producer`` first (LeaseLost, whatever became of the reservation).
+        ``writer`` is the run ID the external commit names
         (this producer, or an earlier attempt that committed and died): the publication's
         producer. The evidence is the one reserved. Returns True when recorded, False when it
         already was at this table version; raises StateConflict for another table version or
@@ -204,12 +239,7 @@ class ReservationStore:
         """
         consumer = check_name(consumer, "consumer")
         key = period_key(period)
-        if (
-            isinstance(table_version, bool)
-            or not isinstance(table_version, int)
-            or table_version < 0
-        ):
-            raise InvalidInput("table_version", table_version, "expected an integer >= 0")
+        table_version = check_table_version(table_version)
         request = ReservationCommit(
             consumer=consumer,
             period=key,
@@ -224,11 +254,11 @@ class ReservationStore:
     def _commit(self, request: ReservationCommit) -> bool:
         consumer, period, revision = request.consumer, request.period, request.revision
         self.sql.lock_key("publication", consumer, period)
+        producer = self.attempts.fence(consumer, period, request.producer, request.now)
         mine = next((r for r in self._of_period(consumer, period) if r.revision == revision), None)
         where = f"publication {consumer} {period} revision {revision}"
         if mine is None:
             raise StateConflict(f"{where}: no such reservation", job=consumer, period=period)
-        producer = self.attempts.fence(consumer, period, request.producer, request.now)
         if mine.committed:
             if mine.table_version == request.table_version:
                 return False
@@ -322,81 +352,8 @@ class ReservationStore:
     def _of_period(self, consumer: str, period: str) -> list[Reservation]:
         """Every reservation of a checked consumer and period key, newest revision first."""
         rows = self.sql.read(
-            f"SELECT {_COLUMNS} FROM gk_reservations WHERE consumer = ? AND "
+            f"SELECT {COLUMNS} FROM gk_reservations WHERE consumer = ? AND "
             "period = ? ORDER BY revision DESC",
             (consumer, period),
         )
-        return [_to_reservation(consumer, period, row) for row in rows]
-
-
-def _refuse_other_output(pending: Reservation, request: PublicationRequest) -> None:
-    """A pending reservation is adopted only by the same output, requirements and reason."""
-    differences = [
-        (what, old, new)
-        for what, old, new in (
-            ("fingerprint", pending.fingerprint, request.output.fingerprint),
-            ("location", pending.location, request.output.location),
-            ("required jobs", pending.required, request.required),
-            ("reason", pending.reason, request.reason),
-        )
-        if old != new
-    ]
-    if not differences:
-        return
-    what, old, new = differences[0]
-    raise PublicationConflict(
-        f"{request.where}: revision {pending.revision} is reserved by run "
-        f"{pending.producer_run_id} with {what} {old} and not recorded committed; refusing "
-        f"{new} (the reservation is adopted only by the same output; one that never reached "
-        "the table is released by the task that checks the table)",
-        consumer=pending.consumer,
-        period=pending.business_date,
-        revision=pending.revision,
-    )
-
-
-def _same_republish(
-    newest: Reservation,
-    request: PublicationRequest,
-    evidence: dict[tuple[str, str], tuple[str, int]],
-) -> bool:
-    """A republish identical to the newest committed revision (a retry of the republish)."""
-    return (
-        newest.fingerprint == request.output.fingerprint
-        and newest.location == request.output.location
-        and newest.reason == request.reason
-        and {(i.job, i.business_date): i.run_id for i in newest.items}
-        == {key: run_id for key, (run_id, _) in evidence.items()}
-    )
-
-
-def _to_reservation(consumer: str, period: str, row: Any) -> Reservation:
-    items = tuple(
-        EvidenceItem(
-            job,
-            job_period,
-            run_id,
-            int(attempt),
-            None if mark is None else dt.datetime.fromisoformat(mark),
-        )
-        for job, job_period, run_id, attempt, mark in json.loads(row[3])
-    )
-    return Reservation(
-        consumer,
-        period,
-        int(row[0]),
-        row[1],
-        tuple(tuple(p) for p in json.loads(row[2])),
-        items,
-        row[4],
-        row[5],
-        row[6],
-        int(row[7]),
-        row[8],
-        None if row[9] is None else int(row[9]),
-        row[10],
-    )
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.astimezone(dt.timezone.utc).isoformat()
+        return [to_reservation(consumer, period, row) for row in rows]

@@ -18,7 +18,7 @@ from typing import Any
 import luigi
 import luigi.configuration
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 
 import gatekeeper as gk
 from gatekeeper.integrations.delta import runner as delta_runner
@@ -276,16 +276,100 @@ def test_delta_reservation_of_a_dead_attempt_is_adopted_or_released(
     )
     time.sleep(0.4)  # its lease expires: the next attempt takes over
     run_task(DeltaSales(business_date=D1))
-    assert DeltaTable(table).version() == 0 and rows(table, D1) == expected(D1)
-    (reserved,) = ledger.reservations.of("DeltaSales", D1)
+    # the takeover's fence commit (the table created empty), then the one commit of revision 1
+    fence, commit = sorted(DeltaTable(table).history(), key=lambda h: h["version"])
     mine = ledger.latest("DeltaSales", D1)
     assert mine is not None and mine.attempt == 2
+    assert (
+        fence["version"],
+        fence["gatekeeper.fenced_run_id"],
+        fence["gatekeeper.fence_run_id"],
+    ) == (
+        0,
+        "dead-run",
+        mine.run_id,
+    )
+    assert "gatekeeper.revision" not in fence
+    assert (commit["version"], commit["gatekeeper.revision"]) == (1, "1")
+    assert rows(table, D1) == expected(D1)
+    (reserved,) = ledger.reservations.of("DeltaSales", D1)
     assert (reserved.revision, reserved.state, reserved.writer_run_id) == (
         1,
         "committed",
         mine.run_id,
     )
+    assert reserved.table_version == 1
     assert [a.state.value for a in ledger.attempts("DeltaSales", D1)] == ["abandoned", "succeeded"]
+
+
+# -- the fence of the Delta commit in the ledger: claim -------------------------------------------
+def test_delta_claim_reenters_the_fence_and_refuses_what_is_not_pending(ledger: gk.Ledger) -> None:
+    succeed(ledger, "DeltaSource", D1)
+    ledger.begin_attempt("DeltaSales", D1, "run-1", lease_seconds=30)
+    args = ("DeltaSales", D1, ["DeltaSource"], "sha256:aa")
+    reserved = ledger.reservations.reserve(*args, producer="run-1", location="/t", table_version=4)
+    assert (reserved.revision, reserved.state, reserved.table_version) == (1, "reserved", 4)
+    claimed = ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=None)
+    assert (claimed.producer_run_id, claimed.table_version) == ("run-1", None)
+
+    before = ledger_rows(ledger)
+    for bad in (-1, True, "4"):
+        with pytest.raises(gk.InvalidInput) as refused:
+            ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=bad)
+        assert (refused.value.field, refused.value.value) == ("table_version", bad)
+    with pytest.raises(gk.InvalidInput, match="table_version"):
+        ledger.reservations.reserve(*args, producer="run-1", location="/t", table_version=-2)
+    with pytest.raises(gk.StateConflict, match="revision 2: no such reservation"):
+        ledger.reservations.claim("DeltaSales", D1, 2, producer="run-1", table_version=4)
+    ledger.abandon("DeltaSales", D1, reason="frozen past its lease")
+    ledger.begin_attempt("DeltaSales", D1, "run-2", lease_seconds=30)
+    with pytest.raises(gk.LeaseLost) as lost:  # fenced out, whatever it tries
+        ledger.reservations.claim("DeltaSales", D1, 1, producer="run-1", table_version=5)
+    assert lost.value.taken_over_by is not None and lost.value.taken_over_by.run_id == "run-2"
+    for revision in (1, 2):
+        with pytest.raises(gk.LeaseLost):
+            ledger.reservations.commit(
+                "DeltaSales", D1, revision, producer="run-1", table_version=5, writer="run-1"
+            )
+    assert ledger_rows(ledger) == before
+
+    taken = ledger.reservations.claim("DeltaSales", D1, 1, producer="run-2", table_version=7)
+    assert (taken.producer_run_id, taken.producer_attempt, taken.table_version) == ("run-2", 2, 7)
+    ledger.reservations.commit(
+        "DeltaSales", D1, 1, producer="run-2", table_version=8, writer="run-2"
+    )
+    with pytest.raises(gk.StateConflict, match="already recorded committed"):
+        ledger.reservations.claim("DeltaSales", D1, 1, producer="run-2", table_version=8)
+    (done,) = ledger.reservations.of("DeltaSales", D1)
+    assert (done.state, done.table_version, done.writer_run_id) == ("committed", 8, "run-2")
+
+
+def test_delta_evidence_refuses_a_revision_committed_twice(tmp_path: Path) -> None:
+    """A table written before Delta commits were fenced: a zombie's commit of revision 1 landed
+    after its successor's. Neither can be named from the history alone."""
+    from deltalake import CommitProperties
+
+    from gatekeeper.integrations.delta.history import DeltaEvidence, commit_metadata
+
+    table = str(tmp_path / "sales")
+    for run, factor in [("run-b", 2), ("run-a", 1)]:
+        data = rows_for("2026-10-23", factor)
+        evidence = DeltaEvidence(
+            -1, "DeltaSales", "2026-10-23", 1, run, table_fingerprint(data), {"DeltaSource": "u"}
+        )
+        write_deltalake(
+            table,
+            data,
+            mode="append",
+            partition_by=["business_date"],
+            commit_properties=CommitProperties(custom_metadata=commit_metadata(evidence)),
+        )
+    write_deltalake(table, rows_for("2026-10-24"), mode="append")
+    with pytest.raises(gk.OutputMismatch) as refused:
+        gk.delta_evidence(table, D1)
+    assert "revision 1 has two commits" in str(refused.value)
+    assert "version 0 by run run-b, version 1 by run run-a" in str(refused.value)
+    assert gk.delta_evidence(table, D2) is None
 
 
 # -- a fork of a process whose deltalake runtime was started (luigi --workers N) --------------
@@ -358,7 +442,7 @@ def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str, er
         assert delta_runner._helper is not None and helper in [
             p.pid for p in delta_runner._helper[1]._processes.values()
         ]
-    # a commit conflict is retried by GatedDeltaTask.delta_commit: it must stay catchable
+    # a commit that lost a race is caught (table.commit_at) and tried again: it must stay catchable
     from gatekeeper.integrations.delta.table import commit_conflicts
 
     assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())
@@ -635,3 +719,129 @@ def test_delta_core_imports_without_the_extra(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "need the delta extra (deltalake is missing)" in done.stdout
+
+
+# -- a frozen attempt never commits after a takeover (docs/ownership.md, the timeline) ---------
+#: (ledger, where the first attempt freezes, when it wakes, whether the successor builds the same
+#: rows, whether the table exists before): it wakes after its successor finished, or "during":
+#: between the successor's check of the table and its Delta commit. Frozen before it writes,
+#: its commit would create the table (refused: version 0 is taken) or is made against a
+#: version before the successor's fence commit (refused by delta-rs: same app ID). Every case
+#: on SQLite; on PostgreSQL one per row of the timeline (the ledger's part is the same SQL).
+FREEZES = [
+    pytest.param(
+        ledger,
+        point,
+        wake,
+        same_rows,
+        existing,
+        id=f"{ledger}-{point}-wake-{wake}-{'same' if same_rows else 'other'}-rows"
+        + ("-existing-table" if existing else ""),
+    )
+    for ledger, point, wake, same_rows, existing in [
+        ("sqlite", "before-reserve", "after", False, False),
+        ("sqlite", "before-check", "after", True, False),
+        ("sqlite", "before-check", "after", False, False),
+        ("sqlite", "before-write", "after", True, False),
+        ("sqlite", "before-write", "after", False, False),
+        ("sqlite", "before-write", "after", False, True),
+        ("sqlite", "before-write", "during", True, True),
+        ("sqlite", "before-write", "during", False, True),
+        ("sqlite", "after-commit", "after", True, False),
+        ("sqlite", "after-commit", "after", False, False),
+        ("postgresql", "before-reserve", "after", False, False),
+        ("postgresql", "before-check", "after", False, False),
+        ("postgresql", "before-write", "after", True, True),
+        ("postgresql", "before-write", "during", False, True),
+        ("postgresql", "after-commit", "after", False, False),
+    ]
+]
+
+
+def _lease_expired(ledger: gk.Ledger, job: str, date: dt.date) -> None:
+    """Wait until the latest attempt's lease has expired by the database's clock."""
+    deadline = time.monotonic() + 30
+    while (latest := ledger.latest(job, date)) is not None and latest.lease_live(ledger.db_now()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+@pytest.mark.serial
+@pytest.mark.parametrize(
+    ("ledger_url", "point", "wake", "same_rows", "existing"), FREEZES, indirect=["ledger_url"]
+)
+def test_delta_frozen_attempt_never_commits_after_a_takeover(
+    delta: dict[str, Any], tmp_path: Path, point: str, wake: str, same_rows: bool, existing: bool
+) -> None:
+    from tests.helpers.delta_zombie import FencedSales, Zombie
+
+    ledger, table = delta["ledger"], delta["table"]
+    succeed(ledger, "DeltaSource", D1)
+    if existing:  # another writer's commit: the zombie's is made against its version
+        write_deltalake(table, rows_for(D2.isoformat()), partition_by=["business_date"])
+    settings = {
+        "gatekeeper": {"ledger_url": delta["url"], "lease_seconds": "1", "lateness": "0s"},
+        "delta_test": {"table": table, "control": "", "factor": "1"},
+    }
+    settings["gatekeeper"]["timezone"] = "UTC"
+    zombie = Zombie(settings, D1.isoformat(), point, tmp_path)
+    try:
+        zombie.wait_frozen()
+        _lease_expired(ledger, "FencedSales", D1)
+        delta["set"]("factor", "1" if same_rows else "2")
+        woken: list[str] = []
+
+        def wake_zombie(at: str) -> None:  # the successor's own pause
+            if at == "before-write" and wake == "during":
+                woken.append(zombie.resume())
+
+        FencedSales.pause = wake_zombie
+        successor = FencedSales(business_date=D1)
+        try:
+            run_task(successor)
+            taken_over = "succeeded"
+        except gk.PublicationConflict as exc:
+            taken_over = f"PublicationConflict: {exc}"
+        finally:
+            FencedSales.pause = None
+        outcome = woken[0] if woken else zombie.resume()
+    finally:
+        zombie.stop()
+
+    # the zombie stops at the fence, whatever it was doing
+    assert outcome.startswith("LeaseLost: "), outcome
+    assert (wake == "during") == bool(woken)
+    attempts = {a.run_id: a.state.value for a in ledger.attempts("FencedSales", D1)}
+    assert attempts == {
+        zombie.run_id: "abandoned",
+        successor.run_id: "succeeded" if taken_over == "succeeded" else "failed",
+    }
+    # one commit of revision 1; the rows, the ledger and delta_evidence agree on its producer
+    landed = point == "after-commit"  # its commit was in the table before the takeover
+    commits = [h for h in DeltaTable(table).history() if "gatekeeper.revision" in h]
+    assert [c["gatekeeper.revision"] for c in commits] == ["1"]
+    assert rows(table, D2) == (expected(D2) if existing else [])
+    pub = ledger.publication("FencedSales", D1)
+    assert pub is not None and pub.run_id == (zombie.run_id if landed else successor.run_id)
+    assert rows(table, D1) == expected(D1, 1 if landed or same_rows else 2)
+    date_rows = DeltaTable(table).to_pyarrow_table(filters=[("business_date", "=", "2026-10-23")])
+    assert table_fingerprint(date_rows) == pub.fingerprint
+    found = gk.delta_evidence(table, D1)
+    (reserved,) = ledger.reservations.of("FencedSales", D1)
+    assert found is not None
+    assert (found.run_id, found.fingerprint, found.table_version) == (
+        pub.run_id,
+        pub.fingerprint,
+        reserved.table_version,
+    )
+    # the successor is refused only when the zombie's other rows were published first
+    assert taken_over.startswith("PublicationConflict") == (landed and not same_rows)
+    # the ledger and the table agree (no OutputMismatch); a rerun completes, writing nothing
+    # (after a PublicationConflict, a rerun of the published rows: other rows need a republish)
+    assert FencedSales(business_date=D1).output().exists()
+    if taken_over != "succeeded":
+        delta["set"]("factor", "1")
+    before = len(DeltaTable(table).history())
+    assert build(FencedSales(business_date=D1)).scheduling_succeeded
+    assert FencedSales(business_date=D1).complete()
+    assert len(DeltaTable(table).history()) == before

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gatekeeper.core.errors import OutputMismatch
 from gatekeeper.core.periods import period_key
 from gatekeeper.integrations.delta import runner as delta_runner
 from gatekeeper.integrations.delta.table import PREFIX, _deltalake, open_table
@@ -84,6 +85,17 @@ def commit_metadata(evidence: DeltaEvidence) -> dict[str, str]:
     return {PREFIX + k: v for k, v in values.items() if v is not None}
 
 
+def fence_metadata(consumer: str, period: str, run_id: str, fenced_run_id: str) -> dict[str, str]:
+    """The commit metadata of a takeover's fence (``fence_date``): run ``run_id`` shut the
+    commits of ``fenced_run_id`` for (consumer, period) out. No ``gatekeeper.revision``, so
+    it is never taken for a publication's commit."""
+    return {
+        PREFIX + "fence": app_id(consumer, period),
+        PREFIX + "fence_run_id": run_id,
+        PREFIX + "fenced_run_id": fenced_run_id,
+    }
+
+
 def _from_commit(info: Mapping[str, Any]) -> DeltaEvidence | None:
     """The DeltaEvidence of one ``history()`` entry, None when gatekeeper did not write it."""
     get = {k: info.get(PREFIX + k) for k in KEYS}
@@ -137,7 +149,9 @@ def delta_evidence(
     """The evidence of the rows ``table_uri`` holds now for ``business_date``, read from the
     table's history alone (no ledger): the newest gatekeeper commit for that date (by
     ``consumer`` if given) that a later RESTORE did not undo; None when there is none.
-    Reads only. A commit by another writer after it is not judged here."""
+    Reads only. A commit by another writer after it is not judged here. Raises
+    OutputMismatch when the history holds two commits of that revision (only a table
+    written before gatekeeper fenced its Delta commits can: ``docs/ownership.md``)."""
     period = period_key(business_date)
     _deltalake()  # the missing extra is said here, in the caller's process
     return delta_runner.run(_delta_evidence, table_uri, period, consumer, storage_options)
@@ -164,8 +178,30 @@ def _delta_evidence(
             and found.business_date == period
             and (consumer is None or found.consumer == consumer)
         ):
+            _refuse_repeated(found, history)
             return found
     return None
+
+
+def _refuse_repeated(found: DeltaEvidence, history: list[dict[str, Any]]) -> None:
+    """OutputMismatch when another commit of the history carries the same revision as
+    ``found``: two runs' commits of one revision (a table written before commits were fenced)
+    cannot both be the publication, and the history alone cannot say which one the ledger
+    recorded."""
+    key = (found.consumer, found.business_date, found.revision)
+    for info in history:
+        other = _from_commit(info)
+        if (
+            other is not None
+            and other.table_version != found.table_version
+            and (other.consumer, other.business_date, other.revision) == key
+        ):
+            raise OutputMismatch(
+                f"{found.consumer} {found.business_date}: revision {found.revision} has two "
+                f"commits in the table's history (version {other.table_version} by run "
+                f"{other.run_id}, version {found.table_version} by run {found.run_id}); "
+                "the ledger says which one was published (gatekeeper evidence)"
+            )
 
 
 def _restored_version(info: Mapping[str, Any], history: list[dict[str, Any]]) -> float:

@@ -6,9 +6,10 @@ these calls; ``delta_evidence`` serves readers of a table who do not have the le
 and ``pyarrow`` (the ``delta`` extra) are imported when first used, never at import.
 
 Every operation that uses deltalake (``table_state``, ``find_commit``, ``same_files``,
-``date_fingerprint``, ``write_date``, ``delta_evidence``) is a module-level function taking and
-returning picklable values (never a DeltaTable) and goes through ``delta_runner.run``: in a
-fork of a process that started deltalake's runtime it runs in a spawned helper process.
+``date_fingerprint``, ``write_date``, ``fence_date``, ``delta_evidence``) is a module-level
+function taking and returning picklable values (never a DeltaTable) and goes through
+``delta_runner.run``: in a fork of a process that started deltalake's runtime it runs in a
+spawned helper process.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import hashlib
 import importlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -219,10 +220,25 @@ def write_date(
     revision: int,
     metadata: dict[str, str],
     storage_options: dict[str, str] | None,
-) -> None:
+    base_version: int | None,
+) -> int | None:
     """One Delta commit replacing ``period``'s rows (``column = period``) with ``table``,
-    carrying ``metadata`` and the application transaction (app ID, ``revision``)."""
-    delta_runner.run(_write_date, uri, table, column, period, revision, metadata, storage_options)
+    carrying ``metadata`` and the application transaction (app ID, ``revision``), made
+    against the table as it was at ``base_version`` (None: there was no table; the commit
+    creates it). Returns the version it made; None when it lost a race: a commit carrying the
+    same app ID landed after ``base_version``, or the table was created since (nothing of
+    this commit is in the table then). See ``commit_at``."""
+    return delta_runner.run(
+        _write_date,
+        uri,
+        table,
+        column,
+        period,
+        revision,
+        metadata,
+        storage_options,
+        base_version,
+    )
 
 
 def _write_date(
@@ -233,22 +249,132 @@ def _write_date(
     revision: int,
     metadata: dict[str, str],
     storage_options: dict[str, str] | None,
-) -> None:
+    base_version: int | None,
+) -> int | None:
     deltalake = _deltalake()
-    deltalake.write_deltalake(
+    app = deltalake.Transaction(metadata[PREFIX + "app_id"], revision)
+    return commit_at(
         uri,
-        table,
-        mode="overwrite",
-        predicate=f"{column} = '{period}'",
-        partition_by=[column],
-        storage_options=storage_options,
-        commit_properties=deltalake.CommitProperties(
-            custom_metadata=metadata,
-            app_transactions=[deltalake.Transaction(metadata[PREFIX + "app_id"], revision)],
+        storage_options,
+        base_version,
+        lambda target, properties: deltalake.write_deltalake(
+            target,
+            table,
+            mode="overwrite" if base_version is not None else "error",
+            predicate=f"{column} = '{period}'" if base_version is not None else None,
+            partition_by=[column],
+            storage_options=storage_options,
+            commit_properties=properties,
         ),
+        custom_metadata=metadata,
+        app_transactions=[app],
     )
 
 
+def fence_date(
+    uri: str,
+    schema: Any,
+    *,
+    column: str,
+    app: str,
+    metadata: dict[str, str],
+    storage_options: dict[str, str] | None,
+    base_version: int | None,
+    transaction_version: int | None,
+) -> int | None:
+    """The fence of a takeover: one Delta commit that changes no rows but carries the app ID
+    ``app`` (at ``transaction_version``, the one the table had for it at ``base_version``, so
+    it never goes down) and ``metadata``, made against the table at ``base_version`` (None:
+    there was no table; the commit creates it, empty, with ``schema`` partitioned by
+    ``column``).
+
+    Any commit of the app ID made against an older version (a predecessor's, in flight)
+    fails once this one is in the table. Returns the version it made; None when it lost a
+    race (see ``write_date``)."""
+    return delta_runner.run(
+        _fence_date,
+        uri,
+        schema,
+        column,
+        app,
+        metadata,
+        storage_options,
+        base_version,
+        transaction_version,
+    )
+
+
+def _fence_date(
+    uri: str,
+    schema: Any,
+    column: str,
+    app: str,
+    metadata: dict[str, str],
+    storage_options: dict[str, str] | None,
+    base_version: int | None,
+    transaction_version: int | None,
+) -> int | None:
+    deltalake, pa = _deltalake(), _extra("pyarrow")
+
+    def empty_commit(target: Any, properties: Any) -> None:
+        creating = base_version is None
+        deltalake.write_deltalake(
+            target,
+            (schema if creating else pa.schema(target.schema().to_arrow())).empty_table(),
+            mode="error" if creating else "append",
+            partition_by=[column] if creating else None,
+            storage_options=storage_options,
+            commit_properties=properties,
+        )
+
+    return commit_at(
+        uri,
+        storage_options,
+        base_version,
+        empty_commit,
+        custom_metadata=metadata,
+        app_transactions=[deltalake.Transaction(app, transaction_version or 0)],
+    )
+
+
+def commit_at(
+    uri: str,
+    storage_options: dict[str, str] | None,
+    base_version: int | None,
+    commit: Callable[[Any, Any], None],
+    **properties: Any,
+) -> int | None:
+    """``commit(target, commit_properties)`` made against the table at ``base_version``:
+    the version it made, or None when it lost a race (nothing of it is in the table).
+
+    Against a version: the DeltaTable loaded at ``base_version`` is the target, so every
+    commit that landed after it is a winning commit delta-rs checks this one against; one
+    carrying the same app ID fails it (``ConcurrentTransaction``), others (other dates) are
+    rebased over as usual. Without a version (no table): the URI is the target and
+    ``max_commit_retries=0``, since delta-rs retries a creation that found version 0 taken by
+    committing on top of the table without checking conflicts; a table that exists by the
+    time the write loads it fails it too. Other errors propagate."""
+    deltalake = _deltalake()
+    if base_version is None:
+        target: Any = uri
+        properties["max_commit_retries"] = 0
+    else:
+        target = open_table(uri, storage_options, base_version)
+        if target is None:
+            return None  # the table is gone: read it again
+    try:
+        commit(target, deltalake.CommitProperties(**properties))
+    except commit_conflicts():
+        return None
+    except deltalake.exceptions.DeltaError:
+        if base_version is None and deltalake.DeltaTable.is_deltatable(
+            uri, storage_options=storage_options
+        ):
+            return None  # created by another writer after we read there was none
+        raise
+    return 0 if base_version is None else int(target.version())
+
+
 def commit_conflicts() -> tuple[type[BaseException], ...]:
-    """The errors of a Delta commit that lost a race with a concurrent one (retryable)."""
+    """The errors of a Delta commit that lost a race with a concurrent one."""
     return (_deltalake().exceptions.CommitFailedError,)

@@ -3,11 +3,15 @@ and the table, with the evidence inside the Delta commit.
 
 A Delta commit and a ledger transaction cannot be one transaction, so a publication is three
 steps (``docs/ownership.md``): (1) the ledger reserves revision N (gate open, producer fenced,
-fingerprint and evidence stored); (2) one Delta commit replaces the date's rows, tagged with
-the application transaction (``gatekeeper:{consumer}:{date}``, N), skipped when the table's
-transaction version for that app ID is already >= N; (3) the ledger records N committed with
-the table version. A crash between (2) and (3) is finished by the next attempt without a
-second write. ``deltalake`` and ``pyarrow`` (the ``delta`` extra) are imported when used.
+fingerprint, evidence and the table version read before the fence stored); (2) one Delta
+commit replaces the date's rows, tagged with the application transaction
+(``gatekeeper:{consumer}:{date}``, N), made against that table version so that any commit of
+the app ID since (a successor's, or the fence commit of a takeover) fails it, skipped when
+the table's transaction version for that app ID is already >= N; a lost race re-enters the
+fence before the next try; (3) the ledger records N committed with the table version. A crash
+between (2) and (3) is finished by the next attempt without a second write; a frozen attempt's
+commit lands before its successor checks the table or never. ``deltalake`` and ``pyarrow``
+(the ``delta`` extra) are imported when used.
 
 Every read of the table and the write go through the operations of ``delta_table`` (picklable
 arguments and results, never a DeltaTable here), which ``delta_runner`` dispatches: in this
@@ -22,104 +26,32 @@ import logging
 import os
 import random
 import time
+from dataclasses import replace
 from typing import Any
 
-from gatekeeper.core.errors import OutputMismatch
+from gatekeeper.core.errors import GatekeeperError, OutputMismatch
 from gatekeeper.core.validation import check_column_name, check_name
 from gatekeeper.integrations.delta.history import (
     DeltaEvidence,
     app_id,
     commit_metadata,
+    fence_metadata,
     find_commit,
 )
 from gatekeeper.integrations.delta.table import (
     check_rows,
-    commit_conflicts,
-    date_fingerprint,
-    same_files,
+    fence_date,
     table_fingerprint,
     table_state,
     to_arrow,
     write_date,
 )
-from gatekeeper.ledger import Ledger
+from gatekeeper.integrations.delta.target import DeltaPublicationTarget
 from gatekeeper.ledger import reservations as rsv
 from gatekeeper.luigi import config
 from gatekeeper.luigi.gated import GatedTask
-from gatekeeper.luigi.targets import PublicationTarget
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
-
-
-class DeltaPublicationTarget(PublicationTarget):
-    """A business date published into a Delta table through the ledger.
-
-    ``exists()`` needs both: no publication means not complete (False); a publication whose
-    table is missing, whose transaction version for the app ID is below the revision, or whose
-    rows for the date no longer have the published fingerprint (a RESTORE to an older version,
-    an overwrite by another writer) raises OutputMismatch, never "complete".
-    """
-
-    def __init__(
-        self,
-        table_uri: str,
-        consumer: str,
-        business_date: Any,
-        *,
-        partition_column: str = "business_date",
-        storage_options: dict[str, str] | None = None,
-        ledger: Ledger | None = None,
-    ):
-        super().__init__(consumer, business_date, ledger)
-        self.table_uri = table_uri
-        self.partition_column = partition_column
-        self.storage_options = storage_options
-
-    def exists(self) -> bool:
-        found = self.publication()
-        if found is None:
-            return False
-        where = f"{self.consumer} {self.business_date} revision {found.revision}"
-        if found.location != self.table_uri:
-            raise OutputMismatch(f"{where} was published to {found.location}, not {self.table_uri}")
-        committed = {
-            r.revision: r for r in self.ledger().reservations.of(self.consumer, self.business_date)
-        }
-        mine = committed.get(found.revision)
-        if mine is None or mine.table_version is None:
-            raise OutputMismatch(f"{where} was not published to a Delta table")
-        app = app_id(self.consumer, self.business_date)
-        state = table_state(self.table_uri, self.storage_options, app)
-        if state is None:
-            raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
-        version = state.transaction_version
-        if version is None or version < found.revision:
-            raise OutputMismatch(
-                f"{where}: Delta table {self.table_uri} has transaction "
-                f"version {version} for {app}, below the revision"
-            )
-        column, period = self.partition_column, self.business_date
-        if same_files(self.table_uri, self.storage_options, column, period, mine.table_version):
-            return True
-        now = date_fingerprint(self.table_uri, self.storage_options, column, period)
-        if now is None:
-            raise OutputMismatch(f"{where}: Delta table {self.table_uri} is missing")
-        if now[1] != found.fingerprint:
-            raise OutputMismatch(
-                f"{where}: Delta table {self.table_uri} (version {now[0]}) holds rows "
-                f"for the date with {now[1]}, not the published {found.fingerprint} (committed "
-                f"at table version {mine.table_version}; restored or overwritten since?)"
-            )
-        return True
-
-    def delta_evidence(self) -> DeltaEvidence | None:
-        """The evidence stored in the Delta commit of the newest revision; reads only."""
-        found = self.publication()
-        if found is None:
-            return None
-        return find_commit(
-            self.table_uri, self.storage_options, self.consumer, self.business_date, found.revision
-        )
 
 
 class GatedDeltaTask(GatedTask):
@@ -175,7 +107,9 @@ class GatedDeltaTask(GatedTask):
         )
         fingerprint = table_fingerprint(data)
         uri = self._uri()
-        self._settle_pending(uri, fingerprint)
+        self._settle_pending(uri, fingerprint, data)
+        # read before the fence: the commit is made against this version (docs/ownership.md)
+        seen = table_state(uri, self.storage_options(), app_id(self.job_id, self.period_key))
         reserved = self.ledger().reservations.reserve(
             self.job_id,
             self.period_key,
@@ -185,6 +119,7 @@ class GatedDeltaTask(GatedTask):
             location=uri,
             reason=self.republish_reason,
             watermarks=self.watermarks(),
+            table_version=None if seen is None else seen.version,
         )
         if reserved.committed:
             logger.info(
@@ -219,34 +154,52 @@ class GatedDeltaTask(GatedTask):
     def delta_commit(self, reserved: rsv.Reservation, data: Any) -> DeltaEvidence:
         """Step 2: commit revision ``reserved.revision`` to the table, unless the table's
         transaction version for the app ID already reached it (an earlier attempt committed it
-        and died); returns that commit. Retries a commit that lost a race with a concurrent
-        writer. Raises OutputMismatch when the table holds that revision with other rows."""
-        uri, options = reserved.location, self.storage_options()
+        and died); returns that commit. A try that lost a race (a concurrent commit of this
+        date, or a takeover's fence) is tried again after re-entering the fence: LeaseLost
+        when this run no longer owns the date. Raises OutputMismatch when the table holds
+        that revision with other rows, GatekeeperError after ``commit_retries`` lost races."""
         for tries in range(1, self.commit_retries + 1):
-            done = self._committed(reserved)
-            if done is not None:
-                return done
-            try:
-                write_date(
-                    uri,
-                    data,
-                    column=self.partition_column,
-                    period=self.period_key,
-                    revision=reserved.revision,
-                    storage_options=options,
-                    metadata=commit_metadata(self._evidence(reserved)),
-                )
-            except commit_conflicts():
-                if tries == self.commit_retries:
-                    raise
+            if tries > 1:
                 time.sleep(random.uniform(0.05, 0.2) * tries)
-                continue
+                reserved = self._claim(reserved)
             done = self._committed(reserved)
             if done is not None:
                 return done
-        raise OutputMismatch(
-            f"{self.job_id} {self.period_key}: revision {reserved.revision} "
-            f"was written to {uri} but its commit is not in the history"
+            version = self.write_revision(reserved, data)
+            if version is not None:
+                return replace(self._evidence(reserved), table_version=version)
+        raise GatekeeperError(
+            f"{self.job_id} {self.period_key}: revision {reserved.revision} lost the race for "
+            f"{reserved.location} {self.commit_retries} times (concurrent commits); none of "
+            "its tries is in the table"
+        )
+
+    def write_revision(self, reserved: rsv.Reservation, data: Any) -> int | None:
+        """One try of step 2: the Delta commit of ``reserved`` made against the table version
+        it was fenced at (``reserved.table_version``). Returns the version it made; None when
+        it lost a race (nothing of it is in the table)."""
+        return write_date(
+            reserved.location,
+            data,
+            column=self.partition_column,
+            period=self.period_key,
+            revision=reserved.revision,
+            storage_options=self.storage_options(),
+            metadata=commit_metadata(self._evidence(reserved)),
+            base_version=reserved.table_version,
+        )
+
+    def _claim(self, reserved: rsv.Reservation) -> rsv.Reservation:
+        """Re-enter the fence for ``reserved`` at the table's version now (read first):
+        LeaseLost when this run no longer owns the date."""
+        app = app_id(self.job_id, self.period_key)
+        state = table_state(reserved.location, self.storage_options(), app)
+        return self.ledger().reservations.claim(
+            self.job_id,
+            self.period_key,
+            reserved.revision,
+            producer=str(self.run_id),
+            table_version=None if state is None else state.version,
         )
 
     def _committed(self, reserved: rsv.Reservation) -> DeltaEvidence | None:
@@ -263,6 +216,7 @@ class GatedDeltaTask(GatedTask):
             reserved.revision,
         )
         if found is None or found.fingerprint != reserved.fingerprint:
+            self._claim(reserved)  # a run fenced out of the date stops here with LeaseLost
             what = (
                 "no commit of it"
                 if found is None
@@ -301,13 +255,18 @@ class GatedDeltaTask(GatedTask):
             self.attempt_ordinal,
         )
 
-    def _settle_pending(self, uri: str, fingerprint: str) -> None:
-        """A pending reservation for another output (an attempt that died): record it if its
-        commit reached the table (reserve then judges this run against it), release it if not
-        (the table proves it never happened). Same output: reserve adopts it."""
+    def _settle_pending(self, uri: str, fingerprint: str, data: Any) -> None:
+        """A pending reservation of another run (an attempt that died or froze): first shut
+        its commit out of the table (``_fence_out``). Then, for another output, record it if
+        its commit reached the table (reserve then judges this run against it), release it
+        if not (the table proves it never happened). Same output: reserve adopts it."""
         found = self.ledger().reservations.of(self.job_id, self.period_key)
         pending = found[0] if found and not found[0].committed else None
-        if pending is None or (pending.fingerprint, pending.location, pending.reason) == (
+        if pending is None:
+            return
+        if pending.producer_run_id != str(self.run_id):
+            self._fence_out(pending, data)
+        if (pending.fingerprint, pending.location, pending.reason) == (
             fingerprint,
             uri,
             self.republish_reason,
@@ -332,6 +291,55 @@ class GatedDeltaTask(GatedTask):
             )
             return
         self._record(pending, self._committed(pending) or _missing(pending))
+
+    def _fence_out(self, pending: rsv.Reservation, data: Any) -> None:
+        """Take ``pending`` over: under the fence (``claim``: LeaseLost if this run lost the
+        date meanwhile), one commit of the app ID that changes no rows (``fence_date``), so
+        the commit of its producer, if still in flight, can no longer land. Nothing to do
+        when the table already has it. Writes the claim and the fence commit."""
+        app = app_id(self.job_id, self.period_key)
+        options = self.storage_options()
+        for tries in range(1, self.commit_retries + 1):
+            state = table_state(pending.location, options, app)
+            if state is not None and (state.transaction_version or 0) >= pending.revision:
+                return  # its commit landed before the fence: the check records it
+            base = None if state is None else state.version
+            self.ledger().reservations.claim(
+                self.job_id,
+                self.period_key,
+                pending.revision,
+                producer=str(self.run_id),
+                table_version=base,
+            )
+            version = fence_date(
+                pending.location,
+                data.schema,
+                column=self.partition_column,
+                app=app,
+                metadata=fence_metadata(
+                    self.job_id, self.period_key, str(self.run_id), pending.producer_run_id
+                ),
+                storage_options=options,
+                base_version=base,
+                transaction_version=None if state is None else state.transaction_version,
+            )
+            if version is not None:
+                logger.info(
+                    "gatekeeper: %s %s: took revision %d over from run %s (fence commit at "
+                    "table version %d)",
+                    self.job_id,
+                    self.period_key,
+                    pending.revision,
+                    pending.producer_run_id,
+                    version,
+                )
+                return
+            time.sleep(random.uniform(0.05, 0.2) * tries)
+        raise GatekeeperError(
+            f"{self.job_id} {self.period_key}: the fence commit of revision "
+            f"{pending.revision} lost the race for {pending.location} "
+            f"{self.commit_retries} times (concurrent commits)"
+        )
 
 
 def _missing(pending: rsv.Reservation) -> DeltaEvidence:
