@@ -116,14 +116,17 @@ def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def _judge_in_child(shared: Invocation) -> None:
+    shared.opened(1.0)
     shared.offered()
     shared.dropped(Dropped.STALLED)
-    raise SystemExit(0 if shared.judge_down() else 3)
+    first = shared.judge_down()
+    shared.closed()
+    raise SystemExit(0 if first else 3)
 
 
 def test_lineage_invocation_verdict_and_counts_reach_the_parent_from_forked_children() -> None:
-    """Three forked children judge the backend down at once: one of them may warn, the
-    parent sees the verdict and every child's counts."""
+    """Three forked children judge the backend down at once: exactly one of them may warn,
+    the parent sees the verdict and every child's counts, and no child left open."""
     shared = Invocation()
     fork = multiprocessing.get_context("fork")
     children = [fork.Process(target=_judge_in_child, args=(shared,)) for _ in range(3)]
@@ -131,39 +134,66 @@ def test_lineage_invocation_verdict_and_counts_reach_the_parent_from_forked_chil
         child.start()
     for child in children:
         child.join(10)
-    assert sorted(c.exitcode for c in children) == [0, 3, 3]  # exactly one first warning
+    assert sorted(c.exitcode for c in children) == [0, 3, 3]
     assert shared.is_down() and not shared.first_warning()
+    assert (shared.open_processes(), shared.wait_seconds()) == (0, 1.0)
     counts = shared.counts()
     assert counts.offered == 3 and counts.dropped[Dropped.STALLED] == 3
     assert counts.summary() == (
-        "gatekeeper: OpenLineage events of this invocation: 3 of 3 dropped (stalled: 3), "
+        "gatekeeper: OpenLineage events of this invocation: 3 of 3 dropped (unanswered: 3), "
         "0 delivered"
     )
     assert Invocation().counts().summary() is None  # another invocation: nothing to report
 
 
-def test_lineage_delivery_waits_for_a_hanging_backend_once_within_its_budget(
+def test_lineage_delivery_waits_for_a_hanging_backend_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The process that finds the backend hanging waits the timeout once; another process
+    of the invocation then neither builds its events nor waits."""
     caplog.set_level(logging.WARNING, logger="luigi-interface.gatekeeper")
     shared = Invocation()
     with Silent() as silent:
-        out = Delivery(0.3, shared, emit=client_of(silent.url).emit)
-        out.offer(event)
+        first = Delivery(0.3, shared, emit=client_of(silent.url).emit)
+        first.offer(event)
+        first.offer(event)
         began = time.monotonic()
-        out.flush()
+        first.close()
         waited = time.monotonic() - began
-        assert 0.25 <= waited < 1.0, waited
+        assert 0.2 <= waited < 1.0, waited
         assert shared.is_down()
         began = time.monotonic()
-        out.flush()  # judged down: no second wait
-        out.offer(never_built)  # dropped unbuilt
+        second = Delivery(0.3, shared, emit=client_of(silent.url).emit)
+        second.offer(never_built)
+        second.close()
         assert time.monotonic() - began < 0.05
     counts = shared.counts()
-    assert (counts.offered, counts.delivered) == (2, 0)
-    assert counts.dropped[Dropped.STALLED] == 1 and counts.dropped[Dropped.DOWN] == 1
+    assert (counts.offered, counts.delivered, shared.open_processes()) == (3, 0, 0)
+    assert counts.dropped[Dropped.STALLED] == 2 and counts.dropped[Dropped.DOWN] == 1
     warned = warnings_of(caplog)
-    assert len(warned) == 1 and "did not take this process's events within 0.3s" in warned[0]
+    assert len(warned) == 1 and "did not answer within 0.3s" in warned[0]
+
+
+def test_lineage_delivery_slow_backend_costs_the_budget_not_the_verdict(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A backend that answers, each event in 0.1 s: the wait at exit ends with the budget
+    (0.5 s), what is left is counted, and the backend is not judged down."""
+    caplog.set_level(logging.WARNING, logger="luigi-interface.gatekeeper")
+    shared = Invocation()
+    with Receiver(delay=0.1) as slow:
+        out = Delivery(0.5, shared, emit=client_of(slow.url).emit)
+        for _ in range(10):
+            out.offer(event)
+        began = time.monotonic()
+        out.close()
+        assert 0.45 <= time.monotonic() - began < 1.0
+    assert not shared.is_down()
+    counts = shared.counts()
+    assert counts.delivered >= 1 and counts.dropped[Dropped.BUDGET] >= 1
+    assert counts.delivered + counts.dropped[Dropped.BUDGET] == 10
+    warned = warnings_of(caplog)
+    assert len(warned) == 1 and "could not deliver its events within 0.5s" in warned[0]
 
 
 def test_lineage_delivery_answers_500_judged_down_without_waiting(
@@ -176,13 +206,16 @@ def test_lineage_delivery_answers_500_judged_down_without_waiting(
     with Receiver(status=500) as failing:
         out = Delivery(5.0, shared, emit=client_of(failing.url, total=0).emit)
         out.offer(event)
+        deadline = time.monotonic() + 5
+        while not shared.is_down() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        out.offer(never_built)
         began = time.monotonic()
-        out.flush()
-        assert time.monotonic() - began < 2.0
+        out.close()
+        assert time.monotonic() - began < 0.05
         assert failing.requests == 1
-    assert shared.is_down()
     counts = shared.counts()
-    assert counts.dropped[Dropped.FAILED] == 1 and counts.delivered == 0
+    assert counts.dropped[Dropped.FAILED] == 1 and counts.dropped[Dropped.DOWN] == 1
     warned = warnings_of(caplog)
     assert len(warned) == 1 and "could not emit an event" in warned[0] and "500" in warned[0]
 
@@ -216,8 +249,8 @@ def test_lineage_delivery_delivers_to_a_working_backend() -> None:
         out = Delivery(5.0, shared, emit=client_of(receiver.url).emit)
         for _ in range(3):
             out.offer(event)
-        out.flush()
+        out.close()
         assert len(receiver.received()) == 3
     counts = shared.counts()
     assert (counts.offered, counts.delivered, counts.summary()) == (3, 3, None)
-    assert not shared.is_down()
+    assert not shared.is_down() and shared.open_processes() == 0

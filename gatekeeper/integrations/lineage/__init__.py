@@ -18,12 +18,12 @@ COMPLETE the standard ``jobDependencies`` facet listing the authorizing upstream
 run that spawned this one (an Airflow DAG run), and a publication has several authorizing
 upstream runs that did not spawn it.
 
-Delivery never fails a task, and a lineage backend that is down or hanging costs a whole
-invocation at most one wait of ``[gatekeeper] openlineage_timeout`` seconds (``delivery``:
-a bounded queue and a background thread per process, a wait budget per process, and the
-verdict "down" shared by the task processes Luigi forks, ``invocation``). The transport is
-``OpenLineageClient()`` with OpenLineage's own configuration (``OPENLINEAGE_URL``,
-``OPENLINEAGE_CONFIG``, ``openlineage.yml``, ``OPENLINEAGE__...``).
+Delivery never fails or holds up a task, and a lineage backend that is down or hanging costs
+a whole invocation at most one wait of ``[gatekeeper] openlineage_timeout`` seconds
+(``delivery``: a bounded queue and a background thread per process, one wait per process at
+its end, and the verdict "down" shared by the task processes Luigi forks, ``invocation``).
+The transport is ``OpenLineageClient()`` with OpenLineage's own configuration
+(``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``, ``OPENLINEAGE__...``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import datetime as dt
 import functools
 import importlib
 import logging
-import multiprocessing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,7 +128,8 @@ def ended(
     error: str | None,
 ) -> None:
     """Send COMPLETE or FAIL for ``attempt`` once ``state`` is recorded (with the publication
-    and its evidence for a task that publishes); never raises, waits at most the timeout."""
+    and its evidence for a task that publishes); never raises or waits (reads the ledger once
+    for a publication, writes nothing)."""
     _guarded(settings, lambda s: _ended(s, task, ledger, attempt, state, error))
 
 
@@ -170,10 +170,7 @@ def _ended(
             publication = ledger.publication(task.job_id, task.period_key)
         return _event(s, task, attempt, state, at, error=error, publication=publication)
 
-    out = delivery(s.timeout)
-    out.offer(build)
-    if multiprocessing.parent_process() is not None:  # a forked worker: no exit handlers
-        out.flush()
+    delivery(s.timeout).offer(build)
 
 
 # -- events ----------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """Delivering OpenLineage events: one background thread per process emits them in order
-through ``OpenLineageClient``, from a bounded queue.
+through ``OpenLineageClient``, from a bounded queue, while the process works.
 
-A process waits for the backend only where its events would otherwise be lost (a task process
-Luigi forked, which exits without exit handlers, at the end of each attempt; any process at
-exit), and in all at most its budget of ``openlineage_timeout`` seconds. The first wait that
-runs out, the first emit that fails and the first emit still unanswered after the timeout
-judge the backend down for the whole invocation (``invocation.Invocation``): from then on no
-process of it waits, new events are dropped unbuilt, one warning says so, and the owner of the
-invocation logs at exit how many events were dropped, and why. Nothing here raises into a task.
+A process waits for the backend once, at its end (at interpreter exit, and at the end of a
+task process Luigi forked, which runs multiprocessing's finalizers but no exit handlers): at
+most ``openlineage_timeout`` seconds, its budget. A forked task process waits after it has
+handed its result to Luigi, so the wait never holds a worker slot. The first send still
+unanswered after the timeout and the first send that fails judge the backend down for the
+whole invocation (``invocation.Invocation``): from then on no process waits, new events are
+dropped unbuilt, one warning says so, and the owner of the invocation, once its processes are
+done (at most one more wait), logs how many events were dropped, and why. Nothing here raises
+into a task.
 """
 
 from __future__ import annotations
@@ -89,13 +91,14 @@ class Delivery:
         max_pending: int = MAX_PENDING,
     ):
         self.timeout, self.shared, self.max_pending = timeout, shared, max_pending
-        self.budget = timeout  # seconds this process may still wait
+        self.closed = False
         self.pending: collections.deque[Any] = collections.deque()
         self.changed = threading.Condition()
         self.sending_since: float | None = None  # when the event in flight was taken
         self.abandoned = False  # the event in flight was counted dropped already
         self._emit_fn = emit
         self._thread: threading.Thread | None = None  # started with the first event
+        shared.opened(timeout)
 
     def offer(self, build: Callable[[], Any]) -> None:
         """Queue the event ``build()`` returns; when the backend is judged down (or found
@@ -129,29 +132,33 @@ class Delivery:
                 shared=self.shared,
             )
 
-    def flush(self) -> None:
-        """Wait until this process's events are delivered, at most its remaining budget, and
-        not at all once the backend is judged down (what is left is then counted dropped).
-        A wait that runs out judges the backend down."""
-        began = time.monotonic()
-        deadline = began + self.budget
+    def close(self) -> None:
+        """At this process's end, once: wait until its events are delivered, at most the
+        timeout, and not at all once the backend is judged down; count what is left dropped.
+        A send unanswered for the timeout judges the backend down; a backend that answers,
+        slowly, is not."""
+        if self.closed:
+            return
+        self.closed = True
+        deadline = time.monotonic() + self.timeout
         with self.changed:
             while self.pending or self.sending_since is not None:
-                if self.shared.is_down():
-                    break
                 now = time.monotonic()
-                if now >= deadline or self._stalled():
+                if self.shared.is_down() or now >= deadline or self._stalled():
                     break
                 self.changed.wait(min(POLL, deadline - now))
             left = bool(self.pending) or self.sending_since is not None
-        self.budget = max(0.0, self.budget - (time.monotonic() - began))
-        if left and not self.shared.is_down():
+        if left and self.shared.is_down():
+            self._abandon(Dropped.DOWN)
+        elif left and self._stalled():
             self._give_up(
-                f"the lineage backend did not take this process's events within "
-                f"{self.timeout:g}s (openlineage_timeout)"
+                f"the lineage backend did not answer within {self.timeout:g}s (openlineage_timeout)"
             )
         elif left:
-            self._abandon(Dropped.DOWN)
+            problem = f"process {os.getpid()} could not deliver its events within "
+            warn_once(f"{problem}{self.timeout:g}s (openlineage_timeout)", shared=self.shared)
+            self._abandon(Dropped.BUDGET)
+        self.shared.closed()
 
     def _stalled(self) -> bool:
         since = self.sending_since
@@ -169,7 +176,6 @@ class Delivery:
             if self.sending_since is not None and not self.abandoned:
                 self.abandoned = True
                 n += 1
-            self.budget = 0.0
         self.shared.dropped(reason, n)
 
     def _run(self) -> None:
@@ -211,22 +217,28 @@ class Delivery:
 def _register_exit() -> None:
     """Once per process (call with ``_lock`` held): ``_at_exit`` at interpreter exit and at
     the end of a multiprocessing child (whose exit handlers do not run; multiprocessing's
-    finalizers do)."""
+    finalizers do), after the finalizer that closes Luigi's result queue (priority 10)."""
     if os.getpid() not in _finalized:
         _finalized.add(os.getpid())
-        util.Finalize(None, _at_exit, exitpriority=20)
+        util.Finalize(None, _at_exit, exitpriority=5)
 
 
 def _at_exit() -> None:
-    """Flush this process's events within its budget; the owner of the invocation then logs
-    how many of the invocation's events were dropped (once, if any were)."""
+    """Close this process's delivery; the owner of the invocation then waits, at most one
+    more timeout, for its other processes to close theirs, and logs how many of the
+    invocation's events were dropped (once, if any were)."""
     mine = _deliveries.get(os.getpid())
     if mine is not None:
-        mine.flush()
-    if _invocation is not None and _invocation.owner == os.getpid():
-        line = _invocation.counts().summary()
-        if line is not None:
-            logger.warning("%s", line)
+        mine.close()
+    shared = _invocation
+    if shared is None or shared.owner != os.getpid():
+        return
+    deadline = time.monotonic() + shared.wait_seconds()
+    while shared.open_processes() > 0 and time.monotonic() < deadline:
+        time.sleep(POLL)
+    line = shared.counts().summary()
+    if line is not None:
+        logger.warning("%s", line)
 
 
 def _reset_after_fork() -> None:

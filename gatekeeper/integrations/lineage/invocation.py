@@ -30,14 +30,15 @@ class Dropped(str, enum.Enum):
     """Why an event was not delivered; the closing line counts each."""
 
     DOWN = "backend down"  # not sent: the invocation had judged the backend down
-    STALLED = "stalled"  # pending or in flight when a wait ran out of budget
+    STALLED = "unanswered"  # in flight or pending when a send went unanswered for the timeout
     FAILED = "failed"  # the transport raised
+    BUDGET = "budget spent"  # still pending when its process's wait at exit ran out
     FULL = "queue full"  # the process's bounded queue was full
     UNBUILT = "not built"  # building it raised (the warning names the error)
 
 
-_DOWN, _WARNED, _OFFERED, _DELIVERED = range(4)
-_CELLS = 4 + len(Dropped)
+_DOWN, _WARNED, _OFFERED, _DELIVERED, _OPEN, _WAIT_MS = range(6)
+_CELLS = 6 + len(Dropped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +93,30 @@ class Invocation:
 
     def dropped(self, reason: Dropped, n: int = 1) -> None:
         if n:
-            self._add(4 + list(Dropped).index(reason), n)
+            self._add(6 + list(Dropped).index(reason), n)
+
+    def opened(self, timeout: float) -> None:
+        """A process holds a delivery (waiting at most ``timeout`` at its exit)."""
+        self._cells[_WAIT_MS] = max(self._cells[_WAIT_MS], round(timeout * 1000))
+        self._add(_OPEN, 1)
+
+    def closed(self) -> None:
+        """A process has delivered or counted all its events."""
+        self._add(_OPEN, -1)
+
+    def open_processes(self) -> int:
+        return int(self._cells[_OPEN])
+
+    def wait_seconds(self) -> float:
+        """The longest wait at exit of any of its processes (the owner waits as long)."""
+        return self._cells[_WAIT_MS] / 1000
 
     def counts(self) -> Counts:
         cells = list(self._cells)
         return Counts(
             offered=cells[_OFFERED],
             delivered=cells[_DELIVERED],
-            dropped={r: cells[4 + i] for i, r in enumerate(Dropped)},
+            dropped={r: cells[6 + i] for i, r in enumerate(Dropped)},
         )
 
     def _add(self, cell: int, n: int) -> None:
