@@ -68,7 +68,7 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
     openlineage_timeout = luigi.FloatParameter(
         default=5.0,
-        description="Seconds a process waits, at most and in all, for its OpenLineage events "
+        description="Seconds a process waits, at most, at its end for its OpenLineage events "
         "to be delivered; a backend that is down or hangs costs a whole invocation one such "
         "wait and never fails a task",
     )
