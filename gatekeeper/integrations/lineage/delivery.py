@@ -49,7 +49,7 @@ def invocation() -> Invocation:
 
 def delivery(timeout: float) -> Delivery:
     """This process's delivery (a forked task process starts its own thread), waiting at
-    most ``timeout`` seconds in all."""
+    most ``timeout`` seconds, once, at the process's end."""
     shared = invocation()
     with _lock:
         if os.getpid() not in _deliveries:
