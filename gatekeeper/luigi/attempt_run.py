@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 import inspect
 import logging
+import os
 import secrets
 import uuid
 from collections.abc import Callable
@@ -40,6 +41,22 @@ logger = logging.getLogger("luigi-interface.gatekeeper")
 #: a range's closing line counts its own work and nobody else's. The rest of the ID is a
 #: UUID4's (its version and variant digits included), so it is still a UUID.
 INVOCATION = secrets.token_hex(6)
+
+
+def _prepare_lineage_before_fork() -> None:
+    """Before this process forks (Luigi's ``--workers N`` forks one task process per task),
+    when OpenLineage events are on: load openlineage-python and create the invocation's shared
+    lineage state here, once, so every child inherits both instead of importing the library
+    again and learning again that the backend is down (``lineage.prepare``). A bad option is
+    left for the attempt to report."""
+    try:
+        settings = config.lineage()
+    except Exception:  # noqa: BLE001 - refused, with its message, by the attempt
+        return
+    lineage.prepare(settings)
+
+
+os.register_at_fork(before=_prepare_lineage_before_fork)
 
 
 def new_run_id() -> str:

@@ -69,8 +69,9 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
     )
     openlineage_timeout = luigi.FloatParameter(
         default=5.0,
-        description="Seconds a task waits, at most, for its OpenLineage events to be delivered "
-        "(and the process at exit); a slow or down backend never fails a task",
+        description="Seconds a process waits, at most, at its end for its OpenLineage events "
+        "to be delivered; a backend that is down or hangs costs a whole invocation one such "
+        "wait and never fails a task",
     )
     databricks_max_pages = luigi.IntParameter(
         default=DEFAULT_MAX_PAGES,

@@ -22,10 +22,12 @@ ENDPOINT = "/api/v1/lineage"
 
 class Receiver:
     """An HTTP server on 127.0.0.1 collecting the JSON bodies POSTed to ``/api/v1/lineage``;
-    each request is answered after ``delay`` seconds (a slow backend)."""
+    each request is answered after ``delay`` seconds (a slow backend) with ``status`` (a
+    backend in trouble answers 500: nothing is collected then)."""
 
-    def __init__(self, port: int = 0, delay: float = 0.0, echo: Any = None):
-        self.delay, self.echo = delay, echo
+    def __init__(self, port: int = 0, delay: float = 0.0, echo: Any = None, status: int = 201):
+        self.delay, self.echo, self.status = delay, echo, status
+        self.requests = 0
         self.events: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -41,6 +43,12 @@ class Receiver:
                 time.sleep(receiver.delay)
                 if self.path != ENDPOINT:
                     self.send_response(404)
+                    self.end_headers()
+                    return
+                with receiver.lock:
+                    receiver.requests += 1
+                if receiver.status >= 300:
+                    self.send_response(receiver.status)
                     self.end_headers()
                     return
                 event = json.loads(body)
@@ -67,6 +75,35 @@ class Receiver:
     def received(self) -> list[dict[str, Any]]:
         with self.lock:
             return list(self.events)
+
+
+class Silent:
+    """A lineage backend that accepts connections and never answers (a hung server): every
+    connection is accepted and held open, unread, until the block ends."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0), backlog=128)
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        self.accepted = 0
+
+    def __enter__(self) -> Silent:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:  # closed by __exit__
+                return
+            self.held.append(conn)
+            self.accepted += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.close()
+        for conn in self.held:
+            conn.close()
 
 
 def closed_port_url() -> str:

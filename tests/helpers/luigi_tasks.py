@@ -53,6 +53,13 @@ class Trivial(gk.BusinessDateTask):
         pass
 
 
+class TimedTrivial(Trivial):
+    """Trivial with a worker timeout: a range schedules its periods (never inline), so under
+    ``--workers N`` each runs in a task process of its own."""
+
+    worker_timeout = 600
+
+
 class ExternalGated(gk.GatedTask):
     """Gated on jobs that no Luigi task here produces (the gate alone decides)."""
 

@@ -276,7 +276,8 @@ def test_lineage_backend_down_or_slow_leaves_tasks_green_warning_once(
     backend: str, sqlite_url: str, tmp_path: Path
 ) -> None:
     """Six events: sent synchronously they would hold the run for 6 x 4 s (slow) or 6 x the
-    transport's retries (down); the run waits at most openlineage_timeout at exit."""
+    transport's retries (down); the run waits at most openlineage_timeout, and says at exit
+    that none of the six was delivered (the first send never finished within the timeout)."""
     cfg = lineage_config(tmp_path, sqlite_url, openlineage_timeout="0.5")
     with Receiver(delay=4.0) as slow:
         url = slow.url if backend == "slow" else closed_port_url()
@@ -284,6 +285,8 @@ def test_lineage_backend_down_or_slow_leaves_tasks_green_warning_once(
     assert done.returncode == 0, done.stderr
     assert done.stderr.count(WARNING) == 1, done.stderr
     assert seconds < 8, seconds
+    closing = "gatekeeper: OpenLineage events of this invocation: 6 of 6 dropped"
+    assert done.stderr.count(closing) == 1, done.stderr
     with gk.open_ledger(sqlite_url) as ledger:
         assert ledger.publication("DailySalesLoad", "2026-10-25") is not None
         for job in ("DimCustomer", "DimProduct", "DailySalesLoad"):

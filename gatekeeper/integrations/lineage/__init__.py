@@ -18,25 +18,23 @@ COMPLETE the standard ``jobDependencies`` facet listing the authorizing upstream
 run that spawned this one (an Airflow DAG run), and a publication has several authorizing
 upstream runs that did not spawn it.
 
-Delivery never fails or holds up a task: ``OpenLineageClient()`` (OpenLineage's own
-configuration: ``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``,
-``OPENLINEAGE__...``) is called on one background thread per process. A task waits for its
-events only in a process Luigi forked for it (``--workers N``: the child exits without running
-exit handlers), and at most ``[gatekeeper] openlineage_timeout`` seconds; the process waits as
-long at exit. After the first failure or timeout a warning is logged once per process and tasks
-stop waiting; events still go out in the background while the process lives.
+Delivery never fails or holds up a task, and a lineage backend that is down or hanging costs
+a whole invocation at most one wait of ``[gatekeeper] openlineage_timeout`` seconds
+(``delivery``: a bounded queue and a background thread per process, one wait per process at
+its end, and the verdict "down" shared by the task processes Luigi forks, ``invocation``).
+The transport is ``OpenLineageClient()`` with OpenLineage's own configuration
+(``OPENLINEAGE_URL``, ``OPENLINEAGE_CONFIG``, ``openlineage.yml``, ``OPENLINEAGE__...``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib
 import logging
-import multiprocessing
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from gatekeeper.core.clock import utc_now
@@ -44,7 +42,7 @@ from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.periods import parse_period, parse_timezone
 from gatekeeper.core.records import Attempt, Publication, RunState, requirement_label
 from gatekeeper.core.version import package_version
-from gatekeeper.integrations.lineage.delivery import delivery, warn_once
+from gatekeeper.integrations.lineage.delivery import delivery, invocation, warn_once
 from gatekeeper.ledger import Ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -100,6 +98,21 @@ def configured(settings: LineageSettings | None) -> bool:
     return True
 
 
+def prepare(settings: LineageSettings | None) -> None:
+    """In a process about to fork task processes, when events are on: import openlineage-python
+    and build the facet class, and create the invocation's shared state, so that every child
+    inherits them (importing openlineage-python costs about half a second of CPU, per process
+    that does it). Never raises: an attempt reports what is wrong itself."""
+    if settings is None:
+        return
+    try:
+        _event_classes()
+        _facet_class()
+        invocation()
+    except Exception:  # noqa: BLE001, S110 - the attempt's own configured() reports it
+        pass
+
+
 def started(settings: LineageSettings | None, task: Any, ledger: Ledger, attempt: Attempt) -> None:
     """Send START for ``attempt`` of ``task`` (a PeriodTask), and ABORT for each attempt its
     start recorded abandoned; never raises (reads the ledger once, writes nothing)."""
@@ -115,7 +128,8 @@ def ended(
     error: str | None,
 ) -> None:
     """Send COMPLETE or FAIL for ``attempt`` once ``state`` is recorded (with the publication
-    and its evidence for a task that publishes); never raises, waits at most the timeout."""
+    and its evidence for a task that publishes); never raises or waits (reads the ledger once
+    for a publication, writes nothing)."""
     _guarded(settings, lambda s: _ended(s, task, ledger, attempt, state, error))
 
 
@@ -128,14 +142,16 @@ def _guarded(settings: LineageSettings | None, action: Callable[[LineageSettings
 
 
 def _started(s: LineageSettings, task: Any, ledger: Ledger, attempt: Attempt) -> None:
-    history = ledger.attempts(task.job_id, task.period_key)
+    out = delivery(s.timeout)
+    history = [] if out.shared.is_down() else ledger.attempts(task.job_id, task.period_key)
     mine = next((a for a in history if a.run_id == attempt.run_id), attempt)
     for old in history:  # abandoned by this start: in its transaction, at its instant
         if old.state is RunState.ABANDONED and old.updated_at == mine.started_at:
-            _send(
-                s, _event(s, task, old, RunState.ABANDONED, old.updated_at, taken_over_by=attempt)
+            abort = functools.partial(
+                _event, s, task, old, RunState.ABANDONED, old.updated_at, taken_over_by=attempt
             )
-    _send(s, _event(s, task, attempt, RunState.RUNNING, attempt.started_at))
+            out.offer(abort)
+    out.offer(lambda: _event(s, task, attempt, RunState.RUNNING, attempt.started_at))
 
 
 def _ended(
@@ -146,14 +162,15 @@ def _ended(
     state: RunState,
     error: str | None,
 ) -> None:
-    publication = None
-    if state is RunState.SUCCEEDED and getattr(task, "publishes", False):
-        publication = ledger.publication(task.job_id, task.period_key)
-    sequence = _send(
-        s, _event(s, task, attempt, state, utc_now(), error=error, publication=publication)
-    )
-    if multiprocessing.parent_process() is not None:  # a forked worker: no exit handlers
-        delivery(s.timeout).wait(sequence)
+    at = utc_now()
+
+    def build() -> Any:
+        publication = None
+        if state is RunState.SUCCEEDED and getattr(task, "publishes", False):
+            publication = ledger.publication(task.job_id, task.period_key)
+        return _event(s, task, attempt, state, at, error=error, publication=publication)
+
+    delivery(s.timeout).offer(build)
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -169,8 +186,7 @@ def _event(
     publication: Publication | None = None,
 ) -> Any:
     """The RunEvent of ``attempt`` reaching ``state`` (openlineage-python objects)."""
-    from openlineage.client.event_v2 import Job, Run, RunEvent
-    from openlineage.client.event_v2 import RunState as EventType
+    Job, Run, RunEvent, EventType = _event_classes()  # noqa: N806 - classes
     from openlineage.client.generated import error_message_run, job_type_job, nominal_time_run
 
     namespace, zone = s.namespace, s.timezone
@@ -284,7 +300,26 @@ def _dependencies(publication: Publication, namespace: str) -> Any:
     )
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
+def _event_classes() -> tuple[Any, Any, Any, Any]:
+    """openlineage-python's Job, Run, RunEvent and RunState, with the modules the events and
+    the transport use (imported once; ``prepare`` does it before forking)."""
+    from openlineage.client import OpenLineageClient  # noqa: F401 - the transport, loaded
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+    from openlineage.client.generated import (  # noqa: F401 - the facets, loaded
+        error_message_run,
+        job_type_job,
+        nominal_time_run,
+    )
+
+    try:
+        from openlineage.client.generated import job_dependencies_run  # noqa: F401
+    except ImportError:  # openlineage-python < 1.40
+        pass
+    return Job, Run, RunEvent, RunState
+
+
+@functools.lru_cache(maxsize=1)
 def _facet_class() -> type:
     """The ``gatekeeper`` run facet as an openlineage-python facet class (built lazily)."""
     import attr
@@ -305,10 +340,3 @@ def _facet_class() -> type:
             return FACET_SCHEMA_URL
 
     return GatekeeperRunFacet
-
-
-# -- delivery --------------------------------------------------------------------------------
-
-
-def _send(s: LineageSettings, event: Any) -> int:
-    return delivery(s.timeout).put(event)
