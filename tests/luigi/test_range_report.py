@@ -588,6 +588,9 @@ def test_exit_waits_for_the_closing_line_the_watcher_thread_is_writing(sqlite_ur
                 of=Trivial, start=start, stop=start + dt.timedelta(days=3), now=int(T0.timestamp())
             )
             found = fill_watch.RangeWatch(rng, bar=False, remote=None)
+            earlier = list(fill_watch._open)  # an earlier test's, in this worker process
+            for other in earlier:
+                fill_watch._open.discard(other)
             fill_watch._open.add(found)
             rng.invocation.watch = found
 
@@ -611,6 +614,8 @@ def test_exit_waits_for_the_closing_line_the_watcher_thread_is_writing(sqlite_ur
             assert exited.wait(timeout=10)  # ... and returns once it is written, once
             assert len(held.lines) == 1
             assert "filled 0/3 due (0 this run)" in held.lines[0]
+            for other in earlier:
+                fill_watch._open.add(other)
     finally:
         logger.removeHandler(held)
         logger.setLevel(level)
