@@ -48,7 +48,12 @@ def _prepare_lineage_before_fork() -> None:
     when OpenLineage events are on: load openlineage-python and create the invocation's shared
     lineage state here, once, so every child inherits both instead of importing the library
     again and learning again that the backend is down (``lineage.prepare``). A bad option is
-    left for the attempt to report."""
+    left for the attempt to report. Only in a process that read gatekeeper's options
+    already (Luigi's scheduling process has, checking its tasks): any other fork must not be
+    the first to read them (Luigi keeps what it read, and a child configured after the fork
+    would find it)."""
+    if not config.resolved_here():
+        return
     try:
         settings = config.lineage()
     except Exception:  # noqa: BLE001 - refused, with its message, by the attempt

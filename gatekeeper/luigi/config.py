@@ -177,6 +177,12 @@ def resolve() -> Resolved:
     return found[3]
 
 
+def resolved_here() -> bool:
+    """True once this process resolved the options (``resolve``): reading them again then
+    fixes nothing the process had not fixed itself (a fork hook must not be the first)."""
+    return _cached is not None
+
+
 def _resolve(env: tuple[str | None, ...]) -> Resolved:
     given = command_line_options(SECTION, (name for name, _ in options()))
     overrides: dict[str, Any] = {}

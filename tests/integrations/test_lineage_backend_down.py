@@ -259,3 +259,34 @@ def test_lineage_delivery_delivers_to_a_working_backend() -> None:
     counts = shared.counts()
     assert (counts.offered, counts.delivered, counts.summary()) == (3, 3, None)
     assert not shared.is_down() and shared.open_processes() == 0
+
+
+def test_a_fork_before_gatekeeper_read_its_options_does_not_read_them(tmp_path: Path) -> None:
+    """The hook that readies lineage before Luigi forks its task processes acts only where
+    gatekeeper's options were read already: a process that forks first (a forkserver, a
+    user's pool) and configures Luigi in the child finds the child's configuration, not one
+    the hook fixed at the fork."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, luigi.configuration
+        from gatekeeper.luigi import attempt_run, config
+        pid = os.fork()
+        if pid == 0:
+            luigi.configuration.get_config().set("gatekeeper", "ledger_url", "sqlite:///child.db")
+            os._exit(0 if config.ledger_url() == "sqlite:///child.db" else 3)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+        """
+    )
+    cfg = tmp_path / "luigi.cfg"
+    cfg.write_text("[gatekeeper]\nopenlineage = true\n")
+    env = {**__import__("os").environ, "LUIGI_CONFIG_PATH": str(cfg)}
+    env.pop("GATEKEEPER_LEDGER_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.stdout.split() == ["0"], done.stdout + done.stderr
