@@ -121,6 +121,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             updated_at {ts} NOT NULL
         )""",
     ),
+    # 8: the freshness deadline a job's task class declares (``freshness = "6h"``), recorded
+    # in its profile by its range so that ``gatekeeper check`` knows it without the class.
+    ("ALTER TABLE gk_jobs ADD COLUMN freshness TEXT",),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
