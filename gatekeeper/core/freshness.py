@@ -19,7 +19,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.core.intervals import duration_text, parse_lateness, parse_timezone
+from gatekeeper.core.intervals import (
+    UTC,
+    duration_text,
+    parse_aware_datetime,
+    parse_lateness,
+    parse_timezone,
+)
 from gatekeeper.core.periods import Label, Period
 
 #: The period state that meets a deadline (``report/states.py`` PeriodState.SUCCEEDED).
@@ -46,7 +52,7 @@ def last_in_force(
     kind: Period, timezone: Any, within: dt.timedelta, now: dt.datetime
 ) -> Label | None:
     """The latest period whose deadline is at or before ``now`` (None when none is)."""
-    return kind.last_closed(now - within, timezone)
+    return kind.last_closed(parse_aware_datetime(now, "now") - within, timezone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +70,8 @@ class Breach:
 
     def describe_state(self) -> str:
         """``failed``, ``missing``, ``succeeded, not published``."""
-        return f"{self.state}, not published" if self.published is False else self.state
+        unpublished = self.state == MET_STATE and self.published is False
+        return f"{self.state}, not published" if unpublished else self.state
 
     def describe(self) -> str:
         """``DailySalesLoad 2026-11-18 due 2026-11-19T06:00:00-05:00, overdue by 3h: failed``."""
@@ -144,18 +151,20 @@ def assess(
     ``succeeded`` and, when ``published`` is given (a publishing job's published keys), the
     key is in it. Pure; raises InvalidInput for a bad key or zone."""
     zone = parse_timezone(timezone)
+    at = parse_aware_datetime(now, "now")  # in UTC: aware arithmetic in one zone is wall time
     breaches = []
     in_force = 0
     for key, state in states:
         due = deadline(kind, key, zone, within)
-        if due > now:
+        overdue = at - due.astimezone(UTC)
+        if overdue < dt.timedelta(0):
             continue
         in_force += 1
         out = None if published is None else key in published
         if state == MET_STATE and out is not False:
             continue
         shown = NO_ATTEMPT if state == "not_due" else state
-        breaches.append(Breach(job, key, due, now - due, shown, out))
+        breaches.append(Breach(job, key, due, overdue, shown, out))
     return Freshness(job, within, source, now, in_force, tuple(breaches))
 
 
