@@ -292,13 +292,7 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
 
     with gk.open_ledger(ledger_url) as fresh:  # rebuild it as a version-1 ledger
         with fresh.transaction():
-            tables = (
-                "gk_jobs",
-                "gk_complete_runs",
-                "gk_reservations",
-                "gk_evidence",
-                "gk_publications",
-            )
+            tables = ("gk_complete_runs", "gk_reservations", "gk_evidence", "gk_publications")
             for table in (*tables, "gk_attempts"):
                 fresh.execute(f"DROP TABLE {table}")
             for statement in MIGRATIONS[0]:
