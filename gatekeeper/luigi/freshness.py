@@ -78,7 +78,7 @@ def _configured_jobs(ledger: LedgerReads, settings: dict[str, dt.timedelta]) -> 
         return []
     names = known_names(ledger)
     jobs = [n for n in names if n in settings or n.split("(", 1)[0] in settings]
-    named = {n for n in jobs} | {n.split("(", 1)[0] for n in jobs}
+    named = set(jobs) | {n.split("(", 1)[0] for n in jobs}
     missing = [key for key in settings if key not in named]
     if missing:
         error = unknown_names_error("job", suggest(missing, names), ledger.describe())
