@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.cli.windows import job_request, window_options
@@ -15,6 +16,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
+from gatekeeper.luigi.freshness import freshness_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 
 #: One character per period in the grid of several jobs.
@@ -49,8 +51,15 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
         )
         for job in dict.fromkeys(args.jobs)
     ]
+    rules = freshness_rules(ledger, list(dict.fromkeys(args.jobs)))
+    fresh = {job: freshness_of(ledger, job, rule, now, args) for job, rule in rules.items()}
     data = [
-        {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
+        {
+            "job": job,
+            **plan.to_json(),
+            "periods": [s.to_json() for s in states],
+            "freshness": fresh[job].to_json() if job in fresh else None,
+        }
         for job, plan, states in found
     ]
     if len(found) == 1:
@@ -59,6 +68,7 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
         text = "\n\n".join(map(render_one, found))
     else:
         text = render_grid(found)
+    text += "".join(f"\n{job}: {f.describe()}" for job, f in fresh.items())
     code = EXIT_NOT_READY if any(plan.gaps for _, plan, _ in found) else EXIT_OK
     return Result(data[0] if len(found) == 1 else data, text, code)
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import Result, table
 from gatekeeper.cli.windows import job_request, window_options
@@ -16,6 +17,7 @@ from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
+from gatekeeper.luigi.freshness import freshness_rules
 from gatekeeper.report.html import JobCoverage, render_report
 from gatekeeper.report.states import window_states
 
@@ -27,10 +29,12 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     jobs = _job_names(args.jobs)
     check_known(ledger, jobs, args)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
+    rules = freshness_rules(ledger, jobs)
     covered = [
         JobCoverage(
             job,
             *window_states(ledger, job, now=now, task_limit=None, **job_request(ledger, job, args)),
+            freshness=freshness_of(ledger, job, rules[job], now, args) if job in rules else None,
         )
         for job in jobs
     ]

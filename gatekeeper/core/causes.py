@@ -42,7 +42,8 @@ class JobProfile:
     """What the ledger knows of a job besides its attempts (see the module docstring).
 
     ``start``/``stop`` are the ledger keys of the window the range last planned (None when not
-    planned by a range, or open-ended); ``lateness``, ``catchup`` and ``strategy`` its texts.
+    planned by a range, or open-ended); ``lateness``, ``catchup`` and ``strategy`` its texts;
+    ``freshness`` the task class's deadline (``6h``), None when it declares none.
     """
 
     job: str
@@ -54,6 +55,7 @@ class JobProfile:
     start: str | None = None
     stop: str | None = None
     requires: tuple[Requirement, ...] = ()
+    freshness: str | None = None  # the task class's ``freshness`` (core/freshness.py)
 
     def requires_json(self) -> str:
         """The requirements as stored: ``[["Orders", 0], ["Orders", -1]]``."""
@@ -79,6 +81,7 @@ class JobProfile:
             "start": self.start,
             "stop": self.stop,
             "requires": [{"job": r.job, "offset": r.offset} for r in self.requires],
+            "freshness": self.freshness,
         }
 
 
@@ -89,7 +92,8 @@ def profile(
     requires: Sequence[Requirement] = (),
     **planned: str | None,
 ) -> JobProfile:
-    """A checked JobProfile (``planned``: lateness, catchup, strategy, start, stop)."""
+    """A checked JobProfile (``planned``: lateness, catchup, strategy, start, stop,
+    freshness)."""
     return JobProfile(
         check_name(job, "job"),
         parse_period(period),

@@ -67,6 +67,11 @@ class Ledger:
         """Record ``job``'s profile; False (nothing written) when it is already recorded."""
         return self._profiles.record(profile)
 
+    def recorded_freshness(self) -> dict[str, str]:
+        """Job -> the freshness its task class declared (its profile), for every job with one;
+        reads only."""
+        return self._profiles.freshness()
+
     def period_span(self, job: str) -> tuple[str, str] | None:
         """``job``'s first and last period key with an attempt or a publication, or None."""
         return self._profiles.span(check_name(job, "job"))

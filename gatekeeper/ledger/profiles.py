@@ -21,14 +21,16 @@ if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
 
 _COLUMNS = (
-    "job, period_kind, timezone, lateness, catchup, strategy, window_start, window_stop, requires"
+    "job, period_kind, timezone, lateness, catchup, strategy, window_start, window_stop, requires, "
+    "freshness"
 )
 _UPSERT = (
-    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (job) DO UPDATE SET period_kind = excluded.period_kind, "
     "timezone = excluded.timezone, lateness = excluded.lateness, catchup = excluded.catchup, "
     "strategy = excluded.strategy, window_start = excluded.window_start, "
     "window_stop = excluded.window_stop, requires = excluded.requires, "
+    "freshness = excluded.freshness, "
     "updated_at = excluded.updated_at"
 )
 #: A job's first and last period with an attempt, or as a consumer with a publication.
@@ -62,7 +64,14 @@ class JobProfiles:
             start=row[6],
             stop=row[7],
             requires=JobProfile.parse_requires(row[8]),
+            freshness=row[9],
         )
+
+    def freshness(self) -> dict[str, str]:
+        """Job -> the ``freshness`` its task class declared (recorded by its range), for every
+        job whose profile has one; one query, reads only."""
+        rows = self.sql.read("SELECT job, freshness FROM gk_jobs WHERE freshness IS NOT NULL")
+        return {str(job): str(text) for job, text in rows}
 
     def record(self, profile: JobProfile) -> bool:
         """Record ``profile`` (replacing the job's earlier one); False, writing nothing, when
@@ -79,6 +88,7 @@ class JobProfiles:
             profile.start,
             profile.stop,
             profile.requires_json(),
+            profile.freshness,
         )
 
         def upsert() -> None:

@@ -28,6 +28,14 @@ def _build_runs(sql: SqlCore) -> None:
     CompleteRuns(sql).rebuild()
 
 
+def _add_freshness(sql: SqlCore) -> None:
+    """Add ``gk_jobs.freshness`` unless the table has it (``gk_jobs`` is created with
+    ``IF NOT EXISTS``: a ledger taken back to an older version may keep a newer one)."""
+    columns = {d[0] for d in sql.execute("SELECT * FROM gk_jobs WHERE 1 = 0").description}
+    if "freshness" not in columns:
+        sql.execute("ALTER TABLE gk_jobs ADD COLUMN freshness TEXT")
+
+
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: attempts with leases, publications with revisions, evidence rows.
     (
@@ -121,6 +129,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             updated_at {ts} NOT NULL
         )""",
     ),
+    # 8: the freshness deadline a job's task class declares (``freshness = "6h"``), recorded
+    # in its profile by its range so that ``gatekeeper check`` knows it without the class.
+    (_add_freshness,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

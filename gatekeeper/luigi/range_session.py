@@ -24,6 +24,7 @@ from luigi.tools.range import RangeEvent
 
 from gatekeeper.core.causes import JobProfile, Requirement, profile
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.freshness import parse_freshness
 from gatekeeper.core.intervals import duration_text, parse_lateness
 from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.planning import RangePlan
@@ -248,4 +249,14 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
         strategy=session.strategy,
         start=plan.key(rng.start_label()),
         stop=None if stop is None else plan.key(stop),
+        freshness=class_freshness(rng.of_class()),
     )
+
+
+def class_freshness(cls: Any) -> str | None:
+    """The ``freshness`` a task class declares, normalised (``6h``), or None; InvalidInput
+    naming ``Class.freshness`` and the value for a bad one (the range then records nothing)."""
+    declared = getattr(cls, "freshness", None)
+    if declared is None:
+        return None
+    return duration_text(parse_freshness(declared, f"{cls.get_task_family()}.freshness"))

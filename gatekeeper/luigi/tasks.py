@@ -182,6 +182,9 @@ class PeriodTask(RecordedRun, luigi.Task):
     publishes = False  # True for tasks whose output is a publication in the ledger
     gatekeeper_summary = True  # the execution summary judges it by the ledger (fill/channel.py)
     outputs_in_ledger = False  # True when the ledger (completeness.py) fully checks output()
+    #: Freshness deadline (``"6h"``): each period done by its end + this (core/freshness.py);
+    #: a range records it in the job's profile for ``gatekeeper check``. None: no deadline.
+    freshness: str | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned

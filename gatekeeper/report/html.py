@@ -21,6 +21,7 @@ from html import escape
 from itertools import groupby
 
 from gatekeeper.core.display import printable
+from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import RangePlan
@@ -39,6 +40,7 @@ class JobCoverage:
     job: str
     plan: RangePlan
     states: tuple[PeriodStatus, ...]
+    freshness: Freshness | None = None  # its deadlines, when it has one (core/freshness.py)
 
     def counts(self) -> dict[str, int]:
         """State -> number of periods in it, every state present, in palette order."""
@@ -56,6 +58,7 @@ class JobCoverage:
                 None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
             ),
             "next_due_at": None if plan.next_due_at is None else plan.next_due_at.isoformat(),
+            "freshness": None if self.freshness is None else self.freshness.to_json(),
         }
 
 
@@ -132,11 +135,11 @@ def _overview(jobs: Sequence[JobCoverage]) -> str:
             cells.append(f'<td class="{cls}">{count}</td>')
         rows.append(
             f'<tr><td><a href="#job-{n}">{_text(job.job)}</a></td>{"".join(cells)}'
-            f"<td>{escape(_through(job.plan))}</td></tr>"
+            f"<td>{escape(_through(job.plan))}</td>{_freshness_cell(job.freshness)}</tr>"
         )
     return (
         f'<table class="overview"><thead><tr><th>job</th>{head}<th>contiguous through'
-        f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"</th><th>freshness</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -164,7 +167,32 @@ def _section(n: int, job: JobCoverage) -> str:
     return (
         f'<section class="job{size}" id="job-{n}" data-job="{_text(job.job)}">'
         f'<h2>{_text(job.job)}</h2><div class="counts">{counts}</div>{facts}'
-        f'{_attention(job.states)}<div class="cells">{grid}</div></section>'
+        f'{_deadlines(job.freshness)}{_attention(job.states)}<div class="cells">{grid}</div>'
+        "</section>"
+    )
+
+
+def _freshness_cell(found: Freshness | None) -> str:
+    """The overview's freshness cell: ``6h: met``, ``6h: 2 breached`` (bad) or ``none``."""
+    if found is None:
+        return '<td class="zero">none</td>'
+    within = duration_text(found.within)
+    if found.met:
+        return f'<td data-freshness="met">{within}: met</td>'
+    count = len(found.breaches)
+    return f'<td class="bad" data-freshness="breached">{within}: {count} breached</td>'
+
+
+def _deadlines(found: Freshness | None) -> str:
+    """A job's freshness line; when breached, its oldest breach (due at, overdue by, state)."""
+    if found is None:
+        return ""
+    if found.met:
+        return f'<p class="facts" data-freshness="met">{_text(found.describe())}</p>'
+    oldest = found.breaches[0]
+    return (
+        f'<ul class="attention" data-freshness="breached"><li><b>{_text(found.describe())}'
+        f"</b>: due {escape(_instant(oldest.due_at))}, {_text(oldest.describe_state())}</li></ul>"
     )
 
 

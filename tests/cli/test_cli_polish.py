@@ -159,6 +159,7 @@ READ_ONLY = {
     "jobs": [],
     "report": ["A", "--start", D, "--stop", "2026-10-25", "-o", "{tmp}/coverage.html"],
     "plan-recovery": ["--stages", "A,B", "--business-date", D],
+    "check": ["A"],
 }
 
 

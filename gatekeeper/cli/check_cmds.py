@@ -1,0 +1,101 @@
+"""``check``: are the freshness deadlines met? Exit 0 when every deadline in force is met,
+1 naming each breach (job, period, due at, overdue by, its state), 2 for bad input."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+from gatekeeper.cli.known import check_known
+from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result
+from gatekeeper.cli.windows import job_request
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.freshness import Freshness
+from gatekeeper.core.validation import check_name, check_timestamp
+from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi.freshness import SECTION, freshness_rules
+from gatekeeper.report.freshness import job_freshness
+
+#: the window options ``job_request`` reads, none given: the job's profile decides
+_DEFAULT_WINDOW = argparse.Namespace(
+    start=None, stop=None, period=None, timezone=None, lateness=None, catchup=None
+)
+
+
+def freshness_of(
+    ledger: LedgerReads,
+    job: str,
+    rule: tuple[dt.timedelta, str],
+    now: dt.datetime,
+    args: argparse.Namespace = _DEFAULT_WINDOW,
+) -> Freshness:
+    """``job``'s freshness at ``now`` over its window (``job_request`` with ``args``)."""
+    within, source = rule
+    request = job_request(ledger, job, args)
+    return job_freshness(ledger, job, within=within, now=now, source=source, **request)
+
+
+def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
+    """Judge the deadlines of JOB... (default: every job with one) at ``--now``."""
+    jobs = [check_name(j, "job") for j in args.jobs] or None
+    now = check_timestamp(args.now, "now") if args.now else utc_now()
+    if jobs:
+        _check_known(ledger, jobs)
+    rules = freshness_rules(ledger, jobs)
+    if jobs:
+        missing = [j for j in jobs if j not in rules]
+        if missing:
+            raise InvalidInput(
+                "job",
+                missing[0],
+                f"no freshness deadline: set [{SECTION}] {missing[0]} = 6h in luigi.cfg or "
+                "freshness on its task class (recorded by its range)",
+            )
+    elif not rules:
+        raise InvalidInput(
+            "job",
+            None,
+            f"no job of {ledger.describe()} has a freshness deadline ([{SECTION}] in "
+            "luigi.cfg, or freshness on a task class run by a range): nothing to check",
+        )
+    found = [freshness_of(ledger, job, rule, now) for job, rule in rules.items()]
+    breaches = [b for f in found for b in f.breaches]
+    data = {
+        "now": now.isoformat(),
+        "met": not breaches,
+        "jobs": [f.to_json() for f in found],
+        "breaches": [b.to_json() for b in breaches],
+    }
+    lines = [f"{f.job}: {f.describe()}" for f in found]
+    lines += [f"BREACHED {b.describe()}" for b in breaches]
+    return Result(data, "\n".join(lines), EXIT_NOT_READY if breaches else EXIT_OK)
+
+
+def _check_known(ledger: LedgerReads, jobs: list[str]) -> None:
+    """``known.check_known``'s refusal (closest names suggested), without its
+    ``--allow-unknown`` hint: a job never run has no period to judge."""
+    try:
+        check_known(ledger, jobs, argparse.Namespace())
+    except InvalidInput as exc:
+        where = f" in the ledger ({ledger.describe()})"
+        raise InvalidInput(exc.field, exc.value, exc.reason, message=exc.reason + where) from None
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add ``check`` to the parser."""
+    p = add(
+        "check",
+        cmd_check,
+        "Check freshness deadlines: exit 0 when every deadline in force is met, 1 naming "
+        "each breached period (job, period, due at, overdue by, state), 2 for bad input.",
+    )
+    p.add_argument(
+        "jobs",
+        nargs="*",
+        metavar="job",
+        help="jobs to check (default: every job with a freshness deadline)",
+    )
+    p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")

@@ -1,0 +1,88 @@
+"""``[gatekeeper.freshness]``: the freshness deadline of each job, as luigi.cfg sets it, and
+which deadline each job of a ledger has (``core/freshness.py`` judges them).
+
+```ini
+[gatekeeper.freshness]
+DailySalesLoad = 6h
+RegionLoad = 2h       ; every RegionLoad(region=...) job
+```
+
+A key is a job name, or a task family for all its jobs (a job name with ``=`` in it cannot be
+a luigi.cfg key: name its family). luigi.cfg wins over the ``freshness`` a task class
+declares (recorded in the job's profile by its range): the operator's override of the code,
+as every other setting. Read when used, never at import; writes nothing.
+"""
+
+from __future__ import annotations
+
+import configparser
+import datetime as dt
+from collections.abc import Sequence
+
+import luigi
+
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.freshness import choose_within, parse_freshness
+from gatekeeper.core.names import suggest, unknown_names_error
+from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.names import known_names
+from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi.config import config_error
+
+SECTION = "gatekeeper.freshness"
+
+#: job -> (its freshness, where it was set)
+Rules = dict[str, tuple[dt.timedelta, str]]
+
+
+def configured() -> dict[str, dt.timedelta]:
+    """Key -> freshness of every ``[gatekeeper.freshness]`` entry; InvalidInput naming the
+    section, the key and the value for a bad duration, key or interpolation."""
+    cfg = luigi.configuration.get_config()
+    if not cfg.has_section(SECTION):
+        return {}
+    found = {}
+    for key in cfg.options(SECTION):
+        field = f"[{SECTION}] {key}"
+        try:
+            raw = cfg.get(SECTION, key)
+        except configparser.Error as exc:
+            raise (config_error(exc) or InvalidInput(field, None, str(exc))) from None
+        check_name(key, f"[{SECTION}] key")
+        found[key] = parse_freshness(raw, field)
+    return found
+
+
+def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> Rules:
+    """The deadline of each of ``jobs`` that has one (by ``choose_within``), or, for None,
+    of every job with one: each job of the ledger a ``[gatekeeper.freshness]`` key names
+    (exactly or as its family), and each whose profile records its class's ``freshness``.
+
+    A key naming no job of the ledger is an InvalidInput with the closest names (a typo must
+    not silence a deadline). Reads the ledger (one or two queries); writes nothing."""
+    settings = configured()
+    recorded = ledger.recorded_freshness()
+    if jobs is None:
+        jobs = _configured_jobs(ledger, settings) + sorted(recorded)
+    rules: Rules = {}
+    for job in dict.fromkeys(jobs):
+        found = choose_within(job, settings, recorded.get(job))
+        if found is not None:
+            rules[job] = found
+    return rules
+
+
+def _configured_jobs(ledger: LedgerReads, settings: dict[str, dt.timedelta]) -> list[str]:
+    """The ledger's jobs the keys of ``settings`` name; InvalidInput for a key naming none."""
+    if not settings:
+        return []
+    names = known_names(ledger)
+    jobs = [n for n in names if n in settings or n.split("(", 1)[0] in settings]
+    named = set(jobs) | {n.split("(", 1)[0] for n in jobs}
+    missing = [key for key in settings if key not in named]
+    if missing:
+        error = unknown_names_error("job", suggest(missing, names), ledger.describe())
+        raise InvalidInput(
+            f"[{SECTION}]", error.value, error.reason, message=f"[{SECTION}]: {error.reason}"
+        )
+    return jobs
