@@ -16,7 +16,14 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gatekeeper.cli import collect_cmds, coverage_cmds, ledger_cmds, recovery_cmds, report_cmds
+from gatekeeper.cli import (
+    collect_cmds,
+    coverage_cmds,
+    ledger_cmds,
+    recovery_cmds,
+    report_cmds,
+    serve_cmds,
+)
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -65,7 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(fn=fn, needs_ledger=ledger, writes=writes, creates=create)
         return p
 
-    for module in (ledger_cmds, coverage_cmds, recovery_cmds, report_cmds, collect_cmds):
+    for module in (
+        ledger_cmds,
+        coverage_cmds,
+        recovery_cmds,
+        report_cmds,
+        collect_cmds,
+        serve_cmds,
+    ):
         module.register(add)
     return parser
 
