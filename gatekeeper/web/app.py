@@ -13,6 +13,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import time
 from base64 import b64encode
 from typing import Any
 
@@ -69,12 +70,14 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
 
         return handler
 
+    cache = _Recent(lambda chosen: views.job_views(ledger, chosen, utc_now()))
+
     def window_of(request: Request) -> dt.timedelta:
         given = request.query_params.get("window")
         return window if given is None else parse_lateness(given, "window")
 
     def jobs(request: Request) -> Response:
-        found, skipped = views.job_views(ledger, window_of(request), utc_now())
+        found, skipped = cache.get(window_of(request))
         cells = request.query_params.get("cells") == "1"
         body = [{**v.summary(), **({"cells": v.cells()} if cells else {})} for v in found]
         return JSONResponse({"jobs": body, "skipped": skipped}, headers=_HEADERS)
@@ -97,14 +100,14 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
         return JSONResponse(found, headers=_HEADERS)
 
     def scrape(request: Request) -> Response:
-        found, _ = views.job_views(ledger, window_of(request), utc_now())
+        found, _ = cache.get(window_of(request))
         return Response(
             metrics.exposition(found), headers={"Content-Type": "text/plain; version=0.0.4"}
         )
 
     def index(request: Request) -> Response:
         chosen = window_of(request)
-        found, skipped = views.job_views(ledger, chosen, utc_now())
+        found, skipped = cache.get(chosen)
         text = page.render(found, skipped, chosen, ledger.describe())
         return HTMLResponse(text, headers={**_HEADERS, "Content-Security-Policy": _CSP})
 
@@ -135,6 +138,27 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
     if token is None:
         return app
     return _Guard(app, token, RedirectResponse, JSONResponse)
+
+
+class _Recent:
+    """The grid of a window, computed at most once per ``MAX_AGE`` seconds: the pages of
+    several viewers (each polling every 2 s) and a scraper share one judgement, which is
+    never older than ``MAX_AGE``."""
+
+    MAX_AGE = 1.0
+
+    def __init__(self, compute: Any):
+        self.compute = compute
+        self.found: dict[dt.timedelta, tuple[float, Any]] = {}
+
+    def get(self, window: dt.timedelta) -> Any:
+        now = time.monotonic()
+        held = self.found.get(window)
+        if held is None or now - held[0] >= self.MAX_AGE:
+            held = (now, self.compute(window))
+            fresh = {w: h for w, h in self.found.items() if now - h[0] < self.MAX_AGE}
+            self.found = {**fresh, window: held}
+        return held[1]
 
 
 class _Guard:
