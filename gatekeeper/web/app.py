@@ -27,7 +27,7 @@ from gatekeeper.web import metrics, page, views
 COOKIE = "gatekeeper_token"
 _SCRIPT_HASH = b64encode(hashlib.sha256(page.SCRIPT.encode()).digest()).decode()
 _CSP = (
-    "default-src 'none'; connect-src 'self'; img-src 'self'; style-src 'unsafe-inline'; "
+    "default-src 'none'; connect-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; "
     f"script-src 'sha256-{_SCRIPT_HASH}'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )

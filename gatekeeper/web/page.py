@@ -73,13 +73,17 @@ function table(head,lines){var t=el('table'),h=el('tr');
  lines.forEach(function(line){var tr=el('tr');line.forEach(function(x){
   if(x instanceof Node){var td=el('td');td.appendChild(x);tr.appendChild(td);}
   else{tr.appendChild(el('td',x));}});t.appendChild(tr);});return t;}
+function anchor(job,period){return '#'+new URLSearchParams({job:job,period:period}).toString();}
 function link(job,period){var a=el('a',job+' '+period);a.setAttribute('data-job',job);
- a.setAttribute('data-period',period);a.setAttribute('href','#');return a;}
+ a.setAttribute('data-period',period);a.setAttribute('href',anchor(job,period));return a;}
+function ago(s){s=Math.max(0,Math.round(s));var d=Math.floor(s/86400),h=Math.floor(s%86400/3600),
+ m=Math.floor(s%3600/60);return d?d+'d '+h+'h':h?h+'h '+m+'m':m+'m '+(s%60)+'s';}
 function show(job,period){
  api('/api/jobs/'+enc(job)+'/periods/'+enc(period)).then(function(d){
   panel.replaceChildren();panel.hidden=false;panel.setAttribute('data-job',d.job);
   panel.setAttribute('data-period',d.period);
-  var close=el('button','close');close.addEventListener('click',function(){panel.hidden=true;});
+  var close=el('button','close');close.addEventListener('click',function(){panel.hidden=true;
+   history.replaceState(null,'',location.pathname+location.search);});
   panel.appendChild(close);panel.appendChild(el('h2',d.job+' '+d.period));
   panel.appendChild(el('h3','attempts ('+d.attempts.length+')'));
   panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error'],
@@ -98,7 +102,11 @@ function show(job,period){
 document.addEventListener('click',function(e){
  var c=e.target.closest('[data-period][data-job]');
  if(c&&!c.classList.contains('row')){e.preventDefault();
-  show(c.getAttribute('data-job'),c.getAttribute('data-period'));}});
+  var want=anchor(c.getAttribute('data-job'),c.getAttribute('data-period'));
+  if(location.hash===want){fromHash();}else{location.hash=want;}}});
+function fromHash(){var h=new URLSearchParams(location.hash.slice(1));
+ if(h.get('job')&&h.get('period')){show(h.get('job'),h.get('period'));}}
+window.addEventListener('hashchange',fromHash);fromHash();
 function update(data){
  var found=rows(),changed=false;
  data.jobs.forEach(function(j){var r=found[j.job];
@@ -112,7 +120,7 @@ function update(data){
   r.querySelector('.counts').textContent=Object.keys(j.counts).filter(function(s){
    return j.counts[s];}).map(function(s){return j.counts[s]+' '+s;}).join(', ');
   r.querySelector('.through').textContent=j.contiguous_through||'nothing';
-  r.querySelector('.lag').textContent=Math.round(j.lag_seconds)+' s';
+  r.querySelector('.lag').textContent=ago(j.lag_seconds);
   r.querySelector('.running').textContent=j.running_attempts+' running, '+
    j.expired_leases+' expired';});
  if(data.jobs.length!==Object.keys(found).length){changed=true;}
@@ -139,7 +147,8 @@ def render(
     )
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<link rel="icon" href="data:,">',
         f"<title>gatekeeper</title><style>{CSS}{state_rules()}</style></head>",
         f'<body data-window="{_text(chosen)}">',
         "<h1>gatekeeper</h1>",
@@ -176,8 +185,14 @@ def _axis(kind: str, views: Sequence[JobView]) -> str:
     """One axis: the rows of the jobs of one period kind, aligned on the earliest start."""
     period = views[0].plan.period
     first = min(period.ordinal(v.plan.start) for v in views)
+    ends = [period.ordinal(v.states[-1].period) for v in views if v.states]
+    span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
+    note = " (hours in UTC)" if kind == "hourly" else ""
     rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
-    return f'<section class="axis" data-kind="{kind}"><h2>{kind}</h2>{rows}</section>'
+    return (
+        f'<section class="axis" data-kind="{kind}"><h2>{kind} <span class="meta">'
+        f"{_text(span)}{note}</span></h2>{rows}</section>"
+    )
 
 
 def _row(view: JobView, offset: int) -> str:
@@ -195,10 +210,17 @@ def _row(view: JobView, offset: int) -> str:
         f'<div class="row" data-job="{job}"><div><div class="name">{job}</div>'
         f'<div class="counts">{_text(shown)}</div><div class="facts">through '
         f'<b class="through">{_text(through or "nothing")}</b> &middot; lag '
-        f'<span class="lag">{round(view.lag_seconds)} s</span> &middot; '
+        f'<span class="lag">{ago(view.lag_seconds)}</span> &middot; '
         f'<span class="running">{view.running} running, {view.expired} expired</span>'
         f'</div></div><div class="cells">{pad}{cells}</div></div>'
     )
+
+
+def ago(seconds: float) -> str:
+    """``4d 13h``, ``2h 5m``, ``3m 20s``: a lag as the page shows it (its script too)."""
+    s = max(0, round(seconds))
+    d, h, m = s // 86400, s % 86400 // 3600, s % 3600 // 60
+    return f"{d}d {h}h" if d else f"{h}h {m}m" if h else f"{m}m {s % 60}s"
 
 
 def _text(value: object) -> str:

@@ -59,6 +59,7 @@ def metric_values(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], fl
     }
 
 
+@pytest.mark.slow
 def test_serve_api_page_and_metrics_match_status_and_ledger(
     ledger_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
