@@ -20,6 +20,7 @@ from typing import Any
 
 from gatekeeper.cli.windows import job_request
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.periods import Period, parse_period_key
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
@@ -145,7 +146,8 @@ def check_job(ledger: LedgerReads, job: str) -> str:
     """``job``, checked: a valid name the ledger knows; raises InvalidInput or UnknownJob."""
     job = check_name(job, "job")
     if unknown(ledger, [job]):
-        raise UnknownJob("job", job, "not in the ledger")
+        near = suggest([job], known_names(ledger))
+        raise UnknownJob("job", job, describe_unknown("job", near) + " in the ledger")
     return job
 
 

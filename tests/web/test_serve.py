@@ -149,6 +149,7 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
         "/api/jobs/Sales/periods/2026-13-01": (400, "period", "2026-13-01"),
         "/api/jobs/Sales/periods/2026-10-01T03:00Z": (400, "period", "2026-10-01T03:00Z"),
         "/api/jobs/Nope/periods": (404, "job", "Nope"),
+        "/api/jobs/Saels/periods": (404, "job", "Saels"),
         "/api/jobs/Nope/periods/2026-10-01": (404, "job", "Nope"),
         "/api/jobs?window=soon": (400, "window", "soon"),
         "/metrics?window=-1d": (400, "window", "-1d"),
@@ -163,6 +164,7 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
         body = reply.json()
         assert (body["field"], body["value"]) == (field, value), path
         assert value in body["message"]
+    assert "did you mean 'Sales'" in replies["/api/jobs/Saels/periods"].json()["message"]
     assert missing.status == 404
     with gk.open_ledger(sqlite_url) as ledger:
         assert snapshot(ledger) == before
