@@ -94,7 +94,8 @@ function show(job,period){
   d.publications.forEach(function(p){
    panel.appendChild(el('h4','revision '+p.revision+' at '+p.published_at));
    panel.appendChild(table(['reason','fingerprint','producer'],
-    [[p.reason||'',p.fingerprint,(p.producer.run_id||'')+' (attempt '+p.producer.attempt+')']]));
+    [[p.reason||'',p.fingerprint,p.producer.run_id?p.producer.run_id+' (attempt '+
+     p.producer.attempt+')':'not recorded']]));
    panel.appendChild(table(['upstream','run ID','attempt'],p.evidence.map(function(e){
     return [link(e.job,e.period),e.run_id,e.attempt];})));});
  }).catch(function(err){panel.hidden=false;panel.replaceChildren(

@@ -162,3 +162,41 @@ def scenario(ledger: gk.Ledger) -> None:
     ledger.begin_attempt("Sales", day[2], "s-2", lease_seconds=1, now=now - dt.timedelta(hours=1))
     hour = (now - dt.timedelta(hours=3)).replace(minute=0, second=0, microsecond=0)
     ledger.record(HOSTILE_JOB, hour.isoformat(), 1, "h-1", "succeeded", now)
+
+
+def showcase(ledger: gk.Ledger, days: int = 40) -> str:
+    """The docs picture's ledger, relative to today: two upstreams, a publishing consumer
+    (a blocked day behind a failed upstream, a correction) and an hourly job; returns the
+    corrected period."""
+    now = dt.datetime.now(UTC)
+    keys = [str(today() - dt.timedelta(days=n)) for n in range(days, 0, -1)]
+    failed, corrected = keys[-4], keys[-9]
+    for key in keys[:-1]:
+        state = "failed" if key == failed else "succeeded"
+        error = "RuntimeError: disk full on /data" if key == failed else None
+        ledger.record("Orders", key, 1, f"o-{key}", state, now, error=error)
+        ledger.record("DimCustomer", key, 1, f"c-{key}", "succeeded", now)
+        if key == failed:
+            continue
+        ledger.record("DailySalesLoad", key, 1, f"s-{key}", "succeeded", now)
+        ledger.publish("DailySalesLoad", key, ["Orders", "DimCustomer"], f"sha256:{key}")
+    ledger.record("Orders", keys[-1], 1, f"o-{keys[-1]}", "succeeded", now)
+    ledger.begin_attempt("DimCustomer", keys[-1], f"c-{keys[-1]}", lease_seconds=3600)
+    ledger.republish(
+        "DailySalesLoad",
+        corrected,
+        ["Orders", "DimCustomer"],
+        f"sha256:{corrected}-2",
+        reason="late-arriving refunds",
+    )
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    for n in range(48, 1, -1):
+        at = (hour - dt.timedelta(hours=n)).isoformat()
+        state = "failed" if n == 7 else "succeeded"
+        ledger.record(
+            "HourlyClicks", at, 1, f"h-{at}", state, now, error="timeout" if n == 7 else None
+        )
+    ledger.begin_attempt(
+        "HourlyClicks", (hour - dt.timedelta(hours=1)).isoformat(), "h-now", lease_seconds=3600
+    )
+    return corrected

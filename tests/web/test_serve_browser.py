@@ -2,7 +2,8 @@
 ``chromium-driver``: the grid's cells match ``gatekeeper status --json``, a click opens the
 period (and its evidence links to the upstream's period), hostile text stays text, a
 ``gatekeeper record`` from another process shows within 5 s without a reload, and the console
-stays clean. ``GATEKEEPER_SCREENSHOT=1`` also saves the page to docs/img/serve.png."""
+stays clean. The docs picture is taken by the same browser set-up:
+``python -m tests.helpers.serve_screenshot docs/img/serve.png``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +21,9 @@ import gatekeeper as gk
 from gatekeeper.cli import main
 from tests.helpers.cli import gatekeeper
 from tests.helpers.serve import HOSTILE_ERROR, scenario, start, today
+from tests.helpers.serve_screenshot import chrome
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.serial]
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "serve.png"
 
 
 def need_driver() -> None:
@@ -45,18 +45,7 @@ def need_driver() -> None:
 @pytest.fixture
 def browser() -> Iterator[Any]:
     need_driver()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,760"):
-        options.add_argument(arg)
-    options.add_argument("--force-device-scale-factor=1")
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    if binary:
-        options.binary_location = binary
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    driver = chrome()
     try:
         yield driver
     finally:
@@ -142,8 +131,5 @@ def test_serve_in_chromium_grid_click_live_update_no_console_errors(
         )
         assert time.monotonic() - began < 5
         assert browser.execute_script("return window.gkMarker") == 1  # no reload
-        if os.environ.get("GATEKEEPER_SCREENSHOT") == "1":
-            SCREENSHOT.parent.mkdir(exist_ok=True)
-            browser.save_screenshot(str(SCREENSHOT))
         logs = browser.get_log("browser")
     assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
