@@ -65,7 +65,9 @@ function rows(){var m={};document.querySelectorAll('.row').forEach(function(r){
 function applyFilter(){var f=filter.value.toLowerCase();
  document.querySelectorAll('.row').forEach(function(r){
   r.hidden=!!f&&r.getAttribute('data-job').toLowerCase().indexOf(f)<0;});}
-filter.addEventListener('input',applyFilter);
+try{filter.value=sessionStorage.getItem('gk-filter')||'';}catch(e){}
+filter.addEventListener('input',function(){applyFilter();
+ try{sessionStorage.setItem('gk-filter',filter.value);}catch(e){}});
 document.querySelector('select[name=window]').addEventListener('change',function(e){
  e.target.form.submit();});
 function table(head,lines){var t=el('table'),h=el('tr');

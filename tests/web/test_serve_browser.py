@@ -116,6 +116,18 @@ def test_serve_in_chromium_grid_click_live_update_no_console_errors(
         panel.find_element(By.CSS_SELECTOR, "a[data-job='Upstream']").click()
         wait_for(lambda: panel.get_attribute("data-job") == "Upstream", 5, "the upstream period")
         assert panel.get_attribute("data-period") == day[5] and "u-5" in panel.text
+        # the filter by job name
+        browser.find_element(By.ID, "filter").send_keys("stream")
+        visible = (
+            "return Array.from(document.querySelectorAll('.row')).filter(function(r){"
+            "return !r.hidden;}).map(function(r){return r.getAttribute('data-job');});"
+        )
+        assert browser.execute_script(visible) == ["Upstream"]
+        browser.find_element(By.ID, "filter").clear()
+        browser.execute_script(
+            "document.getElementById('filter').dispatchEvent(new Event('input'))"
+        )
+        assert len(browser.execute_script(visible)) == 3
         # live: a record from another process shows without a reload
         browser.execute_script("window.gkMarker = 1;")
         assert cell(browser, "Sales", day[1]).get_attribute("data-state") == "missing"
