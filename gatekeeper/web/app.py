@@ -102,7 +102,7 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
     def scrape(request: Request) -> Response:
         found, _ = cache.get(window_of(request))
         return Response(
-            metrics.exposition(found), headers={"Content-Type": "text/plain; version=0.0.4"}
+            metrics.exposition(ledger, found), headers={"Content-Type": "text/plain; version=0.0.4"}
         )
 
     def index(request: Request) -> Response:

@@ -5,7 +5,8 @@ per job over the serve window), into a fresh CollectorRegistry: nothing is kept 
 scrapes, so a job that leaves the ledger leaves the exposition.
 
 Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) is not emitted yet. It is added in
-``freshness_families`` below, the one place a job's freshness deadline enters the exposition.
+``freshness_families`` below (it has the ledger and every job's view), the one place a job's
+freshness deadline enters the exposition.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.report.states import PeriodState, counts
 from gatekeeper.web.views import JobView
 
 
-def families(views: Sequence[JobView]) -> list[Any]:
-    """The metric families of ``views`` (prometheus_client ``GaugeFamily`` objects)."""
+def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
+    """The metric families of ``views`` (prometheus_client ``GaugeMetricFamily`` objects)."""
     from prometheus_client.core import GaugeMetricFamily
 
     periods = GaugeMetricFamily(
@@ -54,22 +56,22 @@ def families(views: Sequence[JobView]) -> list[Any]:
         lag.add_metric([view.job], view.lag_seconds)
         running.add_metric([view.job], view.running)
         expired.add_metric([view.job], view.expired)
-    return [periods, through, lag, running, expired, *freshness_families(views)]
+    return [periods, through, lag, running, expired, *freshness_families(ledger, views)]
 
 
-def freshness_families(views: Sequence[JobView]) -> Iterable[Any]:
-    """Where ``gatekeeper_freshness_breached{job}`` (0/1, from the job's freshness deadline,
-    ``core/freshness.py``) joins the exposition once deadlines are wired: nothing until then
-    (no placeholder values)."""
+def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
+    """Where ``gatekeeper_freshness_breached{job}`` (0/1: the job's freshness deadline,
+    ``core/freshness.py``, judged at each view's ``plan.now``) joins the exposition once
+    deadlines are wired: nothing until then (no placeholder values)."""
     return ()
 
 
-def exposition(views: Sequence[JobView]) -> bytes:
-    """The Prometheus text exposition of ``views`` (a fresh registry per call)."""
+def exposition(ledger: LedgerReads, views: Sequence[JobView]) -> bytes:
+    """The Prometheus text exposition of ``views`` (a fresh registry per call); reads only."""
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    found = families(views)
+    found = families(ledger, views)
 
     class _Collector:
         def collect(self) -> Iterable[Any]:
