@@ -56,10 +56,10 @@ class Server:
         try:
             with _OPENER.open(request, timeout=20) as response:
                 return Reply(
-                    response.status, dict(response.headers), response.read().decode("utf-8")
+                    response.status, _lower(response.headers), response.read().decode("utf-8")
                 )
         except urllib.error.HTTPError as exc:
-            return Reply(exc.code, dict(exc.headers), exc.read().decode("utf-8"))
+            return Reply(exc.code, _lower(exc.headers), exc.read().decode("utf-8"))
 
     def stderr(self) -> str:
         """What the server printed on stderr (after it stopped)."""
@@ -200,3 +200,8 @@ def showcase(ledger: gk.Ledger, days: int = 40) -> str:
         "HourlyClicks", (hour - dt.timedelta(hours=1)).isoformat(), "h-now", lease_seconds=3600
     )
     return corrected
+
+
+def _lower(headers: Any) -> dict[str, str]:
+    """Response headers by lower-case name."""
+    return {k.lower(): v for k, v in headers.items()}

@@ -5,7 +5,9 @@ password; no request writes."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import json
 import time
 from http.client import HTTPConnection
@@ -158,6 +160,8 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
     with start(sqlite_url) as server:
         replies = {path: server.get(path) for path in cases}
         missing = server.get("/nothing")
+        short = server.get("/api/jobs?window=2d").json()["jobs"]
+        page = server.get("/?window=2d")
     for path, (status, field, value) in cases.items():
         reply = replies[path]
         assert (path, reply.status) == (path, status)
@@ -166,6 +170,14 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
         assert value in body["message"]
     assert "did you mean 'Sales'" in replies["/api/jobs/Saels/periods"].json()["message"]
     assert missing.status == 404
+    # a shorter window starts later; the page's policy allows its own script, by hash
+    starts = {j["job"]: j["start"] for j in short}
+    assert starts["Sales"] == starts["Upstream"] == str(today() - dt.timedelta(days=2))
+    policy = page.headers["content-security-policy"]
+    (script,) = parse_page(page.body).scripts
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    (scripts,) = [d.strip() for d in policy.split(";") if d.strip().startswith("script-src")]
+    assert scripts == f"script-src 'sha256-{digest}'"
     with gk.open_ledger(sqlite_url) as ledger:
         assert snapshot(ledger) == before
 
