@@ -102,14 +102,16 @@ def request_of(
 
 
 def window_start(request: dict[str, Any], window: dt.timedelta, now: dt.datetime) -> str:
-    """The later of the job's own start and the first period ending after ``now - window``."""
+    """The later of the job's own start and the first period ending after ``now - window``,
+    but not after the job's stop (a range that ended before the window: no period shown)."""
     kind: Period = request["period"]
     own = kind.key(request["start"], "start")
     closed = kind.last_closed(now - window, request["timezone"])
     if closed is None:
         return own
-    first = kind.key(kind.at(kind.ordinal(closed) + 1))
-    return max(own, first)
+    later = max(own, kind.key(kind.at(kind.ordinal(closed) + 1)))
+    stop = request.get("stop")
+    return later if stop is None else min(later, kind.key(stop, "stop"))
 
 
 def job_view(

@@ -17,9 +17,10 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
-from gatekeeper.core.periods import parse_period
+from gatekeeper.core.causes import JobProfile
+from gatekeeper.core.periods import DAILY, parse_period
 from gatekeeper.core.records import RunState
-from tests.helpers.ledgers import snapshot
+from tests.helpers.ledgers import T0, snapshot
 from tests.helpers.serve import (
     HOSTILE_ERROR,
     HOSTILE_JOB,
@@ -146,6 +147,11 @@ def test_serve_api_page_and_metrics_match_status_and_ledger(
 def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         scenario(ledger)
+        # a range that ended long before the window: listed, with no period in the window
+        ledger.record_profile(
+            JobProfile("OldRange", DAILY, "UTC", start="2024-01-01", stop="2024-02-01")
+        )
+        ledger.record("OldRange", "2024-01-05", 1, "old-1", "succeeded", T0)
         before = snapshot(ledger)
     cases = {
         "/api/jobs/Sales/periods/2026-13-01": (400, "period", "2026-13-01"),
@@ -160,7 +166,7 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
     with start(sqlite_url) as server:
         replies = {path: server.get(path) for path in cases}
         missing = server.get("/nothing")
-        short = server.get("/api/jobs?window=2d").json()["jobs"]
+        short = server.get("/api/jobs?window=2d&cells=1").json()["jobs"]
         page = server.get("/?window=2d")
     for path, (status, field, value) in cases.items():
         reply = replies[path]
@@ -171,6 +177,8 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
     assert "did you mean 'Sales'" in replies["/api/jobs/Saels/periods"].json()["message"]
     assert missing.status == 404
     # a shorter window starts later; the page's policy allows its own script, by hash
+    old = next(j for j in short if j["job"] == "OldRange")
+    assert (old["cells"] if "cells" in old else [], old["counts"]["succeeded"]) == ([], 0)
     starts = {j["job"]: j["start"] for j in short}
     assert starts["Sales"] == starts["Upstream"] == str(today() - dt.timedelta(days=2))
     policy = page.headers["content-security-policy"]
