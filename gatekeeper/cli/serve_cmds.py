@@ -19,7 +19,7 @@ from typing import Any
 
 from gatekeeper.cli.output import Result, open_cli_ledger, to_int
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import parse_lateness
+from gatekeeper.web.views import parse_window
 
 EXTRA = ("starlette", "uvicorn", "prometheus_client")
 TOKEN_ENV = "GATEKEEPER_SERVE_TOKEN"
@@ -27,9 +27,7 @@ TOKEN_ENV = "GATEKEEPER_SERVE_TOKEN"
 
 def cmd_serve(_: None, args: argparse.Namespace) -> Result:
     """Serve until interrupted; exit 2 for bad input (before anything is opened)."""
-    window = parse_lateness(args.window, "window")
-    if window.total_seconds() <= 0:
-        raise InvalidInput("window", args.window, "expected a positive duration such as 90d")
+    window = parse_window(args.window)
     port = to_int(args.port, "port")
     if port > 65535:
         raise InvalidInput("port", args.port, "expected 0 to 65535")

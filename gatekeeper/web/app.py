@@ -20,7 +20,6 @@ from typing import Any
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import mask, url_secrets
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, LedgerError
-from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.ledger import Ledger
 from gatekeeper.web import metrics, page, views
 
@@ -74,7 +73,7 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
 
     def window_of(request: Request) -> dt.timedelta:
         given = request.query_params.get("window")
-        return window if given is None else parse_lateness(given, "window")
+        return window if given is None else views.parse_window(given)
 
     def jobs(request: Request) -> Response:
         found, skipped = cache.get(window_of(request))

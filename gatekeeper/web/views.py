@@ -20,6 +20,7 @@ from typing import Any
 
 from gatekeeper.cli.windows import job_request
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.periods import Period, parse_period_key
 from gatekeeper.core.planning import RangePlan
@@ -99,6 +100,21 @@ def request_of(
         start=start, stop=stop, period=None, timezone=None, lateness=None, catchup=None
     )
     return job_request(ledger, job, args)
+
+
+#: The longest window served: ten years (a longer one is refused, not rendered).
+MAX_WINDOW = dt.timedelta(days=3660)
+
+
+def parse_window(value: Any) -> dt.timedelta:
+    """``--window`` or ``?window=``: a positive duration such as ``90d``, at most
+    MAX_WINDOW; raises InvalidInput naming ``window``."""
+    window = parse_lateness(value, "window")
+    if window <= dt.timedelta(0):
+        raise InvalidInput("window", value, "expected a positive duration such as 90d")
+    if window > MAX_WINDOW:
+        raise InvalidInput("window", value, f"longer than {MAX_WINDOW.days}d")
+    return window
 
 
 def window_start(request: dict[str, Any], window: dt.timedelta, now: dt.datetime) -> str:

@@ -161,6 +161,8 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
         "/api/jobs/Nope/periods/2026-10-01": (404, "job", "Nope"),
         "/api/jobs?window=soon": (400, "window", "soon"),
         "/metrics?window=-1d": (400, "window", "-1d"),
+        "/?window=0": (400, "window", "0"),
+        "/api/jobs?window=4000d": (400, "window", "4000d"),
         "/api/jobs/Sales/periods?start=yesterday": (400, "start", "yesterday"),
     }
     with start(sqlite_url) as server:
@@ -225,6 +227,7 @@ def test_serve_token_guards_every_route_but_healthz(sqlite_url: str) -> None:
         (["--host", "0.0.0.0"], "host", "--token"),
         (["--window", "0"], "window", "positive"),
         (["--window", "soon"], "window", "duration"),
+        (["--window", "20000d"], "window", "3660d"),
         (["--port", "70000"], "port", "65535"),
         (["--port", "http"], "port", "digits"),
     ],
