@@ -23,6 +23,7 @@ from gatekeeper.cli import (
     ledger_cmds,
     recovery_cmds,
     report_cmds,
+    serve_cmds,
 )
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         report_cmds,
         collect_cmds,
         check_cmds,
+        serve_cmds,
     ):
         module.register(add)
     return parser

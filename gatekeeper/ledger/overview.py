@@ -163,3 +163,22 @@ def jobs_overview(ledger: LedgerReads, now: dt.datetime | None = None) -> list[J
         )
         for job, (first, last, updated, published) in sorted(spans.items())
     ]
+
+
+#: Per job, its running attempts: with a live lease at ``now`` (0) or not (1: expired or never
+#: set; the next attempt will record them abandoned).
+_RUNNING_SQL = """
+SELECT job, CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > ? THEN 0 ELSE 1 END,
+       COUNT(*)
+FROM gk_attempts WHERE state = 'running' GROUP BY 1, 2
+"""
+
+
+def running_attempts(ledger: LedgerReads, now: dt.datetime) -> dict[str, tuple[int, int]]:
+    """Job -> (running attempts with a live lease at ``now``, running attempts whose lease
+    expired or was never set), over the whole ledger; jobs with none are left out. One
+    query; reads only."""
+    found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for job, expired, n in ledger.read(_RUNNING_SQL, (ledger.ts_in(now),)):
+        found[job][int(expired)] += int(n)
+    return {job: (live, expired) for job, (live, expired) in found.items()}

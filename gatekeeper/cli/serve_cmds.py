@@ -1,0 +1,127 @@
+"""``serve``: the read-only web view of the ledger (``gatekeeper/web/``; the ``web`` extra).
+
+Safe by default: it binds 127.0.0.1; a host that is not loopback needs ``--token`` (or
+``$GATEKEEPER_SERVE_TOKEN``) or an explicit ``--insecure``; the ledger is opened read-only;
+no access log is written (a browser's first ``/?token=`` would land in it), and the one line
+it prints names the ledger with ``***`` for its password.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from gatekeeper.cli.output import Result, open_cli_ledger, to_int
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.web.views import parse_window
+
+EXTRA = ("starlette", "uvicorn", "prometheus_client")
+TOKEN_ENV = "GATEKEEPER_SERVE_TOKEN"
+
+
+def cmd_serve(_: None, args: argparse.Namespace) -> Result:
+    """Serve until interrupted; exit 2 for bad input (before anything is opened)."""
+    window = parse_window(args.window)
+    port = to_int(args.port, "port")
+    if port > 65535:
+        raise InvalidInput("port", args.port, "expected 0 to 65535")
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None and not token.strip():
+        raise InvalidInput("token", "", "empty")
+    check_exposure(args.host, token, args.insecure)
+    require_extra()
+    sock = listen(args.host, port)
+    import uvicorn
+
+    from gatekeeper.web.app import build_app
+
+    with open_cli_ledger(args.ledger, create=False) as ledger:
+        app = build_app(ledger, window, token)
+        host, bound = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"gatekeeper serve: http://{shown}:{bound}/ ({ledger.describe()}, read-only"
+            f"{', token required' if token else ''})",
+            file=sys.stderr,
+            flush=True,
+        )
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        uvicorn.Server(config).run(sockets=[sock])
+    return Result({"stopped": True}, "gatekeeper serve: stopped")
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` resolves to is a loopback address."""
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(a[4][0]).is_loopback for a in found)
+
+
+def check_exposure(host: str, token: str | None, insecure: bool) -> None:
+    """Refuse a bind beyond this machine without a token unless ``--insecure`` says so."""
+    if token is None and not insecure and not is_loopback(host):
+        raise InvalidInput(
+            "host",
+            host,
+            "not a loopback address: anyone who can reach it could read the ledger; "
+            f"give --token (or ${TOKEN_ENV}), or --insecure to serve it without one",
+        )
+
+
+def require_extra() -> None:
+    """Raise InvalidInput naming the extra when Starlette, uvicorn or prometheus_client is
+    missing."""
+    for name in EXTRA:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise InvalidInput(
+                "web",
+                name,
+                "gatekeeper serve needs the web extra: pip install 'gatekeeper[web]'",
+            ) from None
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (0: any free port); raises InvalidInput."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        raise InvalidInput("port", port, f"cannot listen on {host}:{port} ({exc})") from None
+    return sock
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add ``serve`` to the parser."""
+    p = add(
+        "serve",
+        cmd_serve,
+        "Serve a read-only web view of the ledger: a live job x period grid, the JSON API "
+        "and Prometheus /metrics (needs pip install 'gatekeeper[web]').",
+        ledger=False,
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
+    p.add_argument("--port", default="8099", help="port (default: 8099; 0: any free port)")
+    p.add_argument("--window", default="90d", help="periods shown: the last ... (default: 90d)")
+    p.add_argument(
+        "--token",
+        help=f"require Authorization: Bearer TOKEN (default: ${TOKEN_ENV}); needed to bind "
+        "a non-loopback host",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a non-loopback host without a token (anyone reaching it reads the ledger)",
+    )

@@ -1,0 +1,81 @@
+"""``/metrics``: the jobs of the grid in the Prometheus text format (prometheus_client).
+
+Built per scrape from the ``JobView`` list the grid uses (``views.job_views``: a few queries
+per job over the serve window), into a fresh CollectorRegistry: nothing is kept between
+scrapes, so a job that leaves the ledger leaves the exposition.
+
+Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) is not emitted yet. It is added in
+``freshness_families`` below (it has the ledger and every job's view), the one place a job's
+freshness deadline enters the exposition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.report.states import PeriodState, counts
+from gatekeeper.web.views import JobView
+
+
+def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
+    """The metric families of ``views`` (prometheus_client ``GaugeMetricFamily`` objects)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    periods = GaugeMetricFamily(
+        "gatekeeper_periods",
+        "Periods of the job's serve window in each state (the states gatekeeper status shows).",
+        labels=["job", "state"],
+    )
+    through = GaugeMetricFamily(
+        "gatekeeper_complete_through_timestamp_seconds",
+        "End of the job's contiguous-through period (every period of the window up to it "
+        "succeeded), else the start of the window; Unix time.",
+        labels=["job"],
+    )
+    lag = GaugeMetricFamily(
+        "gatekeeper_lag_seconds",
+        "Now minus gatekeeper_complete_through_timestamp_seconds.",
+        labels=["job"],
+    )
+    running = GaugeMetricFamily(
+        "gatekeeper_running_attempts",
+        "Attempts of the job recorded running with a live lease.",
+        labels=["job"],
+    )
+    expired = GaugeMetricFamily(
+        "gatekeeper_expired_leases",
+        "Attempts of the job recorded running whose lease expired (shown abandoned).",
+        labels=["job"],
+    )
+    for view in views:
+        for state, n in counts(view.states).items():
+            periods.add_metric([view.job, PeriodState(state).value], n)
+        through.add_metric([view.job], view.through_end.timestamp())
+        lag.add_metric([view.job], view.lag_seconds)
+        running.add_metric([view.job], view.running)
+        expired.add_metric([view.job], view.expired)
+    return [periods, through, lag, running, expired, *freshness_families(ledger, views)]
+
+
+def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
+    """Where ``gatekeeper_freshness_breached{job}`` (0/1: the job's freshness deadline,
+    ``core/freshness.py``, judged at each view's ``plan.now``) joins the exposition once
+    deadlines are wired: nothing until then (no placeholder values)."""
+    return ()
+
+
+def exposition(ledger: LedgerReads, views: Sequence[JobView]) -> bytes:
+    """The Prometheus text exposition of ``views`` (a fresh registry per call); reads only."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    found = families(ledger, views)
+
+    class _Collector:
+        def collect(self) -> Iterable[Any]:
+            return found
+
+    registry.register(_Collector())
+    return bytes(generate_latest(registry))

@@ -1,0 +1,231 @@
+"""The page ``/`` of ``gatekeeper serve``: one row per job, one cell per period (pure).
+
+Daily and hourly jobs each get their own axis: a cell's column is its period's position from
+the earliest start of the jobs on that axis, so the same period lines up down the page. Every
+cell carries ``data-job``, ``data-period`` and ``data-state`` and takes its colour from the
+report's palette (``report/assets.py``). Server-side text is escaped (``html.escape``); the
+script builds every element it adds with ``textContent``, never ``innerHTML``; nothing is
+fetched but this server's JSON API (inline CSS and JS).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from html import escape
+
+from gatekeeper.core.display import printable
+from gatekeeper.core.intervals import duration_text
+from gatekeeper.report.assets import PALETTE, state_rules
+from gatekeeper.report.states import counts
+from gatekeeper.web.views import JobView
+
+WINDOWS = ("2d", "7d", "30d", "90d", "365d")
+POLL_MS = 2000
+
+CSS = """
+*{box-sizing:border-box}
+body{margin:0;padding:12px 16px 40px;font:13px/1.4 system-ui,sans-serif;color:#1f2328}
+h1{font-size:18px;margin:0}h2{font-size:14px;margin:14px 0 4px}
+.meta,.counts,.facts{color:#57606a}
+form{display:flex;gap:12px;align-items:center;margin:8px 0}
+.legend{display:flex;flex-wrap:wrap;gap:4px 12px;list-style:none;padding:0;margin:6px 0}
+.legend li{display:flex;gap:4px;align-items:center}
+.sw{display:inline-block;width:10px;height:10px;border-radius:2px}
+.axis{overflow-x:auto}
+.row{display:grid;grid-template-columns:260px auto;gap:2px 10px;padding:4px 0;
+border-top:1px solid #eaeef2}
+.name{font-weight:600;overflow-wrap:anywhere}
+.cells{display:flex;gap:1px;align-items:center;min-height:14px}
+.cells i{display:block;flex:none;width:7px;height:14px;border-radius:1px;cursor:pointer}
+.cells i:hover{outline:2px solid #57606a}
+.cells i.ct{outline:2px solid #1f2328;outline-offset:-1px}
+.pad{flex:none}
+#panel{position:fixed;top:0;right:0;bottom:0;width:min(560px,100%);overflow:auto;
+background:#f6f8fa;border-left:1px solid #d0d7de;padding:12px 16px;font-size:12px}
+#panel[hidden]{display:none}
+#panel table{border-collapse:collapse;width:100%}
+#panel td,#panel th{border-bottom:1px solid #d0d7de;padding:2px 4px;text-align:left;
+vertical-align:top;overflow-wrap:anywhere}
+#panel a{cursor:pointer;color:#0969da}
+#live{margin-left:auto}
+"""
+
+SCRIPT = """
+(function(){
+var body=document.body,panel=document.getElementById('panel');
+var win=body.getAttribute('data-window'),filter=document.getElementById('filter');
+function el(tag,text,cls){var e=document.createElement(tag);
+ if(text!==undefined&&text!==null){e.textContent=String(text);}if(cls){e.className=cls;}return e;}
+function api(path){return fetch(path,{credentials:'same-origin'}).then(function(r){
+ if(!r.ok){throw new Error('HTTP '+r.status);}return r.json();});}
+function enc(s){return encodeURIComponent(s);}
+function rows(){var m={};document.querySelectorAll('.row').forEach(function(r){
+ m[r.getAttribute('data-job')]=r;});return m;}
+function applyFilter(){var f=filter.value.toLowerCase();
+ document.querySelectorAll('.row').forEach(function(r){
+  r.hidden=!!f&&r.getAttribute('data-job').toLowerCase().indexOf(f)<0;});}
+try{filter.value=sessionStorage.getItem('gk-filter')||'';}catch(e){}
+filter.addEventListener('input',function(){applyFilter();
+ try{sessionStorage.setItem('gk-filter',filter.value);}catch(e){}});
+document.querySelector('select[name=window]').addEventListener('change',function(e){
+ e.target.form.submit();});
+function table(head,lines){var t=el('table'),h=el('tr');
+ head.forEach(function(x){h.appendChild(el('th',x));});t.appendChild(h);
+ lines.forEach(function(line){var tr=el('tr');line.forEach(function(x){
+  if(x instanceof Node){var td=el('td');td.appendChild(x);tr.appendChild(td);}
+  else{tr.appendChild(el('td',x));}});t.appendChild(tr);});return t;}
+function anchor(job,period){return '#'+new URLSearchParams({job:job,period:period}).toString();}
+function link(job,period){var a=el('a',job+' '+period);a.setAttribute('data-job',job);
+ a.setAttribute('data-period',period);a.setAttribute('href',anchor(job,period));return a;}
+function ago(s){s=Math.max(0,Math.round(s));var d=Math.floor(s/86400),h=Math.floor(s%86400/3600),
+ m=Math.floor(s%3600/60);return d?d+'d '+h+'h':h?h+'h '+m+'m':m+'m '+(s%60)+'s';}
+function show(job,period){
+ api('/api/jobs/'+enc(job)+'/periods/'+enc(period)).then(function(d){
+  panel.replaceChildren();panel.hidden=false;panel.setAttribute('data-job',d.job);
+  panel.setAttribute('data-period',d.period);
+  var close=el('button','close');close.addEventListener('click',function(){panel.hidden=true;
+   history.replaceState(null,'',location.pathname+location.search);});
+  panel.appendChild(close);panel.appendChild(el('h2',d.job+' '+d.period));
+  panel.appendChild(el('h3','attempts ('+d.attempts.length+')'));
+  panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error'],
+   d.attempts.map(function(a){return [a.attempt,a.state,a.run_id,a.started_at,
+    a.finished_at||'',Math.round(a.duration_seconds)+' s',a.lease_expires_at||'',
+    a.error||''];})));
+  panel.appendChild(el('h3','publications ('+d.publications.length+')'));
+  d.publications.forEach(function(p){
+   panel.appendChild(el('h4','revision '+p.revision+' at '+p.published_at));
+   panel.appendChild(table(['reason','fingerprint','producer'],
+    [[p.reason||'',p.fingerprint,p.producer.run_id?p.producer.run_id+' (attempt '+
+     p.producer.attempt+')':'not recorded']]));
+   panel.appendChild(table(['upstream','run ID','attempt'],p.evidence.map(function(e){
+    return [link(e.job,e.period),e.run_id,e.attempt];})));});
+ }).catch(function(err){panel.hidden=false;panel.replaceChildren(
+  el('p','cannot load '+job+' '+period+': '+err.message));});}
+document.addEventListener('click',function(e){
+ var c=e.target.closest('[data-period][data-job]');
+ if(c&&!c.classList.contains('row')){e.preventDefault();
+  var want=anchor(c.getAttribute('data-job'),c.getAttribute('data-period'));
+  if(location.hash===want){fromHash();}else{location.hash=want;}}});
+function fromHash(){var h=new URLSearchParams(location.hash.slice(1));
+ if(h.get('job')&&h.get('period')){show(h.get('job'),h.get('period'));}}
+window.addEventListener('hashchange',fromHash);fromHash();
+function update(data){
+ var found=rows(),changed=false;
+ data.jobs.forEach(function(j){var r=found[j.job];
+  if(!r){changed=true;return;}
+  var cells=r.querySelectorAll('.cells i');
+  if(cells.length!==j.cells.length||(cells.length&&
+   cells[0].getAttribute('data-period')!==j.cells[0][0])){changed=true;return;}
+  j.cells.forEach(function(c,i){if(cells[i].getAttribute('data-state')!==c[1]){
+   cells[i].setAttribute('data-state',c[1]);}
+   cells[i].classList.toggle('ct',c[0]===j.contiguous_through);});
+  r.querySelector('.counts').textContent=Object.keys(j.counts).filter(function(s){
+   return j.counts[s];}).map(function(s){return j.counts[s]+' '+s;}).join(', ');
+  r.querySelector('.through').textContent=j.contiguous_through||'nothing';
+  r.querySelector('.lag').textContent=ago(j.lag_seconds);
+  r.querySelector('.running').textContent=j.running_attempts+' running, '+
+   j.expired_leases+' expired';});
+ if(data.jobs.length!==Object.keys(found).length){changed=true;}
+ if(changed){location.reload();return;}
+ body.setAttribute('data-updated',new Date().toISOString());
+ document.getElementById('live').textContent='live, updated '+
+  new Date().toLocaleTimeString();}
+function poll(){api('/api/jobs?cells=1&window='+enc(win)).then(update).catch(function(err){
+ document.getElementById('live').textContent='not updating: '+err.message;}).then(function(){
+ setTimeout(poll,POLL);});}
+applyFilter();setTimeout(poll,POLL);
+})();
+""".replace("POLL", str(POLL_MS))
+
+
+def render(
+    views: Sequence[JobView], skipped: Sequence[dict[str, str]], window: dt.timedelta, ledger: str
+) -> str:
+    """The page: header, window switch and filter, legend, one axis per period kind."""
+    chosen = duration_text(window)
+    options = "".join(
+        f'<option value="{w}"{" selected" if w == chosen else ""}>{w}</option>'
+        for w in dict.fromkeys((*WINDOWS, chosen))
+    )
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        '<link rel="icon" href="data:,">',
+        f"<title>gatekeeper</title><style>{CSS}{state_rules()}</style></head>",
+        f'<body data-window="{_text(chosen)}">',
+        "<h1>gatekeeper</h1>",
+        f'<p class="meta">ledger {_text(ledger)} &middot; {len(views)} jobs &middot; '
+        f"window {_text(chosen)}</p>",
+        '<form method="get" action="/"><label>window <select name="window">'
+        f"{options}</select></label>"
+        "<noscript><button>show</button></noscript>"
+        '<label>filter <input id="filter" type="search" placeholder="job name"></label>'
+        '<span id="live" class="meta">live</span></form>',
+        _legend(),
+    ]
+    for kind in ("daily", "hourly"):
+        mine = [v for v in views if v.plan.period.name == kind]
+        if mine:
+            parts.append(_axis(kind, mine))
+    if skipped:
+        items = "".join(f"<li>{_text(s['job'])}: {_text(s['error'])}</li>" for s in skipped)
+        parts.append(f"<h2>not shown</h2><ul>{items}</ul>")
+    parts += ['<aside id="panel" hidden></aside>', f"<script>{SCRIPT}</script></body></html>\n"]
+    return "".join(parts)
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<li title="{escape(meaning)}"><span class="sw" data-state="{s.value}"></span>'
+        f"{s.value.replace('_', ' ')}</li>"
+        for s, (_, meaning) in PALETTE.items()
+    )
+    return f'<ul class="legend">{items}</ul>'
+
+
+def _axis(kind: str, views: Sequence[JobView]) -> str:
+    """One axis: the rows of the jobs of one period kind, aligned on the earliest start."""
+    period = views[0].plan.period
+    first = min(period.ordinal(v.plan.start) for v in views)
+    ends = [period.ordinal(v.states[-1].period) for v in views if v.states]
+    span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
+    note = " (hours in UTC)" if kind == "hourly" else ""
+    rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
+    return (
+        f'<section class="axis" data-kind="{kind}"><h2>{kind} <span class="meta">'
+        f"{_text(span)}{note}</span></h2>{rows}</section>"
+    )
+
+
+def _row(view: JobView, offset: int) -> str:
+    plan = view.plan
+    through = None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
+    job = _text(view.job)
+    shown = ", ".join(f"{n} {s.value}" for s, n in counts(view.states).items() if n)
+    cells = "".join(
+        f'<i data-job="{job}" data-period="{_text(s.period)}" data-state="{s.state.value}"'
+        f"{' class=ct' if s.period == through else ''}></i>"
+        for s in view.states
+    )
+    pad = f'<span class="pad" style="width:{offset * 8}px"></span>' if offset else ""
+    return (
+        f'<div class="row" data-job="{job}"><div><div class="name">{job}</div>'
+        f'<div class="counts">{_text(shown)}</div><div class="facts">through '
+        f'<b class="through">{_text(through or "nothing")}</b> &middot; lag '
+        f'<span class="lag">{ago(view.lag_seconds)}</span> &middot; '
+        f'<span class="running">{view.running} running, {view.expired} expired</span>'
+        f'</div></div><div class="cells">{pad}{cells}</div></div>'
+    )
+
+
+def ago(seconds: float) -> str:
+    """``4d 13h``, ``2h 5m``, ``3m 20s``: a lag as the page shows it (its script too)."""
+    s = max(0, round(seconds))
+    d, h, m = s // 86400, s % 86400 // 3600, s % 3600 // 60
+    return f"{d}d {h}h" if d else f"{h}h {m}m" if h else f"{m}m {s % 60}s"
+
+
+def _text(value: object) -> str:
+    """Escaped for HTML text and attribute values; control and bidi characters shown."""
+    return escape(printable(value), quote=True)

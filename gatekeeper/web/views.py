@@ -1,0 +1,249 @@
+"""What ``gatekeeper serve`` shows, computed from the ledger (reads only, no web framework).
+
+A job's window is the one ``gatekeeper status`` judges (``cli/windows.py`` job_request: its
+range's profile, else its recorded periods, then ``[gatekeeper]``), started no earlier than
+the first period that ends after ``now - window`` (``--window``, default 90 days): the grid
+and ``/metrics`` cost the window, not the ledger's ten years.
+
+- ``job_views(ledger, window, now)``: every job of the ledger (``ledger/names.py``), each
+  with its plan, the state of every period of its window and its running attempts;
+- ``job_periods(ledger, job, ...)``: ``gatekeeper status JOB --json`` for one job;
+- ``period_detail(ledger, job, period)``: every attempt and every publication revision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from gatekeeper.cli.windows import job_request
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.intervals import parse_lateness
+from gatekeeper.core.names import describe_unknown, suggest
+from gatekeeper.core.periods import Period, parse_period_key
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.names import known_names, unknown
+from gatekeeper.ledger.overview import running_attempts
+from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.report.states import PeriodStatus, counts, window_states
+
+
+class UnknownJob(InvalidInput):
+    """A job the ledger has never seen (HTTP 404)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """One job of the grid: its plan, the state of every period of its window, and its
+    running attempts over the whole ledger (``running``: live lease; ``expired``: lease
+    expired or never set)."""
+
+    job: str
+    plan: RangePlan
+    states: tuple[PeriodStatus, ...]
+    running: int = 0
+    expired: int = 0
+
+    @property
+    def through_end(self) -> dt.datetime:
+        """The instant through which the job is complete: the end of its contiguous-through
+        period, else (nothing contiguous) the start of its window's first period."""
+        plan = self.plan
+        if plan.contiguous_through is None:
+            return plan.period.interval(plan.start, plan.timezone).start
+        return plan.period.interval(plan.contiguous_through, plan.timezone).end
+
+    @property
+    def lag_seconds(self) -> float:
+        """``now`` minus ``through_end`` (never negative)."""
+        return max(0.0, (self.plan.now - self.through_end).total_seconds())
+
+    def summary(self) -> dict[str, Any]:
+        """The ``/api/jobs`` entry: kind, window, counts per state, contiguous-through, lag,
+        running attempts and expired leases."""
+        plan = self.plan
+        through = plan.contiguous_through
+        return {
+            "job": self.job,
+            "period": plan.period.name,
+            "timezone": plan.timezone,
+            "start": plan.key(plan.start),
+            "stop": None if plan.stop is None else plan.key(plan.stop),
+            "now": plan.now.isoformat(),
+            "counts": {state.value: n for state, n in counts(self.states).items()},
+            "contiguous_through": None if through is None else plan.key(through),
+            "complete_through": self.through_end.isoformat(),
+            "lag_seconds": self.lag_seconds,
+            "running_attempts": self.running,
+            "expired_leases": self.expired,
+            "next_due_at": None if plan.next_due_at is None else plan.next_due_at.isoformat(),
+        }
+
+    def cells(self) -> list[list[str]]:
+        """``[[period, state], ...]``: the grid row, oldest first."""
+        return [[s.period, s.state.value] for s in self.states]
+
+
+def request_of(
+    ledger: LedgerReads,
+    job: str,
+    start: str | None = None,
+    stop: str | None = None,
+) -> dict[str, Any]:
+    """``window_states``' keyword arguments for ``job`` as ``gatekeeper status`` builds
+    them (``start``/``stop`` as its flags); reads the ledger."""
+    args = argparse.Namespace(
+        start=start, stop=stop, period=None, timezone=None, lateness=None, catchup=None
+    )
+    return job_request(ledger, job, args)
+
+
+#: The longest window served: ten years (a longer one is refused, not rendered).
+MAX_WINDOW = dt.timedelta(days=3660)
+
+
+def parse_window(value: Any) -> dt.timedelta:
+    """``--window`` or ``?window=``: a positive duration such as ``90d``, at most
+    MAX_WINDOW; raises InvalidInput naming ``window``."""
+    window = parse_lateness(value, "window")
+    if window <= dt.timedelta(0):
+        raise InvalidInput("window", value, "expected a positive duration such as 90d")
+    if window > MAX_WINDOW:
+        raise InvalidInput("window", value, f"longer than {MAX_WINDOW.days}d")
+    return window
+
+
+def window_start(request: dict[str, Any], window: dt.timedelta, now: dt.datetime) -> str:
+    """The later of the job's own start and the first period ending after ``now - window``,
+    but not after the job's stop (a range that ended before the window: no period shown)."""
+    kind: Period = request["period"]
+    own = kind.key(request["start"], "start")
+    closed = kind.last_closed(now - window, request["timezone"])
+    if closed is None:
+        return own
+    later = max(own, kind.key(kind.at(kind.ordinal(closed) + 1)))
+    stop = request.get("stop")
+    return later if stop is None else min(later, kind.key(stop, "stop"))
+
+
+def job_view(
+    ledger: LedgerReads,
+    job: str,
+    window: dt.timedelta,
+    now: dt.datetime,
+    running: tuple[int, int] = (0, 0),
+) -> JobView:
+    """One job of the grid (a few queries: ``window_states``'). Raises InvalidInput for a
+    job whose window cannot be judged (no recorded period)."""
+    request = request_of(ledger, job)
+    request["start"] = window_start(request, window, now)
+    plan, states = window_states(ledger, job, now=now, task_limit=None, **request)
+    return JobView(job, plan, states, *running)
+
+
+def job_views(
+    ledger: LedgerReads, window: dt.timedelta, now: dt.datetime
+) -> tuple[list[JobView], list[dict[str, str]]]:
+    """Every job of the ledger, sorted by name, and the jobs whose window cannot be judged
+    (``{"job", "error"}``: a consumer with a reservation only). Reads only."""
+    running = running_attempts(ledger, now)
+    views, skipped = [], []
+    for job in sorted(known_names(ledger)):
+        try:
+            views.append(job_view(ledger, job, window, now, running.get(job, (0, 0))))
+        except InvalidInput as exc:
+            skipped.append({"job": job, "error": exc.reason})
+    return views, skipped
+
+
+def check_job(ledger: LedgerReads, job: str) -> str:
+    """``job``, checked: a valid name the ledger knows; raises InvalidInput or UnknownJob."""
+    job = check_name(job, "job")
+    if unknown(ledger, [job]):
+        near = suggest([job], known_names(ledger))
+        raise UnknownJob("job", job, describe_unknown("job", near) + " in the ledger")
+    return job
+
+
+def job_periods(
+    ledger: LedgerReads,
+    job: str,
+    window: dt.timedelta,
+    now: dt.datetime,
+    start: str | None = None,
+    stop: str | None = None,
+) -> dict[str, Any]:
+    """``gatekeeper status JOB --start START --stop STOP --json`` at ``now``; without
+    ``start``, the serve window's. Reads only; raises InvalidInput / UnknownJob."""
+    job = check_job(ledger, job)
+    request = request_of(ledger, job, start, stop)
+    if start is None:
+        request["start"] = window_start(request, window, now)
+    plan, states = window_states(ledger, job, now=now, task_limit=50, **request)
+    return {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
+
+
+def period_detail(ledger: LedgerReads, job: str, period: str, now: dt.datetime) -> dict[str, Any]:
+    """Every attempt of ``job`` for ``period`` and every revision of its publication (with
+    each upstream of its evidence). Reads only; raises InvalidInput / UnknownJob."""
+    job = check_job(ledger, job)
+    kind = request_of(ledger, job)["period"]
+    key = parse_period_key(period, kind, "period")
+    return {
+        "job": job,
+        "period": key,
+        "kind": kind.name,
+        "attempts": [attempt_json(a, now) for a in ledger.attempts(job, key)],
+        "publications": [publication_json(p) for p in ledger.publications(job, key)],
+    }
+
+
+def attempt_json(attempt: Attempt, now: dt.datetime) -> dict[str, Any]:
+    """One attempt: state (a running one past its lease is ``abandoned``), run ID, start,
+    finish, duration (to ``now`` while running), lease and error."""
+    running = attempt.state is RunState.RUNNING
+    finished = None if running else attempt.updated_at
+    state = attempt.state.value
+    if running and not attempt.lease_live(now):
+        state = "abandoned"
+    lease = attempt.lease_expires_at
+    return {
+        "attempt": attempt.attempt,
+        "state": state,
+        "recorded_state": attempt.state.value,
+        "run_id": attempt.run_id,
+        "started_at": attempt.started_at.isoformat(),
+        "finished_at": None if finished is None else finished.isoformat(),
+        "duration_seconds": ((finished or now) - attempt.started_at).total_seconds(),
+        "lease_expires_at": None if lease is None else lease.isoformat(),
+        "lease_live": attempt.lease_live(now),
+        "error": attempt.error,
+    }
+
+
+def publication_json(pub: Publication) -> dict[str, Any]:
+    """One publication revision: reason, fingerprint, producer and each upstream run of its
+    evidence (job, period, run ID, attempt, watermark)."""
+    return {
+        "revision": pub.revision,  # newest first (ledger.publications)
+        "published_at": pub.published_at.isoformat(),
+        "reason": pub.reason,
+        "fingerprint": pub.fingerprint,
+        "location": pub.location,
+        "producer": {"run_id": pub.run_id, "attempt": pub.attempt},
+        "required_jobs": list(pub.required_jobs),
+        "evidence": [
+            {
+                "job": item.job,
+                "period": item.business_date,
+                "run_id": item.run_id,
+                "attempt": item.attempt,
+                "watermark": None if item.watermark is None else item.watermark.isoformat(),
+            }
+            for item in pub.items
+        ],
+    }

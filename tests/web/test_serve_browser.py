@@ -1,0 +1,147 @@
+"""``gatekeeper serve`` in a real headless Chromium driven by selenium through Debian's
+``chromium-driver``: the grid's cells match ``gatekeeper status --json``, a click opens the
+period (and its evidence links to the upstream's period), hostile text stays text, a
+``gatekeeper record`` from another process shows within 5 s without a reload, and the console
+stays clean. The docs picture is taken by the same browser set-up:
+``python -m tests.helpers.serve_screenshot docs/img/serve.png``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+from gatekeeper.cli import main
+from tests.helpers.cli import gatekeeper
+from tests.helpers.serve import HOSTILE_ERROR, scenario, start, today
+from tests.helpers.serve_screenshot import chrome
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.serial]
+
+
+def need_driver() -> None:
+    """Skip without selenium or chromium-driver (fail under CI, which installs them)."""
+    missing = []
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("selenium (pip install -e '.[test]')")
+    if shutil.which("chromedriver") is None:
+        missing.append("chromedriver (Debian package chromium-driver)")
+    if not missing:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {', '.join(missing)} is missing")
+    pytest.skip(f"needs {', '.join(missing)}")
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    need_driver()
+    driver = chrome()
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(check: Callable[[], Any], seconds: float, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        time.sleep(0.05)
+
+
+CELLS = (
+    "return Array.from(document.querySelectorAll('.cells i')).map(function(c){"
+    "return [c.getAttribute('data-job'),c.getAttribute('data-period'),"
+    "c.getAttribute('data-state')];});"
+)
+
+
+def cell(driver: Any, job: str, period: str) -> Any:
+    from selenium.webdriver.common.by import By
+
+    for c in driver.find_elements(By.CSS_SELECTOR, ".cells i"):
+        if c.get_attribute("data-job") == job and c.get_attribute("data-period") == period:
+            return c
+    raise AssertionError(f"no cell {job} {period}")
+
+
+def test_serve_in_chromium_grid_click_live_update_no_console_errors(
+    browser: Any, sqlite_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    with gk.open_ledger(sqlite_url) as ledger:
+        scenario(ledger)
+    day = [str(today() - dt.timedelta(days=n)) for n in range(6)]
+    with start(sqlite_url) as server:
+        browser.get(server.url)
+        wait_for(
+            lambda: browser.find_element(By.TAG_NAME, "body").get_attribute("data-updated"),
+            10,
+            "the first poll",
+        )
+        shown = browser.execute_script(CELLS)
+        for job in sorted({j for j, _, _ in shown}):
+            starts = [p for j, p, _ in shown if j == job]
+            capsys.readouterr()
+            main(["--ledger", sqlite_url, "status", job, "--start", starts[0], "--json"])
+            want = json.loads(capsys.readouterr().out)["periods"]
+            assert [[p, s] for j, p, s in shown if j == job] == [
+                [p["period"], p["state"]] for p in want
+            ]
+        # hostile names and errors are text, never elements
+        assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+        cell(browser, "Sales", day[4]).click()
+        panel = browser.find_element(By.ID, "panel")
+        wait_for(lambda: panel.get_attribute("data-period") == day[4], 5, "the failed period")
+        assert HOSTILE_ERROR in panel.text
+        assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+        # a published period: its revisions, and the evidence links to the upstream's period
+        cell(browser, "Sales", day[5]).click()
+        wait_for(lambda: panel.get_attribute("data-period") == day[5], 5, "the published one")
+        assert "late <b>data</b>" in panel.text and "fp-2" in panel.text
+        panel.find_element(By.CSS_SELECTOR, "a[data-job='Upstream']").click()
+        wait_for(lambda: panel.get_attribute("data-job") == "Upstream", 5, "the upstream period")
+        assert panel.get_attribute("data-period") == day[5] and "u-5" in panel.text
+        # the filter by job name
+        browser.find_element(By.ID, "filter").send_keys("stream")
+        visible = (
+            "return Array.from(document.querySelectorAll('.row')).filter(function(r){"
+            "return !r.hidden;}).map(function(r){return r.getAttribute('data-job');});"
+        )
+        assert browser.execute_script(visible) == ["Upstream"]
+        browser.find_element(By.ID, "filter").clear()
+        browser.execute_script(
+            "document.getElementById('filter').dispatchEvent(new Event('input'))"
+        )
+        assert len(browser.execute_script(visible)) == 3
+        # live: a record from another process shows without a reload
+        browser.execute_script("window.gkMarker = 1;")
+        assert cell(browser, "Sales", day[1]).get_attribute("data-state") == "missing"
+        recorded = gatekeeper(
+            "--ledger", sqlite_url, "record", "Sales", day[1], "1", "s-1", "succeeded"
+        )
+        assert recorded.returncode == 0, recorded.stderr
+        began = time.monotonic()
+        wait_for(
+            lambda: cell(browser, "Sales", day[1]).get_attribute("data-state") == "succeeded",
+            5,
+            "the live update",
+        )
+        assert time.monotonic() - began < 5
+        assert browser.execute_script("return window.gkMarker") == 1  # no reload
+        logs = browser.get_log("browser")
+    assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
