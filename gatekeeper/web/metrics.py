@@ -4,9 +4,8 @@ Built per scrape from the ``JobView`` list the grid uses (``views.job_views``: a
 per job over the serve window), into a fresh CollectorRegistry: nothing is kept between
 scrapes, so a job that leaves the ledger leaves the exposition.
 
-Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) is not emitted yet. It is added in
-``freshness_families`` below (it has the ledger and every job's view), the one place a job's
-freshness deadline enters the exposition.
+Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) for every job with a deadline, from
+the view's ``freshness`` (``freshness_families``).
 """
 
 from __future__ import annotations
@@ -60,10 +59,21 @@ def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
 
 
 def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
-    """Where ``gatekeeper_freshness_breached{job}`` (0/1: the job's freshness deadline,
-    ``core/freshness.py``, judged at each view's ``plan.now``) joins the exposition once
-    deadlines are wired: nothing until then (no placeholder values)."""
-    return ()
+    """``gatekeeper_freshness_breached{job}``: 1 while a deadline in force of the job
+    (``core/freshness.py``, over its whole window at the view's ``now``) is not met, else 0;
+    only jobs with a deadline (``[gatekeeper.freshness]`` or their class's ``freshness``)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    breached = GaugeMetricFamily(
+        "gatekeeper_freshness_breached",
+        "1 while a period of the job is past its freshness deadline (end of its interval + "
+        "the job's freshness) and not succeeded (and published, for a publishing job).",
+        labels=["job"],
+    )
+    for view in views:
+        if view.freshness is not None:
+            breached.add_metric([view.job], 0 if view.freshness.met else 1)
+    return (breached,)
 
 
 def exposition(ledger: LedgerReads, views: Sequence[JobView]) -> bytes:

@@ -125,7 +125,10 @@ function update(data){
   r.querySelector('.through').textContent=j.contiguous_through||'nothing';
   r.querySelector('.lag').textContent=ago(j.lag_seconds);
   r.querySelector('.running').textContent=j.running_attempts+' running, '+
-   j.expired_leases+' expired';});
+   j.expired_leases+' expired';
+  var f=r.querySelector('.freshness');if(f&&j.freshness){
+   f.setAttribute('data-freshness',j.freshness.met?'met':'breached');
+   f.textContent=j.freshness.summary;}});
  if(data.jobs.length!==Object.keys(found).length){changed=true;}
  if(changed){location.reload();return;}
  body.setAttribute('data-updated',new Date().toISOString());
@@ -215,7 +218,18 @@ def _row(view: JobView, offset: int) -> str:
         f'<b class="through">{_text(through or "nothing")}</b> &middot; lag '
         f'<span class="lag">{ago(view.lag_seconds)}</span> &middot; '
         f'<span class="running">{view.running} running, {view.expired} expired</span>'
-        f'</div></div><div class="cells">{pad}{cells}</div></div>'
+        f'{_freshness(view)}</div></div><div class="cells">{pad}{cells}</div></div>'
+    )
+
+
+def _freshness(view: JobView) -> str:
+    """`` · freshness 6h: met`` (or breached: how many, the oldest), for a job with one."""
+    if view.freshness is None:
+        return ""
+    met = "met" if view.freshness.met else "breached"
+    return (
+        f' &middot; <span class="freshness" data-freshness="{met}">'
+        f"{_text(view.freshness.describe())}</span>"
     )
 
 

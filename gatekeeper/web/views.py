@@ -20,6 +20,7 @@ from typing import Any
 
 from gatekeeper.cli.windows import job_request
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.periods import Period, parse_period_key
@@ -29,6 +30,8 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.names import known_names, unknown
 from gatekeeper.ledger.overview import running_attempts
 from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi.freshness import Rules, freshness_rules
+from gatekeeper.report.freshness import job_freshness
 from gatekeeper.report.states import PeriodStatus, counts, window_states
 
 
@@ -47,6 +50,7 @@ class JobView:
     states: tuple[PeriodStatus, ...]
     running: int = 0
     expired: int = 0
+    freshness: Freshness | None = None  # its deadlines over its whole window, if it has any
 
     @property
     def through_end(self) -> dt.datetime:
@@ -81,6 +85,9 @@ class JobView:
             "running_attempts": self.running,
             "expired_leases": self.expired,
             "next_due_at": None if plan.next_due_at is None else plan.next_due_at.isoformat(),
+            "freshness": None
+            if self.freshness is None
+            else {**self.freshness.to_json(), "summary": self.freshness.describe()},
         }
 
     def cells(self) -> list[list[str]]:
@@ -136,13 +143,19 @@ def job_view(
     window: dt.timedelta,
     now: dt.datetime,
     running: tuple[int, int] = (0, 0),
+    rule: tuple[dt.timedelta, str] | None = None,
 ) -> JobView:
-    """One job of the grid (a few queries: ``window_states``'). Raises InvalidInput for a
-    job whose window cannot be judged (no recorded period)."""
+    """One job of the grid (a few queries: ``window_states``'), with its freshness when it
+    has a deadline (``rule``: one more ``window_states`` over its whole window). Raises
+    InvalidInput for a job whose window cannot be judged (no recorded period)."""
     request = request_of(ledger, job)
+    fresh = None
+    if rule is not None:  # judged over the job's whole window, as ``gatekeeper check`` does
+        within, source = rule
+        fresh = job_freshness(ledger, job, within=within, now=now, source=source, **request)
     request["start"] = window_start(request, window, now)
     plan, states = window_states(ledger, job, now=now, task_limit=None, **request)
-    return JobView(job, plan, states, *running)
+    return JobView(job, plan, states, *running, freshness=fresh)
 
 
 def job_views(
@@ -151,10 +164,14 @@ def job_views(
     """Every job of the ledger, sorted by name, and the jobs whose window cannot be judged
     (``{"job", "error"}``: a consumer with a reservation only). Reads only."""
     running = running_attempts(ledger, now)
+    names = sorted(known_names(ledger))
+    rules: Rules = freshness_rules(ledger, names)  # named jobs: a stray luigi.cfg key is check's
     views, skipped = [], []
-    for job in sorted(known_names(ledger)):
+    for job in names:
         try:
-            views.append(job_view(ledger, job, window, now, running.get(job, (0, 0))))
+            views.append(
+                job_view(ledger, job, window, now, running.get(job, (0, 0)), rules.get(job))
+            )
         except InvalidInput as exc:
             skipped.append({"job": job, "error": exc.reason})
     return views, skipped

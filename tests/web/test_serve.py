@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 from http.client import HTTPConnection
+from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
@@ -278,3 +279,57 @@ def test_serve_healthz_is_503_while_the_ledger_is_gone(pg_ledger_url: str) -> No
         back = server.get("/healthz")
     assert gone.status == 503 and gone.json()["status"] == "unavailable"
     assert back.status == 200
+
+
+def test_serve_metrics_and_api_show_freshness_breached_and_met(
+    sqlite_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``gatekeeper_freshness_breached`` is 1 for a job with a period past its deadline and
+    not succeeded, 0 for one whose deadlines are all met, absent for one without a deadline;
+    ``/api/jobs`` and the page say the same as ``gatekeeper check --json`` at that time."""
+    import luigi
+
+    from gatekeeper.luigi.freshness import SECTION
+
+    day = today()
+    with gk.open_ledger(sqlite_url) as ledger:
+        for job in ("Fresh", "Late", "NoDeadline"):
+            for back in (3, 2, 1):
+                key = str(day - dt.timedelta(days=back))
+                state = "failed" if (job, back) == ("Late", 2) else "succeeded"
+                ledger.record(job, key, 1, f"{job}-{back}", state, T0, error=None, now=T0)
+        before = snapshot(ledger)
+    cfg = tmp_path / "luigi.cfg"
+    cfg.write_text(f"[{SECTION}]\nFresh = 1h\nLate = 1h\n")
+    monkeypatch.setenv("LUIGI_CONFIG_PATH", str(cfg))
+    live = luigi.configuration.get_config()  # the in-process check reads the same deadlines
+    live.add_section(SECTION)
+    try:
+        live.set(SECTION, "Fresh", "1h")
+        live.set(SECTION, "Late", "1h")
+        with start(sqlite_url) as server:
+            samples = metric_values(server.get("/metrics").body)
+            jobs = {j["job"]: j for j in server.get("/api/jobs").json()["jobs"]}
+            page = server.get("/").body
+        capsys.readouterr()
+        code = main(["--ledger", sqlite_url, "check", "--json"])
+        checked = json.loads(capsys.readouterr().out)
+    finally:
+        live.remove_section(SECTION)
+    breached = {
+        labels[0][1]: value
+        for (name, labels), value in samples.items()
+        if name == "gatekeeper_freshness_breached"
+    }
+    assert breached == {"Fresh": 0, "Late": 1}
+    assert code == 1
+    assert {j["job"]: j["met"] for j in checked["jobs"]} == {"Fresh": True, "Late": False}
+    late = jobs["Late"]["freshness"]
+    assert late["met"] is False and [b["state"] for b in late["breaches"]] == ["failed"]
+    assert jobs["Fresh"]["freshness"]["met"] is True and jobs["NoDeadline"]["freshness"] is None
+    assert 'data-freshness="breached"' in page and 'data-freshness="met"' in page
+    with gk.open_ledger(sqlite_url) as ledger:
+        assert snapshot(ledger) == before
