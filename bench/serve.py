@@ -17,6 +17,7 @@ attempts of the whole ledger), no planning, no rendering. Not a test.
 
     python bench/serve.py
     python bench/serve.py --runs 21 --window 365d
+    python bench/serve.py --freshness 6h   # every job with a deadline
 """
 
 from __future__ import annotations
@@ -104,6 +105,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--window", default="90d")
+    parser.add_argument(
+        "--freshness",
+        default=None,
+        help="a deadline such as 6h for every job ([gatekeeper.freshness]): /metrics and / "
+        "then judge each job's deadlines over the window too",
+    )
     args = parser.parse_args()
     today = dt.datetime.now(dt.timezone.utc).date()
     first = today - dt.timedelta(days=DAYS)
@@ -117,6 +124,12 @@ def main() -> None:
             f"ledger built in {time.perf_counter() - began:.1f} s "
             f"({path.stat().st_size / 1e6:.0f} MB)"
         )
+        env = dict(os.environ)
+        if args.freshness:
+            cfg = Path(tmp) / "luigi.cfg"
+            lines = [f"Job{j:02d} = {args.freshness}" for j in range(JOBS)]
+            cfg.write_text("[gatekeeper.freshness]\n" + "\n".join(lines) + "\n")
+            env["LUIGI_CONFIG_PATH"] = str(cfg)
         server = subprocess.Popen(
             [
                 sys.executable,
@@ -132,6 +145,7 @@ def main() -> None:
             ],
             stderr=subprocess.PIPE,
             text=True,
+            env=env,
         )
         try:
             assert server.stderr is not None
@@ -150,7 +164,8 @@ def main() -> None:
         start = str(today - window)
         bare = median_seconds(floor(path, start, str(today)), args.runs)
     print(
-        f"{JOBS} daily jobs x {DAYS} days, window {args.window}, Python "
+        f"{JOBS} daily jobs x {DAYS} days, window {args.window}, freshness "
+        f"{args.freshness or 'none'}, Python "
         f"{sys.version.split()[0]}, {os.cpu_count()} CPUs"
     )
     print(f"| request | median of {args.runs} | size |\n|---|---|---|")

@@ -60,7 +60,7 @@ def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
 
 def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
     """``gatekeeper_freshness_breached{job}``: 1 while a deadline in force of the job
-    (``core/freshness.py``, over its whole window at the view's ``now``) is not met, else 0;
+    (``core/freshness.py``, over the serve window at the view's ``now``) is not met, else 0;
     only jobs with a deadline (``[gatekeeper.freshness]`` or their class's ``freshness``)."""
     from prometheus_client.core import GaugeMetricFamily
 

@@ -50,7 +50,7 @@ class JobView:
     states: tuple[PeriodStatus, ...]
     running: int = 0
     expired: int = 0
-    freshness: Freshness | None = None  # its deadlines over its whole window, if it has any
+    freshness: Freshness | None = None  # its deadlines over the window, if it has any
 
     @property
     def through_end(self) -> dt.datetime:
@@ -145,16 +145,16 @@ def job_view(
     running: tuple[int, int] = (0, 0),
     rule: tuple[dt.timedelta, str] | None = None,
 ) -> JobView:
-    """One job of the grid (a few queries: ``window_states``'), with its freshness when it
-    has a deadline (``rule``: one more ``window_states`` over its whole window). Raises
+    """One job of the grid (a few queries: ``window_states``'), with its freshness over the
+    same window when it has a deadline (``rule``: ``job_freshness``, a few more). Raises
     InvalidInput for a job whose window cannot be judged (no recorded period)."""
     request = request_of(ledger, job)
-    fresh = None
-    if rule is not None:  # judged over the job's whole window, as ``gatekeeper check`` does
-        within, source = rule
-        fresh = job_freshness(ledger, job, within=within, now=now, source=source, **request)
     request["start"] = window_start(request, window, now)
     plan, states = window_states(ledger, job, now=now, task_limit=None, **request)
+    fresh = None
+    if rule is not None:  # over the same window: a scrape costs the window, not ten years
+        within, source = rule
+        fresh = job_freshness(ledger, job, within=within, now=now, source=source, **request)
     return JobView(job, plan, states, *running, freshness=fresh)
 
 
