@@ -327,10 +327,10 @@ def _due_span(
     first: Label, last: Label | None, newest: Label | None, kind: Period
 ) -> tuple[int, int]:
     """Ordinals ``[lo, hi)`` of the due periods of ``[first, last)``: up to ``newest``."""
-    lo = kind.ordinal(first)
+    lo = kind.rank(first)  # a bound need not be a business period of the kind's calendar
     hi = lo if newest is None else max(lo, kind.ordinal(newest) + 1)
     if last is not None:
-        hi = min(hi, kind.ordinal(last))
+        hi = min(hi, kind.rank(last))
     return lo, hi
 
 
@@ -357,7 +357,7 @@ def _next_due_at(
 ) -> dt.datetime | None:
     """When the period at ordinal ``pending`` (the first not yet due) becomes due, or None when
     it lies at or after ``last`` or beyond the datetime range."""
-    if last is not None and pending >= kind.ordinal(last):
+    if last is not None and pending >= kind.rank(last):
         return None
     try:
         return kind.closes_at(kind.at(pending), zone) + late

@@ -101,4 +101,4 @@ def test_profile_requirements_round_trip_and_bad_ones_are_refused() -> None:
             JobProfile.parse_requires(bad)
         assert refused.value.field in ("requires", "requires.job")
     with pytest.raises(InvalidInput):
-        profile("Total", "weekly", "UTC")
+        profile("Total", "fortnightly", "UTC")

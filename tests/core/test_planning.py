@@ -360,7 +360,7 @@ HOURLY_REQUEST: dict[str, Any] = {
         (DAILY_REQUEST, {"task_limit": -1}, "task_limit"),
         (DAILY_REQUEST, {"task_limit": True}, "task_limit"),
         (DAILY_REQUEST, {"task_limit": 2.5}, "task_limit"),
-        (DAILY_REQUEST, {"period": "weekly"}, "period"),
+        (DAILY_REQUEST, {"period": "fortnightly"}, "period"),
         (DAILY_REQUEST, {"start": utc(2026, 3, 1)}, "start"),
         (DAILY_REQUEST, {"start": "2026-02-30"}, "start"),
         (DAILY_REQUEST, {"start": None}, "start"),

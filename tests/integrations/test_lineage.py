@@ -466,7 +466,7 @@ VALID_EVENT: dict[str, Any] = {
         ),
         (("run", "facets", "gatekeeper", "_producer"), None, "'_producer' is required"),
         (("run", "facets", "gatekeeper", "attempt", "number"), 0, "is below 1"),
-        (("run", "facets", "gatekeeper", "period", "kind"), "weekly", "not in"),
+        (("run", "facets", "gatekeeper", "period", "kind"), "fortnightly", "not in"),
         (("job", "name"), None, "'name' is required"),
     ],
 )

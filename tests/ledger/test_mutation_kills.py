@@ -1112,10 +1112,11 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
         "Mars/X",
     ),
     (
-        lambda: periods_between("2026-01-01", "2026-01-02", "weekly"),
-        "invalid period='weekly': unknown period; expected one of daily, hourly",
+        lambda: periods_between("2026-01-01", "2026-01-02", "fortnightly"),
+        "invalid period='fortnightly': unknown period; expected one of daily, hourly, weekly, "
+        "monthly, quarterly",
         "period",
-        "weekly",
+        "fortnightly",
     ),
     (
         lambda: interval("2026-01-01T05:30Z", HOURLY, field="hour"),
