@@ -195,11 +195,15 @@ def kind_of_key(key: Any) -> Period:
 
 # -- the same rules as functions of a kind's name (each one is the kind's method) --------------
 def period_key(value: Any, field: str = "business_date") -> str:
-    """Return the ledger key of a period of either kind: an hour for a string with a ``T``
+    """Return the ledger key of a period of any kind: a string in a kind's key shape is that
+    kind's (``2026-W41``, ``2025-01``, ``2025-Q1``), else an hour for a string with a ``T``
     (see ``parse_hour``), else a date (a datetime object is refused: too easily a date by
     mistake); raises InvalidInput."""
-    kind = HOURLY if isinstance(value, str) and "T" in value else DAILY
-    return kind.key(value, field)
+    if isinstance(value, str):
+        owner = next((kind for kind in PERIODS if kind.owns_key(value)), None)
+        kind = owner or (HOURLY if "T" in value else DAILY)
+        return kind.key(value, field)
+    return DAILY.key(value, field)
 
 
 def parse_label(value: Any, period: Any, field: str = "business_date") -> Label:

@@ -274,9 +274,12 @@ def _parse_window(
 def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
     """The ordinals of ``[lo, hi)`` that ``complete`` (PeriodRuns, or labels or keys) lacks."""
     if isinstance(complete, PeriodRuns):
-        if complete.period is not kind:
-            raise InvalidInput("complete", complete, f"runs of {complete.period} periods")
-        return complete.missing(lo, hi)
+        runs: PeriodRuns = complete
+        if runs.period is kind.base:
+            runs = runs.on(kind)  # the ledger keeps runs of every period
+        if runs.period is not kind:
+            raise InvalidInput("complete", runs, f"runs of {runs.period} periods")
+        return runs.missing(lo, hi)
     done = kind.ordinals(complete, "complete")
     return (n for n in range(lo, hi) if n not in done)
 

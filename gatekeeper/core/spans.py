@@ -164,6 +164,26 @@ class PeriodRuns:
             at = max(at, end)
         yield from range(at, hi)
 
+    def on(self, kind: Period) -> PeriodRuns:
+        """These runs of every period as runs of ``kind``, the same base kind bound to a
+        calendar (``Period.on``): a run holds every period between its ends, so it holds
+        their business periods; runs a non-business gap alone parted are joined."""
+        if kind is self.period:
+            return self
+        if kind.base is not self.period:
+            raise InvalidInput("complete", self.period.name, f"runs of another kind than {kind}")
+        base = self.period
+        spans: list[list[int]] = []
+        for lo, hi in self.spans:
+            a, b = kind.rank(base.at(lo)), kind.rank(base.at(hi))
+            if b <= a:
+                continue
+            if spans and spans[-1][1] == a:
+                spans[-1][1] = b
+            else:
+                spans.append([a, b])
+        return PeriodRuns(kind, tuple((a, b) for a, b in spans))
+
     def key_pairs(self) -> list[tuple[str, str]]:
         """The runs as ``(first key, last key)`` pairs (inclusive), ascending."""
         kind = self.period

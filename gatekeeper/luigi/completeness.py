@@ -105,7 +105,7 @@ def bulk_complete_between(
     it: on ``functools.partial(of, **of_params)`` with a list of period parameter values.
     Reads what ``bulk_complete`` reads."""
     kind = of.period_kind
-    span = range(kind.ordinal(kind.label(first)), kind.ordinal(kind.label(last)) + 1)
+    span = range(kind.rank(kind.label(first)), kind.rank(kind.label(last)) + kind.is_business(last))
     values = [kind.to_param(kind.at(n)) for n in span]
     bulk = of.bulk_complete.__func__  # type: ignore[attr-defined]
     found = bulk(functools.partial(of, **dict(of_params)), values)

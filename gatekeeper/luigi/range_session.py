@@ -230,7 +230,7 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
     gatekeeper tasks of the same kind, each at its period offset, read from the task of the
     first scheduled period; ``requires()`` declares only, so calling it is safe)."""
     plan = session.plan
-    sample = rng.task_for(plan.scheduled[0] if plan.scheduled else rng.start_label())
+    sample = rng.task_for(plan.scheduled[0] if plan.scheduled else rng.first_business_label())
     own = sample.period_kind.ordinal(sample.period_key)
     requires = []
     for dep in luigi.task.flatten(sample.requires()):

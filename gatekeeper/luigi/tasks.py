@@ -20,7 +20,7 @@ import luigi
 from luigi.cmdline_parser import CmdlineParser
 
 from gatekeeper.core.errors import InvalidInput, StateConflict
-from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, QUARTERLY, WEEKLY
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import compat as luigi_compat
@@ -31,7 +31,14 @@ from gatekeeper.luigi.refusals import log_refusals_in_one_line
 logger = logging.getLogger("luigi-interface.gatekeeper")
 # a bad parameter (or a refused --attempt) is one line in Luigi's log, not a traceback
 log_refusals_in_one_line((InvalidInput, StateConflict))
-IDENTITY_PARAMS = ("business_date", "business_hour", "attempt")
+IDENTITY_PARAMS = (
+    "business_date",
+    "business_hour",
+    "business_week",
+    "business_month",
+    "business_quarter",
+    "attempt",
+)
 _ledgers: dict[tuple[int, str], Ledger] = {}
 _ledgers_lock = threading.Lock()
 
@@ -186,16 +193,47 @@ class PeriodTask(RecordedRun, luigi.Task):
     #: a range records it in the job's profile for ``gatekeeper check``. None: no deadline.
     freshness: str | None = None
 
+    #: The business calendar the periods follow: ``"all"`` (every period), ``"weekdays"``,
+    #: ``"holidays:CC[-SUBDIV]"``, ``"exchange:MIC"`` or a ``Calendar`` object
+    #: (core/calendars.py). ``period_kind`` then counts its business periods only, and a
+    #: task for another period is refused before anything is written.
+    calendar: Any = "all"
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned
         (``run = function``), decorated, or inherited from a mixin or an intermediate base
-        that is not itself a gatekeeper task."""
+        that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``."""
         super().__init_subclass__(**kwargs)
+        cls.period_kind = cls.period_kind.on(cls.calendar)
         found = inspect.getattr_static(cls, "run")
         if isinstance(found, staticmethod):
             raise TypeError(f"{cls.__qualname__}.run must be a method, not a staticmethod")
         if found is not luigi.Task.run and not getattr(found, "_gk_recorded", False):
             cls.run = recorded(found)  # type: ignore[method-assign]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Luigi's, then the period must be a business period of the class's calendar:
+        else InvalidInput naming the previous and next ones (nothing is written)."""
+        super().__init__(*args, **kwargs)
+        kind = type(self).period_kind
+        if self.period_param and kind.base is not kind:
+            value = getattr(self, self.period_param)
+            label = kind.from_param(value, self.period_param)
+            if not kind.is_business(label, self.period_param):
+                raise InvalidInput(self.period_param, value, kind.not_business(label))  # type: ignore[attr-defined]
+
+    def previous_period(self, n: int = 1) -> Any:
+        """This task (class and parameters, the next attempt) ``n`` business periods before."""
+        return self.next_period(-n)
+
+    def next_period(self, n: int = 1) -> Any:
+        """This task (class and parameters, the next attempt) ``n`` business periods after:
+        a Monday's previous on ``weekdays`` is the Friday before. InvalidInput beyond the
+        calendar."""
+        kind = type(self).period_kind
+        label = kind.shift(kind.from_param(getattr(self, self.period_param)), n, "n")
+        params = {k: v for k, v in self.param_kwargs.items() if k != "attempt"}
+        return type(self)(**{**params, self.period_param: kind.to_param(label)})
 
     # -- identity ------------------------------------------------------------------------------
     @classmethod
@@ -375,6 +413,64 @@ class BusinessHourTask(PeriodTask):
     business_hour = BusinessHourParameter(description="The UTC hour this run is for")
     period_param = "business_hour"
     period_kind = HOURLY
+
+
+class BusinessWeekParameter(luigi.DateParameter):
+    """``--business-week``: the Monday of an ISO week (``2026-10-05``) or its key
+    (``2026-W41``); anything else is InvalidInput naming the parameter and the value."""
+
+    def parse(self, s: Any) -> Any:
+        return WEEKLY.parse(s, "business_week")
+
+    def normalize(self, x: Any) -> Any:
+        return None if x is None else WEEKLY.from_param(x, "business_week")
+
+
+class BusinessMonthParameter(luigi.MonthParameter):
+    """``--business-month``: Luigi's MonthParameter (``2025-01``); InvalidInput otherwise."""
+
+    def parse(self, s: Any) -> Any:
+        try:
+            return super().parse(s)
+        except ValueError:
+            raise InvalidInput("business_month", s, "expected a month YYYY-MM") from None
+
+
+class BusinessQuarterParameter(luigi.DateParameter):
+    """``--business-quarter``: a quarter ``2025-Q1`` (its first day as a date)."""
+
+    def parse(self, s: Any) -> Any:
+        return QUARTERLY.parse(s, "business_quarter")
+
+    def serialize(self, dt_value: Any) -> str:
+        return QUARTERLY.key(dt_value, "business_quarter")
+
+    def normalize(self, x: Any) -> Any:
+        return None if x is None else QUARTERLY.from_param(x, "business_quarter")
+
+
+class BusinessWeekTask(PeriodTask):
+    """A Luigi task responsible for one ISO week (key ``2026-W41``; see PeriodTask)."""
+
+    business_week = BusinessWeekParameter(description="The ISO week's Monday, or 2026-W41")
+    period_param = "business_week"
+    period_kind = WEEKLY
+
+
+class BusinessMonthTask(PeriodTask):
+    """A Luigi task responsible for one calendar month (key ``2025-01``; see PeriodTask)."""
+
+    business_month = BusinessMonthParameter(description="The month this run is for, 2025-01")
+    period_param = "business_month"
+    period_kind = MONTHLY
+
+
+class BusinessQuarterTask(PeriodTask):
+    """A Luigi task responsible for one calendar quarter (key ``2025-Q1``; see PeriodTask)."""
+
+    business_quarter = BusinessQuarterParameter(description="The quarter, 2025-Q1")
+    period_param = "business_quarter"
+    period_kind = QUARTERLY
 
 
 def _unwrap_partial(cls: Any) -> tuple[type[PeriodTask], dict[str, Any]]:
