@@ -54,7 +54,9 @@ def _kind(
     if given is None:
         return known or DAILY
     kind = parse_period(given)
-    if known is not None and kind != known:
+    if known is not None and kind == known:
+        return known  # with the calendar the ledger knows
+    if known is not None:
         source = "its range's profile" if found else "its recorded periods"
         raise InvalidInput(
             "period", given, f"{job} is {known.name} in the ledger ({source}); drop --period"

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from gatekeeper.core.calendars import ALL, WEEKDAYS, Calendar, parse_calendar
 from gatekeeper.core.coarse import CoarsePeriod, last_day
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.kinds import Period
+from gatekeeper.core.kinds import Period, set_binder
 from gatekeeper.core.labels import Label
 
 __all__ = ["BusinessPeriod", "on_calendar"]
@@ -275,3 +275,6 @@ def on_calendar(base: Period, calendar: Any) -> Period:
         if kind is None:
             kind = _kinds[(base.name, found)] = BusinessPeriod(base, found)
         return kind
+
+
+set_binder(on_calendar)

@@ -56,6 +56,7 @@ class JobProfile:
     stop: str | None = None
     requires: tuple[Requirement, ...] = ()
     freshness: str | None = None  # the task class's ``freshness`` (core/freshness.py)
+    calendar: str = "all"  # the name of the calendar ``period`` follows (core/calendars.py)
 
     def requires_json(self) -> str:
         """The requirements as stored: ``[["Orders", 0], ["Orders", -1]]``."""
@@ -94,12 +95,14 @@ def profile(
 ) -> JobProfile:
     """A checked JobProfile (``planned``: lateness, catchup, strategy, start, stop,
     freshness)."""
+    kind = parse_period(period)
     return JobProfile(
         check_name(job, "job"),
-        parse_period(period),
+        kind,
         str(timezone),
         **planned,
         requires=tuple(requires),
+        calendar=kind.calendar.name,
     )
 
 

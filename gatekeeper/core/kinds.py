@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABCMeta, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo
 
@@ -38,9 +38,7 @@ class Period(str, metaclass=ABCMeta):
         return str.__str__(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        from gatekeeper.core.periods import parse_period
-
-        return parse_period, (self.name,)  # unpickled as the one instance of its kind
+        return kind_named, (self.name,)  # unpickled as the one instance of its kind
 
     # -- the business calendar (``business.py`` binds a kind to one) --------------------------
     @property
@@ -59,9 +57,9 @@ class Period(str, metaclass=ABCMeta):
         """This kind counting only the business periods of ``calendar`` (a name or a
         Calendar); itself for ``all``. Raises InvalidInput for an unknown calendar, or one a
         kind cannot follow (hours follow every day only)."""
-        from gatekeeper.core.business import on_calendar
-
-        return on_calendar(self.base, calendar)
+        if _binder is None:  # business.py sets it, and periods.py imports business.py
+            raise RuntimeError("import gatekeeper.core.periods before binding a calendar")
+        return _binder(self.base, calendar)
 
     def is_business(self, value: Any, field: str = "business_date") -> bool:
         """True when the period ``value`` names is one of this kind's business periods."""
@@ -187,6 +185,25 @@ class Period(str, metaclass=ABCMeta):
 
 
 _ONE_DAY = dt.timedelta(days=1)
+_KINDS: dict[str, Period] = {}
+#: how ``Period.on`` binds a kind to a calendar (``business.on_calendar``, set on its import)
+_binder: Callable[[Period, Any], Period] | None = None
+
+
+def register(*kinds: Period) -> None:
+    """Make each of ``kinds`` the one instance its name unpickles as."""
+    _KINDS.update((kind.name, kind) for kind in kinds)
+
+
+def set_binder(binder: Callable[[Period, Any], Period]) -> None:
+    """Set what ``Period.on`` calls (``business.py``, once, at its import)."""
+    global _binder
+    _binder = binder
+
+
+def kind_named(name: str) -> Period:
+    """The registered kind named ``name`` (how a kind unpickles)."""
+    return _KINDS[name]
 
 
 def last_closed_day(instant: dt.datetime, zone: ZoneInfo) -> dt.date:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
+from gatekeeper.core import business  # noqa: F401  (binds Period.on to calendars)
 from gatekeeper.core.coarse import MONTHLY, QUARTERLY, WEEKLY
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.intervals import (
@@ -26,7 +27,7 @@ from gatekeeper.core.intervals import (
     parse_lateness,
     parse_timezone,
 )
-from gatekeeper.core.kinds import Period, day_start, last_closed_day
+from gatekeeper.core.kinds import Period, day_start, last_closed_day, register
 from gatekeeper.core.labels import (
     HOUR_EXAMPLES,
     HOUR_KEY,
@@ -172,6 +173,7 @@ class Hourly(Period):
 DAILY: Final[Period] = Daily("daily")
 HOURLY: Final[Period] = Hourly("hourly")
 PERIODS: Final[tuple[Period, ...]] = (DAILY, HOURLY, WEEKLY, MONTHLY, QUARTERLY)
+register(*PERIODS)
 _BY_NAME: Final = {kind.name: kind for kind in PERIODS}
 
 

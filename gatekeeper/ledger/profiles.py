@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gatekeeper.core.causes import Cause, JobProfile, Requirement, blocking_cause
 from gatekeeper.core.periods import Period, kind_of_key, parse_period
@@ -22,15 +22,15 @@ if TYPE_CHECKING:
 
 _COLUMNS = (
     "job, period_kind, timezone, lateness, catchup, strategy, window_start, window_stop, requires, "
-    "freshness"
+    "freshness, calendar"
 )
 _UPSERT = (
-    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (job) DO UPDATE SET period_kind = excluded.period_kind, "
     "timezone = excluded.timezone, lateness = excluded.lateness, catchup = excluded.catchup, "
     "strategy = excluded.strategy, window_start = excluded.window_start, "
     "window_stop = excluded.window_stop, requires = excluded.requires, "
-    "freshness = excluded.freshness, "
+    "freshness = excluded.freshness, calendar = excluded.calendar, "
     "updated_at = excluded.updated_at"
 )
 #: A job's first and last period with an attempt, or as a consumer with a publication.
@@ -54,9 +54,10 @@ class JobProfiles:
         if not rows:
             return None
         row = rows[0]
+        calendar = row[10] or "all"
         return JobProfile(
             row[0],
-            parse_period(row[1], "gk_jobs.period_kind"),
+            parse_period(row[1], "gk_jobs.period_kind").on(_calendar(calendar)),
             row[2],
             lateness=row[3],
             catchup=row[4],
@@ -65,6 +66,7 @@ class JobProfiles:
             stop=row[7],
             requires=JobProfile.parse_requires(row[8]),
             freshness=row[9],
+            calendar=calendar,
         )
 
     def freshness(self) -> dict[str, str]:
@@ -89,6 +91,7 @@ class JobProfiles:
             profile.stop,
             profile.requires_json(),
             profile.freshness,
+            profile.calendar,
         )
 
         def upsert() -> None:
@@ -106,6 +109,14 @@ class JobProfiles:
         kind = kind_of_key(rows[0][0])
         keys = [k for r in rows for k in r if kind.owns_key(k)]
         return min(keys), max(keys)
+
+
+def _calendar(name: str) -> Any:
+    """The built-in calendar a profile names; InvalidInput naming it otherwise (a job on a
+    calendar of its own is read as the calendar is known only where its class is)."""
+    from gatekeeper.core.calendars import parse_calendar
+
+    return parse_calendar(name, "gk_jobs.calendar")
 
 
 def blocked_periods(

@@ -36,6 +36,13 @@ def _add_freshness(sql: SqlCore) -> None:
         sql.execute("ALTER TABLE gk_jobs ADD COLUMN freshness TEXT")
 
 
+def _add_calendar(sql: SqlCore) -> None:
+    """Add ``gk_jobs.calendar`` unless the table has it (as ``_add_freshness``)."""
+    columns = {d[0] for d in sql.execute("SELECT * FROM gk_jobs WHERE 1 = 0").description}
+    if "calendar" not in columns:
+        sql.execute("ALTER TABLE gk_jobs ADD COLUMN calendar TEXT")
+
+
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: attempts with leases, publications with revisions, evidence rows.
     (
@@ -132,6 +139,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 8: the freshness deadline a job's task class declares (``freshness = "6h"``), recorded
     # in its profile by its range so that ``gatekeeper check`` knows it without the class.
     (_add_freshness,),
+    # 9: the business calendar a job's periods follow (``calendar = "weekdays"``), recorded in
+    # its profile by its range so that ``status`` counts its business periods only.
+    (_add_calendar,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

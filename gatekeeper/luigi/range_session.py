@@ -231,17 +231,22 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
     first scheduled period; ``requires()`` declares only, so calling it is safe)."""
     plan = session.plan
     sample = rng.task_for(plan.scheduled[0] if plan.scheduled else rng.first_business_label())
-    own = sample.period_kind.ordinal(sample.period_key)
+    kind = sample.period_kind  # offsets count the consumer's business periods
+    own = kind.ordinal(sample.period_key)
     requires = []
     for dep in luigi.task.flatten(sample.requires()):
-        if isinstance(dep, PeriodTask) and dep.period_kind == sample.period_kind:
-            found = Requirement(dep.job_id, dep.period_kind.ordinal(dep.period_key) - own)
+        if (
+            isinstance(dep, PeriodTask)
+            and dep.period_kind.base is kind.base
+            and kind.is_business(dep.period_key)
+        ):
+            found = Requirement(dep.job_id, kind.ordinal(dep.period_key) - own)
             if found not in requires:
                 requires.append(found)
     stop = rng.stop_label()
     return profile(
         rng.job(),
-        rng.period_kind,
+        rng.of_class().period_kind,  # on the class's calendar
         str(session.timezone),
         requires,
         lateness=duration_text(parse_lateness(session.lateness)),

@@ -48,7 +48,7 @@ def job_freshness(
     kind = parse_period(period)
     last = last_in_force(kind, timezone, within, now)
     if stop is None and last is not None:
-        if through is None or kind.ordinal(through) < kind.ordinal(last):
+        if through is None or kind.rank(through) < kind.rank(last):
             through = kind.key(last)
     _, states = window_states(
         ledger,

@@ -89,14 +89,14 @@ def window(plan: RangePlan, through: str | None = None) -> tuple[Label, ...]:
     """The periods ``period_states`` judges: ``[start, stop)``, or from ``start`` through the
     latest due period when the range is open-ended, and on through ``through`` (the job's last
     recorded period) when that is later: a period recorded before it is due is shown."""
-    kind = plan.period
-    first = kind.ordinal(plan.start)
+    kind = plan.period  # bounds need not be business periods of its calendar: ranks
+    first = kind.rank(plan.start)
     if plan.stop is not None:
-        end = kind.ordinal(plan.stop)
+        end = kind.rank(plan.stop)
     else:
         end = kind.ordinal(plan.due[-1]) + 1 if plan.due else first
         if through is not None and kind.owns_key(through):
-            end = max(end, kind.ordinal(through) + 1)
+            end = max(end, kind.rank(through) + kind.is_business(through))
     return tuple(kind.at(n) for n in range(first, end))
 
 

@@ -190,11 +190,11 @@ def _legend() -> str:
 def _axis(kind: str, views: Sequence[JobView]) -> str:
     """One axis: the rows of the jobs of one period kind, aligned on the earliest start."""
     period = views[0].plan.period
-    first = min(period.ordinal(v.plan.start) for v in views)
+    first = min(period.rank(v.plan.start) for v in views)
     ends = [period.ordinal(v.states[-1].period) for v in views if v.states]
     span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
     note = " (hours in UTC)" if kind == "hourly" else ""
-    rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
+    rows = "".join(_row(v, period.rank(v.plan.start) - first) for v in views)
     return (
         f'<section class="axis" data-kind="{kind}"><h2>{kind} <span class="meta">'
         f"{_text(span)}{note}</span></h2>{rows}</section>"

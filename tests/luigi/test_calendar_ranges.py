@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
 
 import gatekeeper as gk
 from tests.helpers import calendar_tasks
+from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import snapshot
 from tests.helpers.luigi_support import run_luigi, write_config
 
@@ -131,3 +133,20 @@ def test_previous_and_next_period_walk_the_calendar(
     assert getattr(before, cls.period_param) == previous and before.attempt == 0
     assert getattr(after, cls.period_param) == following
     assert type(before) is cls and before.previous_period(-1).task_id == task.task_id
+
+
+def test_status_knows_the_calendar_from_the_profile(ledger_url: str, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, ledger_url)
+    _range(cfg, tmp_path, "Daily", "WeekdayLoad", "2026-10-01", "2026-11-01")
+    with gk.open_ledger(ledger_url) as ledger:
+        found = ledger.job_profile("WeekdayLoad")
+        before = snapshot(ledger)
+    assert found is not None and found.calendar == "weekdays"
+    assert found.period is calendar_tasks.WeekdayLoad.period_kind
+    done = gatekeeper("--ledger", ledger_url, "status", "WeekdayLoad", "--json")
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["total"] == shown["complete_count"] == 22
+    assert shown["contiguous_through"] == "2026-10-30"
+    with gk.open_ledger(ledger_url) as ledger:
+        assert snapshot(ledger) == before  # status reads only
