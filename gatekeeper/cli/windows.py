@@ -27,6 +27,9 @@ def job_request(ledger: LedgerReads, job: str, args: argparse.Namespace) -> dict
     found = ledger.job_profile(job)
     span = ledger.period_span(job)
     kind = _kind(job, args.period, found, span)
+    calendar = getattr(args, "calendar", None)
+    if calendar is not None:  # a job the ledger knows no calendar of (run as a dependency)
+        kind = kind.base.on(calendar)
     start = args.start or (found.start if found else None) or (span[0] if span else None)
     if start is None:
         raise InvalidInput("start", None, f"{job} has no period in the ledger; give --start")
@@ -92,4 +95,9 @@ def window_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timezone", help="IANA zone (default: its range's, else [gatekeeper] timezone)"
+    )
+    parser.add_argument(
+        "--calendar",
+        help="weekdays, holidays:CC, exchange:MIC...: the business calendar the job follows "
+        "(default: its range's, else all)",
     )

@@ -230,8 +230,8 @@ def _builtin(name: str) -> Calendar:
     raise InvalidInput(
         "calendar",
         name,
-        "unknown calendar; expected all, weekdays, holidays:CC[-SUBDIV], exchange:MIC, a "
-        "name from [gatekeeper.calendars], or an object with is_business_day",
+        "unknown calendar; expected all, weekdays, holidays:CC[-SUBDIV], exchange:MIC or an "
+        "object with name and is_business_day",
     )
 
 
