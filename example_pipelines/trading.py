@@ -12,7 +12,7 @@ import luigi
 
 import gatekeeper as gk
 from gatekeeper.core.periods import MONTHLY
-from gatekeeper.luigi.tasks import BusinessMonthTask
+from gatekeeper.luigi.period_tasks import BusinessMonthTask
 
 
 class TradingDayLoad(gk.BusinessDateTask):

@@ -5,6 +5,7 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 
 from __future__ import annotations
 
+from gatekeeper.core.calendars import BusinessCalendar, Calendar
 from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
@@ -18,6 +19,7 @@ from gatekeeper.core.errors import (
     StateConflict,
 )
 from gatekeeper.core.gate import check_ready
+from gatekeeper.core.periods import shift
 from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.core.version import package_version
@@ -25,6 +27,12 @@ from gatekeeper.integrations.delta.history import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi.gated import GatedFileTask, GatedTask
+from gatekeeper.luigi.period_ranges import (
+    RangeBusinessMonthly,
+    RangeBusinessQuarterly,
+    RangeBusinessWeekly,
+)
+from gatekeeper.luigi.period_tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
 from gatekeeper.luigi.range import RangeBusinessDaily, RangeBusinessHourly
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget
 from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
@@ -33,8 +41,13 @@ __version__ = package_version()  # pyproject.toml's, from the installed metadata
 
 __all__ = [
     "Attempt",
+    "BusinessCalendar",
     "BusinessDateTask",
     "BusinessHourTask",
+    "BusinessMonthTask",
+    "BusinessQuarterTask",
+    "BusinessWeekTask",
+    "Calendar",
     "FilePublicationTarget",
     "GatedDeltaTask",
     "GatedFileTask",
@@ -47,12 +60,15 @@ __all__ = [
     "LedgerError",
     "NotReady",
     "OutputMismatch",
-    "Publication",
-    "PublicationTarget",
-    "PublicationConflict",
     "PeriodTask",
+    "Publication",
+    "PublicationConflict",
+    "PublicationTarget",
     "RangeBusinessDaily",
     "RangeBusinessHourly",
+    "RangeBusinessMonthly",
+    "RangeBusinessQuarterly",
+    "RangeBusinessWeekly",
     "RangePlan",
     "Readiness",
     "RecoveryNotSafe",
@@ -63,4 +79,5 @@ __all__ = [
     "fingerprint",
     "open_ledger",
     "plan_range",
+    "shift",
 ]

@@ -257,3 +257,11 @@ def periods_between(
 ) -> Iterator[Label]:
     """``parse_period(period).between(start, stop, timezone)``."""
     return parse_period(period).between(start, stop, timezone)
+
+
+def shift(label: Any, n: int, *, calendar: Any = "all", period: Any = DAILY) -> Label:
+    """The period ``n`` business periods after ``label`` (before it for n < 0), counting only
+    the business periods of ``calendar`` (a name or a Calendar): ``shift(monday, -1,
+    calendar="weekdays")`` is the Friday before. Raises InvalidInput naming the field for a
+    label that is no business period, an unknown calendar or kind, or beyond the calendar."""
+    return parse_period(period).on(calendar).shift(label, n, "label")

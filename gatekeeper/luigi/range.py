@@ -34,7 +34,7 @@ import luigi
 
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, QUARTERLY, WEEKLY, parse_timezone
+from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
 from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
 from gatekeeper.core.progress import cursor_status, range_status
 from gatekeeper.ledger import Ledger
@@ -57,14 +57,7 @@ from gatekeeper.luigi.range_session import (
     job_profile,
     stale_refreshes,
 )
-from gatekeeper.luigi.tasks import (
-    BusinessMonthParameter,
-    BusinessQuarterParameter,
-    BusinessWeekParameter,
-    PeriodTask,
-    class_params,
-    shared_ledger,
-)
+from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -407,37 +400,3 @@ class RangeBusinessHourly(RangeBusinessBase):
         description="End hour (exclusive)",
     )
     period_kind = HOURLY
-
-
-class RangeBusinessWeekly(RangeBusinessBase):
-    """Fill the missing ISO weeks of ``--of`` (a BusinessWeekTask); ``--start`` and ``--stop``
-    are Mondays (``2026-10-05``) or week keys (``2026-W41``), stop exclusive."""
-
-    start = BusinessWeekParameter(description="First week (inclusive): its Monday or 2026-W41")
-    stop = BusinessWeekParameter(
-        default=None,  # type: ignore[arg-type]
-        description="End week (exclusive)",
-    )
-    period_kind = WEEKLY
-
-
-class RangeBusinessMonthly(RangeBusinessBase):
-    """Fill the missing months of ``--of`` (a BusinessMonthTask); ``--start 2025-01``."""
-
-    start = BusinessMonthParameter(description="First month (inclusive), e.g. 2025-01")
-    stop = BusinessMonthParameter(
-        default=None,  # type: ignore[arg-type]
-        description="End month (exclusive)",
-    )
-    period_kind = MONTHLY
-
-
-class RangeBusinessQuarterly(RangeBusinessBase):
-    """Fill the missing quarters of ``--of`` (a BusinessQuarterTask); ``--start 2025-Q1``."""
-
-    start = BusinessQuarterParameter(description="First quarter (inclusive), e.g. 2025-Q1")
-    stop = BusinessQuarterParameter(
-        default=None,  # type: ignore[arg-type]
-        description="End quarter (exclusive)",
-    )
-    period_kind = QUARTERLY

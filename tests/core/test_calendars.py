@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import gatekeeper as gk
 from gatekeeper.core.calendars import (
     WEEKDAYS,
     BusinessCalendar,
@@ -208,3 +209,16 @@ def test_weekly_on_a_calendar_skips_a_week_with_no_business_day() -> None:
     kind = WEEKLY.on(parse_calendar("shut", defined=defined))
     assert kind.shift("2026-W51", 1) == dt.date(2026, 12, 28)
     assert not kind.is_business("2026-W52")
+
+
+def test_gk_shift_counts_business_periods_of_any_kind() -> None:
+    assert gk.shift("2026-10-05", -1, calendar="weekdays") == dt.date(2026, 10, 2)
+    assert gk.shift("2025-11-28", -1, calendar="holidays:US") == dt.date(2025, 11, 26)
+    assert gk.shift("2025-12", 1, period="monthly") == dt.date(2026, 1, 1)
+    assert gk.shift("2025-Q4", -4, period="quarterly") == dt.date(2024, 10, 1)
+    with pytest.raises(InvalidInput) as refused:
+        gk.shift("2026-10-03", 1, calendar="weekdays")
+    assert refused.value.field == "label" and "2026-10-02" in str(refused.value)
+    with pytest.raises(InvalidInput) as refused:
+        gk.shift("2026-10-05", 1, calendar="no-such-calendar")
+    assert refused.value.field == "calendar"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gatekeeper as gk
-from gatekeeper.luigi.tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
+from gatekeeper.luigi.period_tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
 
 
 class WeekdayLoad(gk.BusinessDateTask):
