@@ -26,10 +26,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "luigi": frozenset({"core", "ledger", "luigi", "integrations.lineage"}),
     # Delta's task is a GatedTask: above the adapter
     "integrations.delta": frozenset({"core", "ledger", "luigi", "integrations.delta"}),
-    # the window status, report and serve judge a job over (cli/windows.py): below both
-    "cli.windows": frozenset({"core", "ledger", "luigi", "cli.windows"}),
-    # gatekeeper serve's application (the web extra), started by the cli
-    "web": frozenset({"core", "ledger", "report", "luigi", "cli.windows", "web"}),
+    # gatekeeper serve's application (the web extra), started by the cli; never the cli
+    "web": frozenset({"core", "ledger", "report", "luigi", "web"}),
     "cli": frozenset(
         {
             "core",
@@ -38,7 +36,6 @@ ALLOWED: dict[str, frozenset[str]] = {
             "luigi",
             "integrations.collectors",
             "cli",
-            "cli.windows",
             "web",
         }
     ),

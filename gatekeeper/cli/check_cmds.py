@@ -10,19 +10,15 @@ from typing import Any
 
 from gatekeeper.cli.known import check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result
-from gatekeeper.cli.windows import job_request
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import SECTION, freshness_rules
 from gatekeeper.report.freshness import job_freshness
-
-#: the window options ``job_request`` reads, none given: the job's profile decides
-_DEFAULT_WINDOW = argparse.Namespace(
-    start=None, stop=None, period=None, timezone=None, lateness=None, catchup=None
-)
+from gatekeeper.report.windows import JobWindow, job_window
 
 
 def freshness_of(
@@ -30,12 +26,14 @@ def freshness_of(
     job: str,
     rule: tuple[dt.timedelta, str],
     now: dt.datetime,
-    args: argparse.Namespace = _DEFAULT_WINDOW,
+    window: JobWindow | None = None,
 ) -> Freshness:
-    """``job``'s freshness at ``now`` over its window (``job_request`` with ``args``)."""
+    """``job``'s freshness at ``now`` over ``window`` (default: the window its profile and
+    the ``[gatekeeper]`` settings say, ``report/windows.py job_window``)."""
     within, source = rule
-    request = job_request(ledger, job, args)
-    return job_freshness(ledger, job, within=within, now=now, source=source, **request)
+    if window is None:
+        window = job_window(ledger, job, settings=config.schedule_settings())
+    return job_freshness(ledger, job, within=within, now=now, source=source, window=window)
 
 
 def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
@@ -78,7 +76,7 @@ def _check_known(ledger: LedgerReads, jobs: list[str]) -> None:
     """``known.check_known``'s refusal (closest names suggested), without its
     ``--allow-unknown`` hint: a job never run has no period to judge."""
     try:
-        check_known(ledger, jobs, argparse.Namespace())
+        check_known(ledger, jobs)
     except InvalidInput as exc:
         where = f" in the ledger ({ledger.describe()})"
         raise InvalidInput(exc.field, exc.value, exc.reason, message=exc.reason + where) from None

@@ -10,7 +10,7 @@ from typing import Any
 from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
-from gatekeeper.cli.windows import job_request, window_options
+from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
@@ -39,20 +39,16 @@ JobStates = tuple[str, RangePlan, tuple[PeriodStatus, ...]]
 def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every period of each JOB's window at ``--now`` (default: the current time) in one
     state; exit 1 while any job has gaps."""
-    check_known(ledger, args.jobs, args)
+    check_known(ledger, args.jobs, args.allow_unknown)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
+    windows = {job: flagged_window(ledger, job, args) for job in dict.fromkeys(args.jobs)}
     found = [
-        (
-            job,
-            *window_states(
-                ledger, job, now=now, task_limit=limit, **job_request(ledger, job, args)
-            ),
-        )
-        for job in dict.fromkeys(args.jobs)
+        (job, *window_states(ledger, job, now=now, task_limit=limit, window=window))
+        for job, window in windows.items()
     ]
-    rules = freshness_rules(ledger, list(dict.fromkeys(args.jobs)))
-    fresh = {job: freshness_of(ledger, job, rule, now, args) for job, rule in rules.items()}
+    rules = freshness_rules(ledger, list(windows))
+    fresh = {job: freshness_of(ledger, job, rule, now, windows[job]) for job, rule in rules.items()}
     data = [
         {
             "job": job,

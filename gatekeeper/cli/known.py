@@ -8,7 +8,6 @@ accepts one not yet run (an empty answer, as for any name before its first attem
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,12 +17,12 @@ from gatekeeper.ledger.protocols import LedgerReads
 
 
 def check_known(
-    ledger: LedgerReads, names: Sequence[str], args: argparse.Namespace, kind: str = "job"
+    ledger: LedgerReads, names: Sequence[str], allow_unknown: bool = False, kind: str = "job"
 ) -> None:
     """Raise InvalidInput naming every one of ``names`` the ledger has never seen, each with
     its closest known names, unless ``--allow-unknown`` was given. Reads only: one query,
     and a second listing the known names only when one is unknown."""
-    if getattr(args, "allow_unknown", False):
+    if allow_unknown:
         return
     missing = unknown(ledger, names, kind)
     if missing:

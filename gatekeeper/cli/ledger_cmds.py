@@ -57,7 +57,7 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
     period_key(args.date)  # a bad date is refused before the names are looked up
-    check_known(ledger, args.jobs, args)
+    check_known(ledger, args.jobs, args.allow_unknown)
     readiness = ledger.readiness(args.jobs, args.date)
     rows = [
         (job, "ready", readiness.evidence[job])
@@ -76,7 +76,7 @@ def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
     with no attempt on DATE is exit 0, saying so."""
     if args.date is not None:
         period_key(args.date)
-    check_known(ledger, [args.job], args)
+    check_known(ledger, [args.job], args.allow_unknown)
     found = ledger.history(args.job, args.date)
     if not found:
         if args.date is None or not ledger.history(args.job):
@@ -112,7 +112,7 @@ def lease_text(attempt: Any, now: dt.datetime) -> str:
 
 def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
     period_key(args.date)
-    check_known(ledger, [args.consumer], args, "consumer")
+    check_known(ledger, [args.consumer], args.allow_unknown, "consumer")
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
         return Result(
@@ -165,7 +165,7 @@ def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
     never seen is refused (exit 2) unless ``--allow-unknown``."""
     if args.since is not None:
         period_key(args.since, "since")
-    check_known(ledger, [args.consumer], args, "consumer")
+    check_known(ledger, [args.consumer], args.allow_unknown, "consumer")
     found = ledger.stale(args.consumer, args.since)
     rows = [
         (

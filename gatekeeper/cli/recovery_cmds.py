@@ -33,7 +33,7 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
         stages = check_stages(args.stages.split(","))  # bad input is refused before the
         date = period_key(args.business_date)  # ledger is opened
         with open_cli_ledger(args.ledger, create=False) as ledger:
-            check_known(ledger, stages, args)
+            check_known(ledger, stages, args.allow_unknown)
             plan = plan_recovery_from_ledger(ledger, stages, date, verified)
     except RecoveryNotSafe as exc:
         print(f"gatekeeper: RecoveryNotSafe: {printable(exc)}", file=sys.stderr)

@@ -12,7 +12,7 @@ from typing import Any
 from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_known
 from gatekeeper.cli.output import Result, table
-from gatekeeper.cli.windows import job_request, window_options
+from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
@@ -27,14 +27,17 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     (the report observes, it does not gate). Bad input writes nothing."""
     target = _output_path(args.output)
     jobs = _job_names(args.jobs)
-    check_known(ledger, jobs, args)
+    check_known(ledger, jobs, args.allow_unknown)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     rules = freshness_rules(ledger, jobs)
+    windows = {job: flagged_window(ledger, job, args) for job in jobs}
     covered = [
         JobCoverage(
             job,
-            *window_states(ledger, job, now=now, task_limit=None, **job_request(ledger, job, args)),
-            freshness=freshness_of(ledger, job, rules[job], now, args) if job in rules else None,
+            *window_states(ledger, job, now=now, task_limit=None, window=windows[job]),
+            freshness=freshness_of(ledger, job, rules[job], now, windows[job])
+            if job in rules
+            else None,
         )
         for job in jobs
     ]

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import parse_aware_datetime, parse_lateness, parse_timezone
-from gatekeeper.core.periods import DAILY, Label, Period, parse_period
+from gatekeeper.core.intervals import parse_aware_datetime
+from gatekeeper.core.periods import DAILY, Label, Period
+from gatekeeper.core.schedule import STRATEGIES, Schedule, Strategy
 from gatekeeper.core.spans import PeriodRuns, PeriodSpan
 
 
@@ -27,10 +26,6 @@ class CompletedPeriods(Protocol):
     def complete_runs(
         self, job: str, first: str, last: str, consumer: str | None = None
     ) -> PeriodRuns: ...
-
-
-STRATEGIES = ("contiguous", "forward", "reverse")
-_LAST_N = re.compile(r"^last:([0-9]+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +43,13 @@ class RangePlan:
     - ``next_due_at``: when the earliest not-yet-due period in ``[start, stop)`` becomes due
       (UTC), or None if there is none.
 
-    The other fields echo the validated request (``stop`` None means open-ended).
+    ``schedule`` is the Schedule planned (its fields read here as ``start``, ``stop`` (None
+    means open-ended), ``period``, ``lateness``, ``strategy``, ``catchup`` and ``timezone``,
+    the zone's name).
     """
 
-    start: Label
-    stop: Label | None
+    schedule: Schedule
     now: dt.datetime
-    lateness: dt.timedelta
-    period: Period
-    timezone: str
-    strategy: str
-    catchup: str
     task_limit: int | None
     due: Sequence[Label]
     gaps: tuple[Label, ...]
@@ -67,8 +58,38 @@ class RangePlan:
     contiguous_through: Label | None
     next_due_at: dt.datetime | None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "period", parse_period(self.period))  # a name becomes its kind
+    @property
+    def start(self) -> Label:
+        start: Label = self.schedule.start
+        return start
+
+    @property
+    def stop(self) -> Label | None:
+        stop: Label | None = self.schedule.stop
+        return stop
+
+    @property
+    def period(self) -> Period:
+        return self.schedule.kind
+
+    @property
+    def lateness(self) -> dt.timedelta:
+        late: dt.timedelta = self.schedule.lateness
+        return late
+
+    @property
+    def timezone(self) -> str:
+        return self.schedule.zone.key
+
+    @property
+    def strategy(self) -> Strategy:
+        strategy: Strategy = self.schedule.strategy
+        return strategy
+
+    @property
+    def catchup(self) -> str:
+        catchup: str = self.schedule.catchup
+        return catchup
 
     @property
     def total(self) -> int:
@@ -104,7 +125,7 @@ class RangePlan:
             "lateness_seconds": self.lateness.total_seconds(),
             "period": self.period.name,
             "timezone": self.timezone,
-            "strategy": self.strategy,
+            "strategy": self.strategy.value,
             "catchup": self.catchup,
             "task_limit": self.task_limit,
             "total": self.total,
@@ -129,10 +150,11 @@ def plan_range(
     now: Any,
     lateness: Any = dt.timedelta(0),
     timezone: Any = "UTC",
-    period: str = DAILY,
-    strategy: str = "contiguous",
+    period: Any = DAILY,
+    strategy: Any = "contiguous",
     catchup: str = "all",
     task_limit: int | None = 50,
+    calendar: Any = None,
 ) -> RangePlan:
     """Plan the filling of ``[start, stop)`` at ``now``; pure, writes nothing.
 
@@ -144,40 +166,50 @@ def plan_range(
     ``all`` (every due period since start), ``none`` (only the latest due period) or
     ``last:N`` (the N latest). ``strategy`` only orders the gaps: ``contiguous`` and
     ``forward`` oldest first, ``reverse`` newest first; running ``contiguous`` one period at a
-    time, in order, stopping at the first failure, is the Luigi wrapper's job.
+    time, in order, stopping at the first failure, is the Luigi wrapper's job. ``calendar``
+    (a name or a Calendar) counts only its business periods. The window is one ``Schedule``
+    (``plan`` takes one made already).
 
-    Returns a RangePlan. Raises InvalidInput naming the field for a bad period, time zone,
-    ``now`` (naive), lateness (negative), start/stop (wrong type for the period; stop before
-    start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or complete item.
+    Returns a RangePlan. Raises InvalidInput naming the field for a bad period, calendar,
+    time zone, ``now`` (naive), lateness (negative), start/stop (wrong type for the period;
+    stop before start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or
+    complete item.
     """
-    kind, zone, when, late, first, last = _parse_window(
-        start, stop, now, lateness, timezone, period
+    when = parse_aware_datetime(now, "now")
+    schedule = Schedule(
+        start=start,
+        stop=stop,
+        period=period,
+        calendar=calendar,
+        timezone=timezone,
+        lateness=lateness,
+        catchup=catchup,
+        strategy=strategy,
     )
-    if last is not None and last < first:
-        raise InvalidInput("stop", stop, f"before start {start}")
-    order = _parse_strategy(strategy)
-    policy, window = _parse_catchup(catchup)
+    return plan(complete, schedule, now=when, task_limit=task_limit)
+
+
+def plan(
+    complete: Iterable[Any], schedule: Schedule, *, now: Any, task_limit: int | None = 50
+) -> RangePlan:
+    """``plan_range`` of a Schedule: the plan of its window at ``now``; pure."""
+    when = parse_aware_datetime(now, "now")
     limit = _parse_task_limit(task_limit)
-    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
+    kind = schedule.kind
+    lo, hi = schedule.due_ordinals(when)
     due = PeriodSpan(kind, lo, hi)
     missing = [n - lo for n in _missing(complete, kind, lo, hi)]  # positions in ``due``
-    gaps, skipped = _split_by_policy(due, missing, window, order)
+    gaps, skipped = _split_by_policy(due, missing, schedule.catchup_window, schedule.strategy)
     return RangePlan(
-        start=first,
-        stop=last,
+        schedule=schedule,
         now=when,
-        lateness=late,
-        period=kind,
-        timezone=zone.key,
-        strategy=order,
-        catchup=policy,
         task_limit=limit,
         due=due,
         gaps=gaps,
         scheduled=gaps if limit is None else gaps[:limit],
         skipped_by_policy=skipped,
         contiguous_through=_contiguous_through(due, missing[0] if missing else None),
-        next_due_at=_next_due_at(hi, last, kind, zone, late),
+        next_due_at=schedule.due_at(hi),
     )
 
 
@@ -191,39 +223,31 @@ def plan_from_ledger(
     ledger: CompletedPeriods,
     job: str,
     *,
-    start: Any,
-    stop: Any = None,
     now: Any,
-    lateness: Any = dt.timedelta(0),
-    timezone: Any = "UTC",
-    period: str = DAILY,
+    schedule: Schedule | None = None,
     consumer: str | None = None,
     complete: Completeness | None = None,
-    **request: Any,
+    task_limit: int | None = 50,
+    **window: Any,
 ) -> RangePlan:
-    """The one fetch-then-plan step: which due periods of ``job`` in ``[start, stop)`` at
-    ``now`` are complete, then ``plan_range`` with ``request`` (``strategy``, ``catchup``,
-    ``task_limit``).
+    """The one fetch-then-plan step: which due periods of ``job``'s ``schedule`` (or the
+    Schedule of ``window``: ``start``, ``stop``, ``period``, ``calendar``, ``timezone``,
+    ``lateness``, ``strategy``, ``catchup``) are complete at ``now``, then ``plan``.
 
     Completeness is ``complete(first_key, last_key)`` over the due window when given (a range
     passes its task class's ``bulk_complete``), else the ledger's: latest attempt succeeded
     and, with ``consumer``, published by it (one query over the runs the ledger keeps).
     Nothing is fetched when no period is due. Reads only; raises InvalidInput and LedgerError.
     """
-    kind = parse_period(period)
-    span = due_span(start, stop, now=now, lateness=lateness, timezone=timezone, period=kind)
+    if schedule is None:
+        schedule = Schedule(**window)
+    elif window:
+        raise InvalidInput(next(iter(window)), window, "given beside a schedule")
+    when = parse_aware_datetime(now, "now")
+    span = schedule.due_span(when)
     fetch = complete or functools.partial(_ledger_completeness, ledger, job, consumer)
     done = () if span is None else fetch(*span)
-    return plan_range(
-        done,
-        start=start,
-        stop=stop,
-        now=now,
-        lateness=lateness,
-        timezone=timezone,
-        period=kind,
-        **request,
-    )
+    return plan(done, schedule, now=when, task_limit=task_limit)
 
 
 def _ledger_completeness(
@@ -239,36 +263,22 @@ def due_span(
     now: Any,
     lateness: Any = dt.timedelta(0),
     timezone: Any = "UTC",
-    period: str = DAILY,
+    period: Any = DAILY,
+    calendar: Any = None,
 ) -> tuple[str, str] | None:
     """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
-    (inclusive), or None when none is due. Pure; raises InvalidInput as ``plan_range``."""
-    kind, zone, when, late, first, last = _parse_window(
-        start, stop, now, lateness, timezone, period
-    )
-    lo, hi = _due_span(first, last, _latest_due(when, late, kind, zone), kind)
-    if hi <= lo:
-        return None
-    return kind.key(first), kind.key(kind.at(hi - 1))
-
-
-def _parse_window(
-    start: Any,
-    stop: Any,
-    now: Any,
-    lateness: Any,
-    timezone: Any,
-    period: str,
-) -> tuple[Period, ZoneInfo, dt.datetime, dt.timedelta, Label, Label | None]:
-    """The validated window request shared by ``plan_range`` and ``due_span``: (period kind,
-    zone, now, lateness, first label, stop label or None); raises InvalidInput."""
-    kind = parse_period(period)
-    zone = parse_timezone(timezone)
+    (inclusive), or None when none is due (``Schedule.due_span``). Pure; raises InvalidInput
+    as ``plan_range``."""
     when = parse_aware_datetime(now, "now")
-    late = parse_lateness(lateness)
-    first = kind.parse(start, "start")
-    last = None if stop is None else kind.parse(stop, "stop")
-    return kind, zone, when, late, first, last
+    schedule = Schedule(
+        start=start,
+        stop=stop,
+        period=period,
+        calendar=calendar,
+        timezone=timezone,
+        lateness=lateness,
+    )
+    return schedule.due_span(when)
 
 
 def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
@@ -284,27 +294,6 @@ def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
     return (n for n in range(lo, hi) if n not in done)
 
 
-def _parse_strategy(value: Any) -> str:
-    if isinstance(value, str) and value in STRATEGIES:
-        return value
-    raise InvalidInput("strategy", value, f"unknown strategy; expected {', '.join(STRATEGIES)}")
-
-
-def _parse_catchup(value: Any) -> tuple[str, int | None]:
-    """Return the canonical policy and its window (how many latest due periods; None = all)."""
-    if value == "all":
-        return "all", None
-    if value == "none":
-        return "none", 1
-    match = _LAST_N.match(value) if isinstance(value, str) else None
-    if match is not None and int(match.group(1)) >= 1:
-        n = int(match.group(1))
-        return f"last:{n}", n
-    if isinstance(value, str) and value.startswith("last:"):
-        raise InvalidInput("catchup", value, "last:N needs a whole number N >= 1")
-    raise InvalidInput("catchup", value, "unknown catch-up policy; expected all, none or last:N")
-
-
 def _parse_task_limit(value: Any) -> int | None:
     if value is None:
         return None
@@ -315,37 +304,15 @@ def _parse_task_limit(value: Any) -> int | None:
     return value
 
 
-def _latest_due(
-    when: dt.datetime, late: dt.timedelta, kind: Period, zone: ZoneInfo
-) -> Label | None:
-    """The latest period due at ``when`` (its end + ``late`` <= ``when``), or None."""
-    try:
-        until = when - late
-    except OverflowError:
-        return None
-    return kind.last_closed(until, zone)
-
-
-def _due_span(
-    first: Label, last: Label | None, newest: Label | None, kind: Period
-) -> tuple[int, int]:
-    """Ordinals ``[lo, hi)`` of the due periods of ``[first, last)``: up to ``newest``."""
-    lo = kind.rank(first)  # a bound need not be a business period of the kind's calendar
-    hi = lo if newest is None else max(lo, kind.ordinal(newest) + 1)
-    if last is not None:
-        hi = min(hi, kind.rank(last))
-    return lo, hi
-
-
 def _split_by_policy(
-    due: Sequence[Label], missing: list[int], window: int | None, order: str
+    due: Sequence[Label], missing: list[int], window: int | None, order: Strategy
 ) -> tuple[tuple[Label, ...], tuple[Label, ...]]:
     """Split the missing due periods (ascending positions in ``due``) into the gaps, in fill
     order, and those the catch-up window (the latest ``window`` due periods) skips."""
     cut = 0 if window is None else max(0, len(due) - window)
     skipped = tuple(due[i] for i in missing if i < cut)
     eligible = [due[i] for i in missing[len(skipped) :]]
-    return (tuple(reversed(eligible)) if order == "reverse" else tuple(eligible)), skipped
+    return (tuple(reversed(eligible)) if order is Strategy.REVERSE else tuple(eligible)), skipped
 
 
 def _contiguous_through(due: Sequence[Label], first_missing: int | None) -> Label | None:
@@ -355,14 +322,13 @@ def _contiguous_through(due: Sequence[Label], first_missing: int | None) -> Labe
     return due[first_missing - 1] if first_missing else None
 
 
-def _next_due_at(
-    pending: int, last: Label | None, kind: Period, zone: ZoneInfo, late: dt.timedelta
-) -> dt.datetime | None:
-    """When the period at ordinal ``pending`` (the first not yet due) becomes due, or None when
-    it lies at or after ``last`` or beyond the datetime range."""
-    if last is not None and pending >= kind.rank(last):
-        return None
-    try:
-        return kind.closes_at(kind.at(pending), zone) + late
-    except (InvalidInput, OverflowError):
-        return None
+__all__ = [
+    "STRATEGIES",
+    "CompletedPeriods",
+    "Completeness",
+    "RangePlan",
+    "due_span",
+    "plan",
+    "plan_from_ledger",
+    "plan_range",
+]

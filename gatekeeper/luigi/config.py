@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import luigi
 
@@ -31,6 +31,9 @@ from gatekeeper.luigi.compat import (
     environment_probe,
     instance_cache_token,
 )
+
+if TYPE_CHECKING:
+    from gatekeeper.core.schedule import ScheduleInput
 
 DEFAULT_LEDGER_URL = "sqlite:///gatekeeper.db"
 
@@ -392,3 +395,12 @@ def databricks_time_budget() -> float:
     from gatekeeper.core.validation import check_time_budget
 
     return check_time_budget(settings().databricks_time_budget, _field("databricks_time_budget"))
+
+
+def schedule_settings() -> ScheduleInput:
+    """What the ``[gatekeeper]`` settings say of a schedule (the zone and lateness, each from
+    the luigi command line, its ``GATEKEEPER_*`` variable or luigi.cfg): the layer below a
+    range's parameters and a job's recorded profile (``core/schedule.py``)."""
+    from gatekeeper.core.schedule import ScheduleInput
+
+    return ScheduleInput(timezone=timezone(), lateness=lateness())

@@ -34,9 +34,10 @@ import luigi
 
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, parse_timezone
-from gatekeeper.core.planning import STRATEGIES, RangePlan, plan_from_ledger
+from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.progress import cursor_status, range_status
+from gatekeeper.core.schedule import STRATEGIES, Schedule, ScheduleInput, Strategy, resolve_schedule
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
@@ -143,25 +144,36 @@ class RangeBusinessBase(luigi.Task):
 
     def _open_session(self) -> FillSession:
         of = self.of_class()
-        strategy = self.effective_strategy()
+        schedule = self.schedule()
         check_of_params(of, self.of_params, self.label_to_param(self.first_business_label()))
         now = clock_at(epoch_seconds() if self.now is None else self.now)
-        lateness = self.lateness or config.lateness()
-        zone = parse_timezone(self.timezone or config.timezone())
         started = epoch_seconds()  # before Luigi forks a worker to run the range
-        plan = self._plan(self.ledger(), now, lateness, zone, strategy)
+        plan = self._plan(self.ledger(), now, schedule)
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(
             now=now,
-            lateness=lateness,
-            timezone=zone,
-            strategy=strategy,
+            schedule=schedule,
             started=started,
             plan=plan,
             keys=keys,
             chunks=chunk_blocks(plan),
             refreshes=tuple(self.stale_refreshes()),
         )
+
+    def schedule(self) -> Schedule:
+        """The range's Schedule: its parameters, then the ``[gatekeeper]`` settings (the
+        environment over luigi.cfg) for the zone and lateness, on the ``of`` class's kind
+        and calendar. Raises InvalidInput naming the parameter."""
+        given = ScheduleInput(
+            start=self.start_label(),
+            stop=self.stop_label(),
+            period=self.of_class().period_kind,  # the range's kind on the class's calendar
+            timezone=self.timezone,
+            lateness=self.lateness,
+            catchup=self.catchup,
+            strategy=self.effective_strategy(),
+        )
+        return resolve_schedule(given, config.schedule_settings())
 
     def of_class(self) -> type[PeriodTask]:
         of = self.of
@@ -188,29 +200,15 @@ class RangeBusinessBase(luigi.Task):
         ``of`` class's ``bulk_complete`` hold it now (one ledger query by default; the plan the
         session started from is ``session.plan``)."""
         session = self.session
-        return self._plan(
-            ledger or self.ledger(),
-            session.now,
-            session.lateness,
-            session.timezone,
-            session.strategy,
-        )
+        return self._plan(ledger or self.ledger(), session.now, session.schedule)
 
-    def _plan(
-        self, ledger: Ledger, now: dt.datetime, lateness: Any, zone: Any, strategy: str
-    ) -> RangePlan:
+    def _plan(self, ledger: Ledger, now: dt.datetime, schedule: Schedule) -> RangePlan:
         of, job = self.of_class(), self.job()
         return plan_from_ledger(
             ledger,
             job,
-            start=self.start_label(),
-            stop=self.stop_label(),
+            schedule=schedule,
             now=now,
-            lateness=lateness,
-            period=of.period_kind,  # the range's kind on the ``of`` class's calendar
-            timezone=zone,
-            strategy=strategy,
-            catchup=self.catchup,
             task_limit=self.task_limit,
             complete=completeness(of, self.of_params, ledger, job),
         )
@@ -249,7 +247,9 @@ class RangeBusinessBase(luigi.Task):
         Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
         session = self.session
-        chunks = [] if session.strategy == "contiguous" else self._independent_chunks()
+        chunks = (
+            [] if session.schedule.strategy is Strategy.CONTIGUOUS else self._independent_chunks()
+        )
         return [*session.refreshes, *chunks]
 
     def deps(self) -> list[luigi.Task]:
@@ -284,7 +284,7 @@ class RangeBusinessBase(luigi.Task):
         return stale_refreshes(self)
 
     def run(self) -> Iterator[Any]:
-        if self._announced().strategy == "contiguous":
+        if self._announced().schedule.strategy is Strategy.CONTIGUOUS:
             yield from self._fill_in_order()
         self.report(self.final_plan())
         range_watch.close_after_run(self)
@@ -295,7 +295,7 @@ class RangeBusinessBase(luigi.Task):
 
     def chunk_tasks(self) -> list[ContiguousChunk]:
         """Every chunk this invocation fills (complete or not), as ``run()`` yields them."""
-        if self.session.strategy != "contiguous":
+        if self.session.schedule.strategy is not Strategy.CONTIGUOUS:
             return self._independent_chunks()
         return [self._contiguous_chunk(block, keys) for block, keys in self.session.chunks]
 

@@ -17,7 +17,6 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import luigi.task
 from luigi.tools.range import RangeEvent
@@ -25,11 +24,12 @@ from luigi.tools.range import RangeEvent
 from gatekeeper.core.causes import JobProfile, Requirement, profile
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import parse_freshness
-from gatekeeper.core.intervals import duration_text, parse_lateness
+from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import range_metrics
 from gatekeeper.core.records import Staleness
+from gatekeeper.core.schedule import Schedule, Strategy
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
 from gatekeeper.luigi.tasks import PeriodTask
@@ -45,15 +45,14 @@ class FillSession:
     """What one invocation of a range fills, fixed at its first check (Luigi's ``complete()``).
 
     ``now`` is the range's clock for the whole invocation (so a long fill plans one window);
+    ``schedule`` what it plans (its parameters and settings, resolved once);
     ``plan`` the plan made then; ``keys`` the ledger keys of its scheduled periods in fill
     order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
     republishing tasks of ``--refresh-stale``; ``started`` when it was built (epoch seconds).
     """
 
     now: dt.datetime
-    lateness: Any
-    timezone: ZoneInfo
-    strategy: str
+    schedule: Schedule
     started: float
     plan: RangePlan
     keys: tuple[str, ...]
@@ -74,7 +73,7 @@ def chunk_size(plan: RangePlan) -> int:
     """Due periods per chunk: CHUNK for a contiguous fill (one chunk runs at a time); for
     forward and reverse, small enough that the window makes at least LANES chunks (so every
     worker of every process sharing the range gets some), at most CHUNK."""
-    if plan.strategy == "contiguous":
+    if plan.strategy is Strategy.CONTIGUOUS:
         return CHUNK
     return max(1, min(CHUNK, -(-len(plan.due) // LANES)))
 
@@ -85,7 +84,7 @@ def block_starts(plan: RangePlan) -> list[int]:
     doubling up to CONTIGUOUS_GROWTH times it), so a long fill is few chunks, each a round of
     Luigi's worker and scheduler, while a short one is cut as before. A start depends only on
     the periods before it: a window that grows at its end keeps its blocks."""
-    size, grows = chunk_size(plan), plan.strategy == "contiguous"
+    size, grows = chunk_size(plan), plan.strategy is Strategy.CONTIGUOUS
     starts: list[int] = []
     at = 0
     while at < len(plan.due):
@@ -247,11 +246,11 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
     return profile(
         rng.job(),
         rng.of_class().period_kind,  # on the class's calendar
-        str(session.timezone),
+        session.schedule.zone.key,
         requires,
-        lateness=duration_text(parse_lateness(session.lateness)),
-        catchup=str(rng.catchup),
-        strategy=session.strategy,
+        lateness=duration_text(session.schedule.lateness),
+        catchup=session.schedule.catchup,
+        strategy=session.schedule.strategy.value,
         start=plan.key(rng.start_label()),
         stop=None if stop is None else plan.key(stop),
         freshness=class_freshness(rng.of_class()),

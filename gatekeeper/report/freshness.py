@@ -1,22 +1,26 @@
 """A job's freshness over a ledger: the one fetch-then-judge step ``gatekeeper check``,
 ``status``, the report and the web view share (reads only).
 
-``job_freshness(ledger, job, within=..., now=..., **window)`` judges the deadlines of the
-job's window (the keyword arguments ``window_states`` takes; ``cli/windows.py job_request``
-resolves them from the job's profile) with ``core/freshness.py assess``; the window is
-extended, when it is open-ended, through the latest period whose deadline is in force, so a
-period past its deadline that the range's lateness does not yet call due is judged too.
+``job_freshness(ledger, job, within=..., now=..., window=...)`` judges the deadlines of the
+job's window (``report/windows.py job_window`` resolves it from the job's profile) with
+``core/freshness.py assess``; the window is extended, when it is open-ended, through the
+latest period whose deadline is in force, so a period past its deadline that the range's
+lateness does not yet call due is judged too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from gatekeeper.core.causes import Requirement
 from gatekeeper.core.freshness import Breach, Freshness, assess, last_in_force
-from gatekeeper.core.periods import DAILY, parse_period
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.report.states import window_states
+from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
@@ -30,42 +34,39 @@ def job_freshness(
     *,
     within: dt.timedelta,
     now: dt.datetime,
-    start: Any,
-    stop: Any = None,
-    period: Any = DAILY,
-    timezone: Any = "UTC",
-    through: str | None = None,
+    window: JobWindow | None = None,
     source: str = "",
-    **request: Any,
+    requires: Sequence[Requirement] = (),
+    through: str | None = None,
+    **schedule: Any,
 ) -> Freshness:
     """``job``'s Freshness at ``now`` for a deadline of ``within`` after each period's end
-    (``source``: where it was set). ``start``, ``stop``, ``period``, ``timezone``, ``through``
-    and ``request`` (lateness, catchup, strategy, requires) are ``window_states``' window. A
-    job that has ever published must have each period published as well. A few queries;
-    reads only; raises InvalidInput for a bad window and LedgerError when the database fails.
+    (``source``: where it was set), over ``window`` (``report/windows.py``; or the Schedule of
+    ``schedule``, ``requires`` and ``through``, as ``window_states`` takes them). A job that
+    has ever published must have each period published as well. A few queries; reads only;
+    raises InvalidInput for a bad window and LedgerError when the database fails.
     """
     job = check_name(job, "job")
-    kind = parse_period(period)
-    last = last_in_force(kind, timezone, within, now)
-    if stop is None and last is not None:
+    if window is None:
+        window = JobWindow(Schedule(**schedule), tuple(requires), through)
+    plan_of = window.schedule
+    kind, zone = plan_of.kind, plan_of.zone
+    last = last_in_force(kind, zone.key, within, now)
+    through = window.through
+    if plan_of.stop is None and last is not None:
         if through is None or kind.rank(through) < kind.rank(last):
             through = kind.key(last)
     _, states = window_states(
         ledger,
         job,
-        start=start,
-        stop=stop,
-        period=kind,
-        timezone=timezone,
-        through=through,
         now=now,
         task_limit=None,
-        **request,
+        window=dataclasses.replace(window, through=through),
     )
     publishes = bool(ledger.read(_PUBLISHES, (job,)))
     published = {s.period for s in states if s.revision is not None} if publishes else None
     judged = [(s.period, s.state.value) for s in states]
-    return assess(job, kind, timezone, within, judged, now, published, source)
+    return assess(job, kind, zone.key, within, judged, now, published, source)
 
 
 def freshness_breaches(

@@ -29,12 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gatekeeper.core.causes import Cause, Requirement
-from gatekeeper.core.periods import DAILY, Label
+from gatekeeper.core.periods import Label
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.overview import newest_publications
 from gatekeeper.ledger.profiles import blocked_periods
+from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
@@ -85,7 +87,7 @@ class PeriodStatus:
         }
 
 
-def window(plan: RangePlan, through: str | None = None) -> tuple[Label, ...]:
+def plan_window(plan: RangePlan, through: str | None = None) -> tuple[Label, ...]:
     """The periods ``period_states`` judges: ``[start, stop)``, or from ``start`` through the
     latest due period when the range is open-ended, and on through ``through`` (the job's last
     recorded period) when that is later: a period recorded before it is due is shown."""
@@ -107,7 +109,7 @@ def period_states(
     causes: Mapping[str, Cause] | None = None,
     through: str | None = None,
 ) -> tuple[PeriodStatus, ...]:
-    """The state of every period of ``plan``'s window (``window(plan, through)``), oldest
+    """The state of every period of ``plan``'s window (``plan_window(plan, through)``), oldest
     first (pure).
 
     ``latest`` maps a ledger key to the latest attempt of the job for it; ``publications``,
@@ -120,7 +122,7 @@ def period_states(
     found = publications or {}
     blocked = causes or {}
     out = []
-    for label in window(plan, through):
+    for label in plan_window(plan, through):
         key = plan.key(label)
         attempt = latest.get(key)
         state = _state(key, attempt, due, skipped, plan.now)
@@ -188,17 +190,18 @@ def window_states(
     ledger: LedgerReads,
     job: str,
     *,
-    start: Any,
-    stop: Any = None,
-    period: str = DAILY,
+    now: Any,
+    task_limit: int | None = 50,
+    window: JobWindow | None = None,
     requires: Sequence[Requirement] = (),
     through: str | None = None,
-    **request: Any,
+    **schedule: Any,
 ) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
-    """The one fetch-plan-judge step: ``job``'s RangePlan (``coverage.plan_from_ledger`` with
-    ``start``, ``stop``, ``period`` and ``request``: ``now``, ``lateness``, ``timezone``,
-    ``strategy``, ``catchup``, ``task_limit``) and the state of every period of its window
-    (on through ``through``, the job's last recorded period, when the window is open).
+    """The one fetch-plan-judge step: ``job``'s RangePlan at ``now`` (``plan_from_ledger``
+    over ``window``'s Schedule, or the Schedule of ``schedule``: ``start``, ``stop``,
+    ``period``, ``calendar``, ``timezone``, ``lateness``, ``strategy``, ``catchup``) and the
+    state of every period of its window (on through ``through``, the job's last recorded
+    period, when the window is open).
 
     Completeness is the latest attempt's (as ``gatekeeper status`` always planned it); for a
     job that publishes (has publications as a consumer) each period carries its newest
@@ -206,9 +209,12 @@ def window_states(
     cause. A few queries (one more per required job) whatever the window; reads only. Raises
     InvalidInput for a bad request and LedgerError when the database fails.
     """
+    if window is None:
+        window = JobWindow(Schedule(**schedule), tuple(requires), through)
+    requires, through = window.requires, window.through
     job = check_name(job, "job")
-    plan = plan_from_ledger(ledger, job, start=start, stop=stop, period=period, **request)
-    labels = window(plan, through)
+    plan = plan_from_ledger(ledger, job, schedule=window.schedule, now=now, task_limit=task_limit)
+    labels = plan_window(plan, through)
     if not labels:
         return plan, ()
     first, last = plan.key(labels[0]), plan.key(labels[-1])

@@ -1,6 +1,6 @@
 """What ``gatekeeper serve`` shows, computed from the ledger (reads only, no web framework).
 
-A job's window is the one ``gatekeeper status`` judges (``cli/windows.py`` job_request: its
+A job's window is the one ``gatekeeper status`` judges (``report/windows.py`` job_window: its
 range's profile, else its recorded periods, then ``[gatekeeper]``), started no earlier than
 the first period that ends after ``now - window`` (``--window``, default 90 days): the grid
 and ``/metrics`` cost the window, not the ledger's ten years.
@@ -13,26 +13,28 @@ and ``/metrics`` cost the window, not the ledger's ten years.
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.cli.windows import job_request
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.core.names import describe_unknown, suggest
-from gatekeeper.core.periods import Period, parse_period_key
+from gatekeeper.core.periods import parse_period_key
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.schedule import ScheduleInput
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.names import known_names, unknown
 from gatekeeper.ledger.overview import running_attempts
 from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
 from gatekeeper.report.freshness import job_freshness
 from gatekeeper.report.states import PeriodStatus, counts, window_states
+from gatekeeper.report.windows import JobWindow, job_window
 
 
 class UnknownJob(InvalidInput):
@@ -95,18 +97,13 @@ class JobView:
         return [[s.period, s.state.value] for s in self.states]
 
 
-def request_of(
-    ledger: LedgerReads,
-    job: str,
-    start: str | None = None,
-    stop: str | None = None,
-) -> dict[str, Any]:
-    """``window_states``' keyword arguments for ``job`` as ``gatekeeper status`` builds
-    them (``start``/``stop`` as its flags); reads the ledger."""
-    args = argparse.Namespace(
-        start=start, stop=stop, period=None, timezone=None, lateness=None, catchup=None
-    )
-    return job_request(ledger, job, args)
+def window_of(
+    ledger: LedgerReads, job: str, start: str | None = None, stop: str | None = None
+) -> JobWindow:
+    """``job``'s window as ``gatekeeper status`` resolves it (``start``/``stop`` as its
+    flags; ``report/windows.py job_window``); reads the ledger."""
+    given = ScheduleInput(start=start, stop=stop)
+    return job_window(ledger, job, given, config.schedule_settings())
 
 
 #: The longest window served: ten years (a longer one is refused, not rendered).
@@ -124,17 +121,21 @@ def parse_window(value: Any) -> dt.timedelta:
     return window
 
 
-def window_start(request: dict[str, Any], window: dt.timedelta, now: dt.datetime) -> str:
-    """The later of the job's own start and the first period ending after ``now - window``,
-    but not after the job's stop (a range that ended before the window: no period shown)."""
-    kind: Period = request["period"]
-    own = kind.key(request["start"], "start")
-    closed = kind.last_closed(now - window, request["timezone"])
+def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindow:
+    """``found`` started at the later of its own start and the first period ending after
+    ``now - window``, but not after its stop (a range that ended before the window: no
+    period shown)."""
+    schedule = found.schedule
+    kind = schedule.kind
+    closed = kind.last_closed(now - window, schedule.zone)
     if closed is None:
-        return own
-    later = max(own, kind.key(kind.at(kind.ordinal(closed) + 1)))
-    stop = request.get("stop")
-    return later if stop is None else min(later, kind.key(stop, "stop"))
+        return found
+    later = max(kind.rank(schedule.start), kind.ordinal(closed) + 1)
+    if schedule.stop is not None and later >= kind.rank(schedule.stop):
+        start = schedule.stop
+    else:
+        start = kind.at(later)
+    return dataclasses.replace(found, schedule=schedule.with_(start=start))
 
 
 def job_view(
@@ -148,13 +149,12 @@ def job_view(
     """One job of the grid (a few queries: ``window_states``'), with its freshness over the
     same window when it has a deadline (``rule``: ``job_freshness``, a few more). Raises
     InvalidInput for a job whose window cannot be judged (no recorded period)."""
-    request = request_of(ledger, job)
-    request["start"] = window_start(request, window, now)
-    plan, states = window_states(ledger, job, now=now, task_limit=None, **request)
+    shown = served(window_of(ledger, job), window, now)
+    plan, states = window_states(ledger, job, now=now, task_limit=None, window=shown)
     fresh = None
     if rule is not None:  # over the same window: a scrape costs the window, not ten years
         within, source = rule
-        fresh = job_freshness(ledger, job, within=within, now=now, source=source, **request)
+        fresh = job_freshness(ledger, job, within=within, now=now, source=source, window=shown)
     return JobView(job, plan, states, *running, freshness=fresh)
 
 
@@ -197,10 +197,10 @@ def job_periods(
     """``gatekeeper status JOB --start START --stop STOP --json`` at ``now``; without
     ``start``, the serve window's. Reads only; raises InvalidInput / UnknownJob."""
     job = check_job(ledger, job)
-    request = request_of(ledger, job, start, stop)
+    shown = window_of(ledger, job, start, stop)
     if start is None:
-        request["start"] = window_start(request, window, now)
-    plan, states = window_states(ledger, job, now=now, task_limit=50, **request)
+        shown = served(shown, window, now)
+    plan, states = window_states(ledger, job, now=now, task_limit=50, window=shown)
     return {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
 
 
@@ -208,7 +208,7 @@ def period_detail(ledger: LedgerReads, job: str, period: str, now: dt.datetime) 
     """Every attempt of ``job`` for ``period`` and every revision of its publication (with
     each upstream of its evidence). Reads only; raises InvalidInput / UnknownJob."""
     job = check_job(ledger, job)
-    kind = request_of(ledger, job)["period"]
+    kind = window_of(ledger, job).schedule.kind
     key = parse_period_key(period, kind, "period")
     return {
         "job": job,

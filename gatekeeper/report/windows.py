@@ -1,0 +1,119 @@
+"""The window ``status``, ``report``, ``check`` and ``serve`` judge a job over: its Schedule,
+resolved from what is given and what the ledger knows of the job (reads only).
+
+Each field of the Schedule, in order (``core/schedule.py resolve_schedule``): what is given
+(a command-line flag, a query parameter), the job's recorded profile (what its range planned
+with: ``core/causes.py`` JobProfile), then ``settings`` (the ``[gatekeeper]`` zone and
+lateness: the environment over luigi.cfg, which the caller reads), else the defaults.
+``start`` defaults to the window the range planned, else the job's first recorded period. The
+period kind is the ledger's (its profile's, with its calendar, else that of its recorded
+keys); a given ``period`` only sets it for a job the ledger does not know, and contradicting
+the ledger is an error. The window runs on through the job's last recorded period.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gatekeeper.core.causes import JobProfile, Requirement
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import DAILY, Period, kind_of_key, parse_period
+from gatekeeper.core.schedule import Schedule, ScheduleInput, resolve_schedule
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.protocols import LedgerReads
+
+
+#: a source that says nothing
+NOTHING = ScheduleInput()
+
+
+@dataclass(frozen=True, slots=True)
+class JobWindow:
+    """A job's Schedule, what its periods require, and its last recorded period (``through``,
+    when it is of the schedule's kind: a window open at its end runs on through it)."""
+
+    schedule: Schedule
+    requires: tuple[Requirement, ...] = ()
+    through: str | None = None
+
+
+def job_window(
+    ledger: LedgerReads,
+    job: str,
+    given: ScheduleInput = NOTHING,
+    settings: ScheduleInput = NOTHING,
+) -> JobWindow:
+    """``job``'s window (see the module docstring); two or three queries. Raises
+    InvalidInput for a ``period`` that contradicts the ledger, no ``start`` for a job with no
+    recorded period, or a bad field (naming it)."""
+    found = ledger.job_profile(job)
+    span = ledger.period_span(job)
+    kind = _kind(job, given.period, found, span)
+    recorded = ScheduleInput(
+        start=span[0] if span else None,
+    )
+    if given.start is None and (found is None or found.start is None) and span is None:
+        raise InvalidInput("start", None, f"{job} has no period in the ledger; give --start")
+    schedule = resolve_schedule(
+        ScheduleInput(
+            start=given.start,
+            stop=given.stop,
+            period=kind,
+            calendar=given.calendar,  # a job the ledger knows no calendar of (a dependency)
+            timezone=given.timezone,
+            lateness=given.lateness,
+            catchup=given.catchup,
+            strategy=given.strategy,
+        ),
+        _profile_input(found),
+        settings,
+        recorded,
+    )
+    return JobWindow(
+        schedule=schedule,
+        requires=found.requires if found else _published_requires(ledger, job, span),
+        through=span[1] if span and schedule.kind.owns_key(span[1]) else None,
+    )
+
+
+def _profile_input(found: JobProfile | None) -> ScheduleInput:
+    if found is None:
+        return ScheduleInput()
+    return ScheduleInput(
+        start=found.start,
+        stop=found.stop,
+        timezone=found.timezone,
+        lateness=found.lateness,
+        catchup=found.catchup,
+        strategy=found.strategy,
+    )
+
+
+def _kind(
+    job: str, given: object, found: JobProfile | None, span: tuple[str, str] | None
+) -> Period:
+    """The period kind: the profile's, else that of the job's recorded keys; a given period
+    sets a job the ledger does not know, and must agree with one it does."""
+    known = found.period if found else kind_of_key(span[0]) if span else None
+    if given is None:
+        return known or DAILY
+    kind = parse_period(given)
+    if known is not None and kind.base is known.base:
+        return known  # with the calendar the ledger knows
+    if known is not None:
+        source = "its range's profile" if found else "its recorded periods"
+        raise InvalidInput(
+            "period", given, f"{job} is {known.name} in the ledger ({source}); drop --period"
+        )
+    return kind
+
+
+def _published_requires(
+    ledger: LedgerReads, job: str, span: tuple[str, str] | None
+) -> tuple[Requirement, ...]:
+    """Without a profile: the jobs the job's newest publication required, for the same
+    period (a consumer run without a range)."""
+    newest = None if span is None else ledger.publication(job, span[1])
+    return () if newest is None else tuple(Requirement(j) for j in newest.required_jobs)
