@@ -36,9 +36,7 @@ def _import(module: str) -> tuple[str, int, str]:
         "        sys.exit(3)\n"
         "    raise\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     return module, done.returncode, done.stderr
 
 

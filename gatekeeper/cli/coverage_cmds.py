@@ -29,6 +29,7 @@ SYMBOLS = {
     PeriodState.MISSING: ".",
     PeriodState.SKIPPED: "s",
     PeriodState.NOT_DUE: "-",
+    PeriodState.NON_BUSINESS: "_",
 }
 STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
 DETAIL_WIDTH = 72  # longer details (errors) are cut; --json and history have them whole
@@ -97,17 +98,18 @@ def render_grid(found: Sequence[JobStates]) -> str:
         "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items() if state in shown),
         "",
     ]
-    width = {state: max(len(str(n[state])) for n in numbers) for state in SYMBOLS}
+    columns = [state for state in SYMBOLS if any(state in n for n in numbers)]
+    width = {state: max(len(str(n.get(state, 0))) for n in numbers) for state in columns}
     header = (
         "job",
         *(("strip",) if strip else ()),
-        *(symbol.rjust(width[state]) for state, symbol in SYMBOLS.items()),
+        *(SYMBOLS[state].rjust(width[state]) for state in columns),
     )
     rows = []
     for (job, _, job_states), number in zip(found, numbers, strict=True):
         strip_cell = ("".join(SYMBOLS[s.state] for s in job_states),) if strip else ()
         rows.append(
-            (job, *strip_cell, *(str(number[state] or "").rjust(width[state]) for state in SYMBOLS))
+            (job, *strip_cell, *(str(number.get(s) or "").rjust(width[s]) for s in columns))
         )
     lines += [table(rows, header), ""]
     runs = []
@@ -120,7 +122,7 @@ def render_grid(found: Sequence[JobStates]) -> str:
 def describe_counts(states: Sequence[PeriodStatus]) -> str:
     """``19 succeeded, 1 failed, 2 missing, 9 not_due``: the states that occur."""
     number = counts(states)
-    return ", ".join(f"{number[state]} {state.value}" for state in SYMBOLS if number[state])
+    return ", ".join(f"{number[s]} {s.value}" for s in SYMBOLS if number.get(s, 0))
 
 
 def run_rows(states: Sequence[PeriodStatus]) -> list[tuple[str, str, int, str]]:
@@ -143,6 +145,8 @@ def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
         return blockers(run)
     if state is PeriodState.SKIPPED:
         return "no attempt; left out by the catch-up policy"
+    if state is PeriodState.NON_BUSINESS:
+        return "not a business period of its calendar"
     if state is PeriodState.SUCCEEDED:
         return revisions(run)
     if state is PeriodState.RUNNING:

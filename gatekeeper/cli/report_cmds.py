@@ -18,7 +18,7 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.freshness import freshness_rules
-from gatekeeper.report.html import JobCoverage, render_report
+from gatekeeper.report.html import JobCoverage, render_report, shown_states
 from gatekeeper.report.states import window_states
 
 
@@ -43,11 +43,12 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     ]
     _write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
+    shown = shown_states(covered)
     rows = [
-        (c.job, *c.counts().values(), s["contiguous_through"] or "nothing")
+        (c.job, *(c.counts().get(k, 0) for k in shown), s["contiguous_through"] or "nothing")
         for c, s in zip(covered, summaries, strict=True)
     ]
-    header = ("job", *(k.replace("_", " ") for k in covered[0].counts()), "contiguous through")
+    header = ("job", *(k.replace("_", " ") for k in shown), "contiguous through")
     return Result(
         {"output": str(target), "jobs": summaries}, f"wrote {target}\n" + table(rows, header)
     )

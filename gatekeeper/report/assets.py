@@ -19,6 +19,7 @@ PALETTE: dict[PeriodState, tuple[str, str]] = {
     PeriodState.MISSING: ("#f0a202", "due, no attempt recorded"),
     PeriodState.SKIPPED: ("#9aa0a6", "due, left out by the catch-up policy"),
     PeriodState.NOT_DUE: ("#e3e6ea", "not due yet (interval end + lateness is after now)"),
+    PeriodState.NON_BUSINESS: ("#c4c8ce", "not a business day of the job's calendar"),
 }
 
 #: States an on-call engineer acts on, listed under each job: causes before their effects (a

@@ -19,7 +19,7 @@ from gatekeeper.core.causes import Requirement
 from gatekeeper.core.freshness import Breach, Freshness, assess, last_in_force
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
-from gatekeeper.report.states import window_states
+from gatekeeper.report.states import PeriodState, window_states
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def job_freshness(
     )
     publishes = bool(ledger.read(_PUBLISHES, (job,)))
     published = {s.period for s in states if s.revision is not None} if publishes else None
-    judged = [(s.period, s.state.value) for s in states]
+    judged = [(s.period, s.state.value) for s in states if s.state is not PeriodState.NON_BUSINESS]
     return assess(job, kind, zone.key, within, judged, now, published, source)
 
 

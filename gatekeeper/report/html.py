@@ -4,8 +4,9 @@
 period of its window (``period_states.period_states``) into an HTML string with inline CSS and
 JS, nothing fetched from the network. Daily periods are month calendars (weeks as rows, Monday
 first, one row of months per year); hourly periods a day x 24 grid per month (hours in UTC, as
-their ledger keys). Every cell carries ``data-job``, ``data-period``, ``data-state`` and a
-``title`` tooltip (attempt, run ID, error, lease, publication revision and evidence run IDs).
+their ledger keys); weeks, months and quarters a row per year. Every cell carries
+``data-job``, ``data-period``, ``data-state`` and a ``title`` tooltip (attempt, run ID,
+error, lease, publication revision and evidence run IDs).
 Reads and writes nothing; user text (job names, errors, run IDs) is escaped, its control and
 bidi characters shown as visible escapes.
 """
@@ -23,7 +24,7 @@ from itertools import groupby
 from gatekeeper.core.display import printable
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.intervals import duration_text
-from gatekeeper.core.periods import DAILY, HOURLY, Period
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, QUARTERLY, WEEKLY, Period
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
@@ -43,9 +44,14 @@ class JobCoverage:
     freshness: Freshness | None = None  # its deadlines, when it has one (core/freshness.py)
 
     def counts(self) -> dict[str, int]:
-        """State -> number of periods in it, every state present, in palette order."""
+        """State -> number of periods in it, in palette order: every state, but
+        ``non_business`` only for a job that has such periods (one on a calendar)."""
         found = Counter(s.state for s in self.states)
-        return {s.value: found.get(s, 0) for s in PALETTE}
+        return {
+            s.value: found.get(s, 0)
+            for s in PALETTE
+            if s is not PeriodState.NON_BUSINESS or found.get(s, 0)
+        }
 
     def summary(self) -> dict[str, object]:
         """JSON-ready: the job, its counts, contiguous-through and next due."""
@@ -125,12 +131,20 @@ def _side_by_side(job: JobCoverage) -> bool:
     return _layout(job).beside and _big(job)
 
 
+def shown_states(jobs: Sequence[JobCoverage]) -> list[str]:
+    """The states a table of ``jobs`` has a column for: those any job counts."""
+    return list(dict.fromkeys(state for job in jobs for state in job.counts()))
+
+
 def _overview(jobs: Sequence[JobCoverage]) -> str:
-    head = "".join(f"<th>{_LABELS[s]}</th>" for s in PALETTE)
+    shown = shown_states(jobs)
+    head = "".join(f"<th>{_LABELS[PeriodState(s)]}</th>" for s in shown)
     rows = []
     for n, job in enumerate(jobs):
         cells = []
-        for state, count in job.counts().items():
+        number = job.counts()
+        for state in shown:
+            count = number.get(state, 0)
             cls = "zero" if not count else ("bad" if PeriodState(state) in ATTENTION else "")
             cells.append(f'<td class="{cls}">{count}</td>')
         rows.append(
@@ -305,6 +319,36 @@ def _hourly(job: JobCoverage) -> str:
     return "".join(reversed(months))
 
 
+def _by_year(job: JobCoverage, columns: int, column_of: Callable[[str], int]) -> str:
+    """One row of ``columns`` cells per year, the newest year first: weeks (53), months
+    (12) or quarters (4), each in its own column (``column_of`` a key's, from 1)."""
+    name, through = _text(job.job), _through(job.plan)
+    years = []
+    for year, in_year in groupby(job.states, key=lambda s: s.period[:4]):
+        cells = "".join(
+            _cells(name, [s], f' style="grid-column-start:{column_of(s.period)}"', through)
+            for s in in_year
+        )
+        grid = f'<div class="g" style="grid-template-columns:repeat({columns},var(--c))">'
+        years.append(f'<div class="year"><span class="yl">{year}</span>{grid}{cells}</div></div>')
+    return "".join(reversed(years))
+
+
+def _weekly(job: JobCoverage) -> str:
+    """A row of ISO weeks per ISO year (``2026-W41`` in column 41)."""
+    return _by_year(job, 53, lambda key: int(key[6:8]))
+
+
+def _monthly(job: JobCoverage) -> str:
+    """A row of twelve months per year."""
+    return _by_year(job, 12, lambda key: int(key[5:7]))
+
+
+def _quarterly(job: JobCoverage) -> str:
+    """A row of four quarters per year."""
+    return _by_year(job, 4, lambda key: int(key[6]))
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """How a kind of period is drawn: its grid, the most periods drawn big, and whether a short
@@ -318,8 +362,11 @@ class _Layout:
 _LAYOUTS: dict[Period, _Layout] = {
     DAILY: _Layout(_daily, big=100, beside=True),
     HOURLY: _Layout(_hourly, big=24 * 8, beside=False),
+    WEEKLY: _Layout(_weekly, big=53 * 2, beside=False),
+    MONTHLY: _Layout(_monthly, big=12 * 8, beside=True),
+    QUARTERLY: _Layout(_quarterly, big=4 * 20, beside=True),
 }
 
 
 def _layout(job: JobCoverage) -> _Layout:
-    return _LAYOUTS[job.plan.period]
+    return _LAYOUTS[job.plan.period.base]

@@ -16,7 +16,9 @@ States, in the order a period moves through them:
 - ``running``: the latest attempt is running with a live lease;
 - ``abandoned``: the latest attempt was abandoned, or is still recorded running but its lease
   expired (the next attempt will record it abandoned);
-- ``failed`` / ``succeeded``: the latest attempt's terminal state.
+- ``failed`` / ``succeeded``: the latest attempt's terminal state;
+- ``non_business``: not a business period of the job's calendar (a Saturday of a weekday
+  job, a holiday): shown in its place, never due, never missing, never counted as due.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class PeriodState(str, enum.Enum):
     MISSING = "missing"
     NOT_DUE = "not_due"
     SKIPPED = "skipped"
+    NON_BUSINESS = "non_business"
 
     def __str__(self) -> str:
         return self.value
@@ -102,6 +105,26 @@ def plan_window(plan: RangePlan, through: str | None = None) -> tuple[Label, ...
     return tuple(kind.at(n) for n in range(first, end))
 
 
+def with_non_business(plan: RangePlan, labels: Sequence[Label]) -> Sequence[Label]:
+    """``labels`` (business periods, ascending) with the periods of the kind's calendar that
+    are no business periods among them and up to the window's end: from ``start`` to the
+    last of ``labels`` (to ``stop`` for a closed window; for an open one, to the last period
+    closed at the plan's ``now`` less its lateness). ``labels`` itself on ``all``."""
+    kind = plan.period
+    base = kind.base
+    if base is kind:
+        return labels
+    first = base.ordinal(plan.start)
+    end = base.ordinal(labels[-1]) + 1 if labels else first
+    if plan.stop is not None:
+        end = max(end, base.ordinal(plan.stop))
+    else:
+        closed = base.last_closed(plan.now - plan.lateness, plan.schedule.zone)
+        if closed is not None:
+            end = max(end, base.ordinal(closed) + 1)
+    return [base.at(n) for n in range(first, max(first, end))]
+
+
 def period_states(
     plan: RangePlan,
     latest: Mapping[str, Attempt],
@@ -122,10 +145,14 @@ def period_states(
     found = publications or {}
     blocked = causes or {}
     out = []
-    for label in plan_window(plan, through):
+    kind = plan.period
+    for label in with_non_business(plan, plan_window(plan, through)):
         key = plan.key(label)
         attempt = latest.get(key)
-        state = _state(key, attempt, due, skipped, plan.now)
+        if kind.is_business(label):
+            state = _state(key, attempt, due, skipped, plan.now)
+        else:
+            state = PeriodState.NON_BUSINESS
         cause = blocked.get(key) if state is PeriodState.MISSING else None
         if cause is not None:
             state = PeriodState.BLOCKED
@@ -181,9 +208,14 @@ def collapse(states: tuple[PeriodStatus, ...]) -> list[tuple[str, str, PeriodSta
 
 
 def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
-    """How many periods are in each state, every state present (0 when none), in enum order."""
+    """How many periods are in each state, in enum order: every state (0 when none), but
+    ``non_business`` only when a period is in it (a job on a business calendar)."""
     found = Counter(s.state for s in states)
-    return {state: found[state] for state in PeriodState}
+    return {
+        state: found[state]
+        for state in PeriodState
+        if state is not PeriodState.NON_BUSINESS or found[state]
+    }
 
 
 def window_states(

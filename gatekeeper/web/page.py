@@ -16,6 +16,7 @@ from html import escape
 
 from gatekeeper.core.display import printable
 from gatekeeper.core.intervals import duration_text
+from gatekeeper.core.periods import PERIODS, Period
 from gatekeeper.report.assets import PALETTE, state_rules
 from gatekeeper.report.states import counts
 from gatekeeper.web.views import JobView
@@ -167,8 +168,8 @@ def render(
         '<span id="live" class="meta">live</span></form>',
         _legend(),
     ]
-    for kind in ("daily", "hourly"):
-        mine = [v for v in views if v.plan.period.name == kind]
+    for kind in PERIODS:  # a job on a business calendar shares its kind's axis
+        mine = [v for v in views if v.plan.period.base is kind]
         if mine:
             parts.append(_axis(kind, mine))
     if skipped:
@@ -187,14 +188,16 @@ def _legend() -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
-def _axis(kind: str, views: Sequence[JobView]) -> str:
-    """One axis: the rows of the jobs of one period kind, aligned on the earliest start."""
-    period = views[0].plan.period
-    first = min(period.rank(v.plan.start) for v in views)
+def _axis(period: Period, views: Sequence[JobView]) -> str:
+    """One axis: the rows of the jobs of one period kind, aligned on the earliest start (a
+    job on a business calendar shows its other periods as ``non_business`` cells, so the same
+    period lines up down the page whatever the jobs' calendars)."""
+    kind = period.name
+    first = min(period.ordinal(v.plan.start) for v in views)
     ends = [period.ordinal(v.states[-1].period) for v in views if v.states]
     span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
     note = " (hours in UTC)" if kind == "hourly" else ""
-    rows = "".join(_row(v, period.rank(v.plan.start) - first) for v in views)
+    rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
     return (
         f'<section class="axis" data-kind="{kind}"><h2>{kind} <span class="meta">'
         f"{_text(span)}{note}</span></h2>{rows}</section>"

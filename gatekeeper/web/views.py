@@ -69,13 +69,14 @@ class JobView:
         return max(0.0, (self.plan.now - self.through_end).total_seconds())
 
     def summary(self) -> dict[str, Any]:
-        """The ``/api/jobs`` entry: kind, window, counts per state, contiguous-through, lag,
-        running attempts and expired leases."""
+        """The ``/api/jobs`` entry: kind, calendar, window, counts per state,
+        contiguous-through, lag, running attempts and expired leases."""
         plan = self.plan
         through = plan.contiguous_through
         return {
             "job": self.job,
             "period": plan.period.name,
+            "calendar": plan.schedule.calendar,
             "timezone": plan.timezone,
             "start": plan.key(plan.start),
             "stop": None if plan.stop is None else plan.key(plan.stop),
@@ -130,7 +131,9 @@ def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindo
     closed = kind.last_closed(now - window, schedule.zone)
     if closed is None:
         return found
-    later = max(kind.rank(schedule.start), kind.ordinal(closed) + 1)
+    later = kind.ordinal(closed) + 1
+    if later <= kind.rank(schedule.start):
+        return found  # its own start is later (and need not be a business period)
     if schedule.stop is not None and later >= kind.rank(schedule.stop):
         start = schedule.stop
     else:

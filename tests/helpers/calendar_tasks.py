@@ -33,3 +33,13 @@ class WeekLoad(BusinessWeekTask):
 class QuarterLoad(BusinessQuarterTask):
     def run(self) -> None:
         pass
+
+
+class WeekdayFresh(gk.BusinessDateTask):
+    """A weekday job with a freshness deadline (its range records it)."""
+
+    calendar = "weekdays"
+    freshness = "6h"
+
+    def run(self) -> None:
+        pass
