@@ -40,14 +40,12 @@ from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import (
-    Failure,
     Throttle,
     chunk_status,
     closing_line,
     failed_keys,
     fill_over,
-    first_failure,
-    first_held,
+    first_obstacle,
     own_keys,
     progress_bar,
     range_status,
@@ -89,7 +87,6 @@ class Snapshot:
     plan: RangePlan
     done: frozenset[str]  # scheduled keys now complete
     failed: frozenset[str]  # scheduled keys failed (or abandoned) since the run started
-    failure: Failure | None  # the first of them in fill order
     latest: Mapping[str, Attempt]  # the latest attempt of each scheduled or refreshed key
 
 
@@ -123,7 +120,6 @@ class RangeWatch:
             plan,
             frozenset(k for k in self.keys if k not in gaps),
             frozenset(failed),
-            first_failure(self.keys, latest, self.since),
             latest,
         )
 
@@ -174,29 +170,29 @@ class RangeWatch:
         logger.info(self.closing(ledger, snap))
 
     def closing(self, ledger: Ledger, snap: Snapshot) -> str:
-        """The closing line of ``snap``: this invocation's own fills and republications, the
-        first failure, the first period an upstream blocked and the first another run's
-        lease held (reads the blocking upstreams: one query per required job)."""
+        """The closing line of ``snap``: this invocation's own fills and republications and the
+        first obstacle in fill order, which is period order, newest first for ``reverse`` (a
+        failure, another run's lease on the period or on an upstream, a failed or missing
+        upstream; reads the upstreams: one query per required job)."""
         own = own_keys(snap.latest, self.since, is_own_run)
+        kind = self.range.period_kind
         gaps = [key for key in self.keys if key not in snap.done]
         now = ledger.db_now()
         unattempted = [key for key in gaps if key not in snap.latest]
         causes = blocked_periods(
-            ledger, self.range.period_kind, unattempted, self.range.invocation.requires, now
+            ledger, kind, unattempted, self.range.invocation.requires, now, held=True
         )
-        first = next((key for key in unattempted if key in causes), None)
         by = self.filled_by() if snap.plan.gaps else None
+        # a lease held while another worker fills the range is that worker's: named as filling
+        mine = (lambda run_id: True) if by else is_own_run
         return closing_line(
             self.range.task_family,
             self.range.job(),
             snap.plan,
             filled_now=len(own & set(self.keys)),
-            failure=snap.failure,
+            obstacle=first_obstacle(gaps, snap.latest, self.since, now, mine, causes),
             filled_by=by,
             republished=len(own & set(self.refreshed)),
-            blocked=None if first is None else (first, causes[first]),
-            # a lease held while another worker fills the range is that worker's: named above
-            held=None if by else first_held(gaps, snap.latest, now, is_own_run),
         )
 
     def filled_by(self) -> str | None:
