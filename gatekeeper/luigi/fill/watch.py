@@ -31,9 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import luigi
-import luigi.cmdline_parser
-import luigi.interface
-import luigi.rpc
 
 from gatekeeper.core.causes import Requirement
 from gatekeeper.core.clock import epoch_seconds
@@ -53,6 +50,7 @@ from gatekeeper.core.progress import (
 from gatekeeper.core.records import Attempt
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.ledger.profiles import blocked_periods
+from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.attempt_run import is_own_run
 from gatekeeper.luigi.fill.chunks import ContiguousChunk
@@ -201,7 +199,7 @@ class RangeWatch:
         if not self.remote:
             return None
         ids = {self.range.task_id} | {chunk.task_id for chunk in self.range.chunk_tasks()}
-        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))
+        scheduler = luigi_compat.remote_scheduler(str(self.remote))
         try:
             running = scheduler.task_list(status="RUNNING", upstream_status="", limit=False)
         except Exception:  # luigid gone: the line says gaps remain
@@ -263,8 +261,7 @@ class RangeWatch:
         statuses = {self.range.task_id: range_status(snap.plan)}
         for chunk in self.range.chunk_tasks():
             statuses[chunk.task_id] = chunk_status(list(chunk.keys), snap.done, snap.failed)
-        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))  # its RPC methods are
-        # generated from luigi.scheduler.Scheduler's @rpc_method ones
+        scheduler = luigi_compat.remote_scheduler(str(self.remote))
         try:
             for task_id, shown in statuses.items():
                 if self._sent.get(task_id) != shown:
@@ -273,14 +270,6 @@ class RangeWatch:
                     self._sent[task_id] = shown
         finally:
             scheduler.close()
-
-
-def command_context() -> Any:
-    """Luigi's ``core`` parameters when running inside the ``luigi`` command, else None
-    (an in-process ``luigi.build`` passes its scheduler choice only to the worker)."""
-    if luigi.cmdline_parser.CmdlineParser.get_instance() is None:
-        return None
-    return luigi.interface.core()
 
 
 def scheduler_url(core: Any) -> str:
@@ -294,7 +283,7 @@ def watch(rng: Any) -> RangeWatch:
     found: RangeWatch | None = rng.invocation.watch
     if found is not None:
         return found
-    core = command_context()
+    core = luigi_compat.command_core()
     bar = bool(
         core is not None and core.local_scheduler and not rng.no_progress and sys.stderr.isatty()
     )
@@ -337,7 +326,7 @@ def _job_of(task: luigi.Task) -> str | None:
     if isinstance(task, PeriodTask):
         return str(task.job_id)
     if isinstance(task, ContiguousChunk):
-        return task._job()
+        return task.fill_job()
     return None
 
 
