@@ -74,6 +74,7 @@ class Invocation:
     checked: bool = False  # complete() has answered once, from the session's plan
     watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
     closed: bool = False  # the closing line is written
+    metrics: bool = False  # the RangeEvent figures are fired (once, as luigi's RangeBase does)
     final: RangePlan | None = None  # the plan after the fill (``final_plan``), made once
     requires: tuple[Requirement, ...] = ()  # what a period requires (its job's profile)
 
