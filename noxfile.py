@@ -88,10 +88,8 @@ def tests_oldest(session: nox.Session) -> None:
 def fidelity(session: nox.Session, luigi: str) -> None:
     """The Luigi adapter's fidelity tests (marker ``luigi``, not ``slow``) on the newest release
     of the Luigi minor ``luigi``, as ``tests_oldest`` runs them on the oldest."""
-    # Luigi before 3.4 imports pkg_resources without declaring setuptools (tests_oldest)
-    session.install(
-        "-e", ".[test-core,postgres]", f"luigi=={LUIGI_MINORS[luigi]}", "setuptools<81"
-    )
+    # older luigids import pkg_resources without declaring setuptools (as in tests_oldest)
+    session.install("-e", ".[test-core,postgres]", f"luigi=={LUIGI_MINORS[luigi]}", "setuptools<81")
     pytest(session, "luigi and not serial and not slow", parallel=True)
     pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
 
