@@ -4,6 +4,10 @@
 - ``tests_oldest``: the tests marked ``luigi`` but not ``slow`` on the
   oldest supported Luigi (3.2.0), with the test runner alone (no integrations): the Luigi
   adapter is what depends on Luigi's version.
+- ``fidelity``: the Luigi adapter's fidelity tests (``luigi and not slow``) on one Luigi minor
+  the package claims (``LUIGI_MINORS``, 3.2 through the newest), e.g.
+  ``nox -s "fidelity(luigi='3.5')"``; ``nox -s fidelity`` runs every minor. Not in CI, which
+  runs the oldest (``tests_oldest``) and the newest (``tests``).
 - ``lint``: ruff check and ruff format --check.
 - ``typecheck``: mypy (setup.cfg; strict on gatekeeper/core and gatekeeper/ledger).
 - ``docs``: mkdocs build --strict.
@@ -24,6 +28,16 @@ nox.options.error_on_missing_interpreters = True
 
 #: the oldest Luigi gatekeeper supports (pyproject.toml: luigi>=3.2,<4)
 OLDEST_LUIGI = "3.2.0"
+#: the newest release of every Luigi minor pyproject.toml claims (luigi>=3.2,<4): ``fidelity``
+LUIGI_MINORS = {
+    "3.2": "3.2.1",
+    "3.3": "3.3.0",
+    "3.4": "3.4.0",
+    "3.5": "3.5.2",
+    "3.6": "3.6.0",
+    "3.7": "3.7.3",
+    "3.8": "3.8.1",
+}
 #: the tool versions the tree is checked with (the one-time reformat was made with this ruff)
 RUFF = "ruff==0.17.6"
 MYPY = "mypy==2.4.1"
@@ -65,6 +79,17 @@ def tests_oldest(session: nox.Session) -> None:
     # Luigi 3.2.0's luigid imports pkg_resources without declaring setuptools (a virtualenv
     # no longer seeds it): the last setuptools that ships pkg_resources
     session.install("-e", ".[test-core,postgres]", f"luigi=={OLDEST_LUIGI}", "setuptools<81")
+    pytest(session, "luigi and not serial and not slow", parallel=True)
+    pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
+
+
+@nox.session
+@nox.parametrize("luigi", list(LUIGI_MINORS))
+def fidelity(session: nox.Session, luigi: str) -> None:
+    """The Luigi adapter's fidelity tests (marker ``luigi``, not ``slow``) on the newest release
+    of the Luigi minor ``luigi``, as ``tests_oldest`` runs them on the oldest."""
+    # older luigids import pkg_resources without declaring setuptools (as in tests_oldest)
+    session.install("-e", ".[test-core,postgres]", f"luigi=={LUIGI_MINORS[luigi]}", "setuptools<81")
     pytest(session, "luigi and not serial and not slow", parallel=True)
     pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
 

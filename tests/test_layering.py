@@ -7,6 +7,7 @@ import that crosses a boundary fails here. docs/architecture.md draws the same p
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -200,3 +201,127 @@ def test_layering_the_fill_machinery_never_drives_the_range() -> None:
             if n.startswith(("gatekeeper.luigi.range", "gatekeeper.luigi.gated"))
         ]
         assert not wrong, f"{path.name} imports {wrong}"
+
+
+# --- Luigi's internals: only gatekeeper/luigi/compat/ touches them ---------------------------
+#: Luigi modules whose contents are internals (the worker, luigid's client and protocol, the
+#: command line, the run's settings, the execution summary): only compat imports them.
+LUIGI_INTERNAL_MODULES = (
+    "luigi.worker",
+    "luigi.rpc",
+    "luigi.interface",
+    "luigi.cmdline_parser",
+    "luigi.execution_summary",
+)
+COMPAT = PACKAGE / "luigi" / "compat"
+
+
+def luigi_private_names() -> set[str]:
+    """Every ``_name`` attribute Luigi's own source sets or defines (not dunders)."""
+    import luigi
+
+    found: set[str] = set()
+    for path in Path(luigi.__file__).resolve().parent.rglob("*.py"):
+        text = path.read_text(errors="replace")
+        found.update(re.findall(r"\.(_[A-Za-z]\w*)\s*=", text))
+        found.update(re.findall(r"def (_[A-Za-z]\w*)\(", text))
+    return {name for name in found if not name.startswith("__")}
+
+
+def private_luigi_uses(source: str, private: set[str]) -> list[str]:
+    """Private Luigi uses in ``source``: an import of (or from) an internal module, a ``_name``
+    reached from a luigi import or imported from luigi, ``__self__`` of a bound method,
+    getattr/hasattr/setattr of a Luigi private name, an attribute named as one of Luigi's
+    privates on anything but ``self``/``cls``."""
+    tree = ast.parse(source)
+    roots: set[str] = set()
+    uses: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(LUIGI_INTERNAL_MODULES):
+                    uses.append(f"line {node.lineno}: import {alias.name}")
+                if alias.name.split(".")[0] == "luigi":
+                    roots.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "luigi":
+            module = node.module or ""
+            names = [f"{module}.{a.name}" for a in node.names]
+            uses += [
+                f"line {node.lineno}: from {module} import {name.rsplit('.', 1)[1]}"
+                for name in names
+                if name.startswith(LUIGI_INTERNAL_MODULES) or name.rsplit(".", 1)[1][0] == "_"
+            ]
+            roots.update(a.asname or a.name for a in node.names)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            root: ast.AST = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            dotted = ast.unparse(node)
+            private_attr = node.attr.startswith("_") and not node.attr.endswith("__")
+            own = isinstance(root, ast.Name) and root.id in ("self", "cls") and root is node.value
+            if (
+                node.attr == "__self__"
+                or (private_attr and isinstance(root, ast.Name) and root.id in roots)
+                or (node.attr in private and not own)
+                or dotted.startswith(LUIGI_INTERNAL_MODULES)
+            ):
+                uses.append(f"line {node.lineno}: {dotted}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in {"getattr", "hasattr", "setattr", "delattr"}
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in private | {"__self__"}
+        ):
+            uses.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
+    return sorted(set(uses))
+
+
+def test_layering_only_compat_touches_luigi_internals() -> None:
+    """No module but gatekeeper/luigi/compat/ imports luigi.worker, luigi.rpc,
+    luigi.interface, luigi.cmdline_parser or luigi.execution_summary, or names a private
+    Luigi attribute: each use is an accessor there, with a probe (test_luigi_compat.py)."""
+    private = luigi_private_names()
+    found = {
+        str(path.relative_to(PACKAGE.parent)): uses
+        for path in modules()
+        if COMPAT not in path.parents
+        if (uses := private_luigi_uses(path.read_text(), private))
+    }
+    assert not found, f"Luigi internals outside gatekeeper/luigi/compat/: {found}"
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
+        "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
+        "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
+        "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
+        "def f(worker):\n    worker._add_task_history = []\n",
+        "def f(worker):\n    return worker._get_work_response_history\n",
+        "from luigi.parameter import _no_value\n",
+        "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
+        "import luigi.worker\n",
+        "import luigi.rpc\n",
+        "from luigi.cmdline_parser import CmdlineParser\n",
+        "from luigi import interface\n",
+        "import luigi\nluigi.execution_summary.summary(w)\n",
+        "import luigi\nluigi.interface.core()\n",
+    ],
+)
+def test_layering_private_luigi_uses_finds_the_known_patterns(snippet: str) -> None:
+    assert private_luigi_uses(snippet, luigi_private_names()), snippet
+
+
+def test_layering_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None:
+    snippet = (
+        "import luigi\nimport luigi.scheduler\nfrom luigi.task_register import Register\n"
+        "from luigi.scheduler import DONE\n"
+        "Register.clear_instance_cache()\nluigi.task_register.load_task('m', 'T', {})\n"
+        "class T:\n    def f(self):\n        self._scheduler = 1\n        return self._gk_clock\n"
+        "def g(found):\n    return found._gk_recorded\n"
+    )
+    assert private_luigi_uses(snippet, luigi_private_names()) == []

@@ -8,7 +8,9 @@
 - A period is **blocked** when it has no attempt of its own and a required upstream is failed,
   abandoned (or running on an expired lease) or missing for it. ``blocking_cause`` names the
   first failed or abandoned upstream (else the first missing one), in the order the task
-  requires them: the cause an operator acts on.
+  requires them: the cause an operator acts on. Asked with ``held=True`` (a range's closing
+  line) it also names an upstream running on another run's live lease (``held``: the period
+  waits on it), after failures and before missing upstreams.
 """
 
 from __future__ import annotations
@@ -112,15 +114,20 @@ class Cause:
 
     job: str
     period: str
-    state: str  # failed, abandoned or missing
+    state: str  # failed, abandoned, missing, or held (running on a live lease)
     attempt: int | None = None
     run_id: str | None = None
     error: str | None = None
+    until: dt.datetime | None = None  # held: when the holder's lease expires
 
     def describe(self, of: str | None = None) -> str:
-        """``Orders 2026-11-18 failed (attempt 1: disk full)``, ``Orders 2026-11-18 missing``;
-        the period left out when it is ``of`` (the blocked period's own)."""
+        """``Orders 2026-11-18 failed (attempt 1: disk full)``, ``Orders 2026-11-18 missing``,
+        ``waiting on Orders 2026-11-18, held by run R until T``; the period left out when it
+        is ``of`` (the blocked period's own)."""
         period = "" if self.period == of else f" {self.period}"
+        if self.state == HELD:
+            until = "" if self.until is None else f" until {self.until.isoformat()}"
+            return f"waiting on {self.job}{period}, held by run {self.run_id}{until}"
         head = f"{self.job}{period} {self.state}"
         if self.attempt is None:
             return head
@@ -131,7 +138,7 @@ class Cause:
         return f"{head} (attempt {self.attempt}: {error})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "job": self.job,
             "period": self.period,
             "state": self.state,
@@ -139,16 +146,25 @@ class Cause:
             "run_id": self.run_id,
             "error": self.error,
         }
+        if self.until is not None:
+            found["until"] = self.until.isoformat()
+        return found
 
 
-def upstream_state(attempt: Attempt | None, now: dt.datetime) -> str | None:
+#: The state of an upstream running on a live lease, as a closing line names it.
+HELD = "held"
+
+
+def upstream_state(attempt: Attempt | None, now: dt.datetime, *, held: bool = False) -> str | None:
     """``failed``, ``abandoned`` or ``missing`` when ``attempt`` (an upstream's latest for a
     period) blocks its dependents at ``now``; None when it succeeded or is running on a live
-    lease (the dependent is waiting, not blocked)."""
+    lease (the dependent is waiting, not blocked), or with ``held`` ``held`` for the latter."""
     if attempt is None:
         return "missing"
     if attempt.state is RunState.RUNNING:
-        return None if attempt.lease_live(now) else "abandoned"
+        if attempt.lease_live(now):
+            return HELD if held else None
+        return "abandoned"
     if attempt.state is RunState.SUCCEEDED:
         return None
     return str(attempt.state.value)
@@ -160,23 +176,37 @@ def blocking_cause(
     requires: Sequence[Requirement],
     upstream: Mapping[str, Mapping[str, Attempt]],
     now: dt.datetime,
+    *,
+    held: bool = False,
 ) -> Cause | None:
     """What blocks period ``key`` at ``now``, or None: the first requirement (in the order the
-    task requires them) that failed or was abandoned, else the first that is missing (a
-    failure is what the operator acts on; a missing upstream may itself be its effect).
+    task requires them) that failed or was abandoned, else (with ``held``) the first running
+    on a live lease, else the first that is missing (a failure is what the operator acts on;
+    a missing upstream may itself be its effect).
 
     ``upstream`` maps each required job to its latest attempt per ledger key (the keys the
     requirements need; a key absent is a missing upstream).
     """
-    missing = None
+    waiting = missing = None
     for requirement in requires:
         wanted = requirement.key_for(kind, key)
         attempt = upstream.get(requirement.job, {}).get(wanted)
-        state = upstream_state(attempt, now)
+        state = upstream_state(attempt, now, held=held)
         if state is None:
             continue
         if attempt is None:
             missing = missing or Cause(requirement.job, wanted, state)
             continue
-        return Cause(requirement.job, wanted, state, attempt.attempt, attempt.run_id, attempt.error)
-    return missing
+        if state != HELD:
+            return Cause(
+                requirement.job, wanted, state, attempt.attempt, attempt.run_id, attempt.error
+            )
+        waiting = waiting or Cause(
+            requirement.job,
+            wanted,
+            state,
+            attempt.attempt,
+            attempt.run_id,
+            until=attempt.lease_expires_at,
+        )
+    return waiting or missing

@@ -5,10 +5,12 @@ clock) and returns text; nothing is read or written. ``fill/watch.py`` fetches a
 
 - ``closing_line``: the one INFO line a range run ends with, success or failure:
   ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); republished R stale;
-  failed at P (Error: message); P2 blocked: Orders failed (attempt 1: ...); P3 held by run R
-  until T; G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
+  OBSTACLE; G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
   out). "K this run" counts the periods this invocation's own runs completed, never another
-  process's;
+  process's. OBSTACLE is the first obstacle in fill order (period order; newest first for a
+  reverse fill; ``first_obstacle``): ``failed
+  at P (Error: message)``, ``P held by run R until T``, ``P waiting on Orders, held by run R
+  until T``, ``P blocked: Orders failed (attempt 1: ...)`` or ``P blocked: Orders missing``;
 - ``range_status`` / ``chunk_status``: the status message and percentage a scheduler shows;
 - ``progress_bar`` and ``Throttle``: the one-line terminal bar (done/total, rate, ETA).
 """
@@ -20,7 +22,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatekeeper.core.causes import Cause
+from gatekeeper.core.causes import HELD, Cause
 from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, RunState
@@ -55,6 +57,42 @@ class Failure:
         return f"failed at {self.period} ({error})"
 
 
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A period another run holds: its latest attempt runs on that run's live lease."""
+
+    attempt: Attempt
+
+    @property
+    def period(self) -> str:
+        return self.attempt.period_key
+
+    def describe(self) -> str:
+        """``P held by run R until T``."""
+        until = self.attempt.lease_expires_at
+        shown = "" if until is None else f" until {until.isoformat()}"
+        return f"{self.period} held by run {self.attempt.run_id}{shown}"
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """A period with no attempt of its own that an upstream keeps from running: failed,
+    abandoned or missing (``P blocked: ...``), or held by another run (``P waiting on ...``)."""
+
+    period: str
+    cause: Cause
+
+    def describe(self) -> str:
+        text = printable(self.cause.describe(self.period))
+        if self.cause.state == HELD:
+            return f"{self.period} {text}"
+        return f"{self.period} blocked: {text}"
+
+
+#: What kept a period of the window from being filled, as a closing line names it.
+Obstacle = Failure | Held | Blocked
+
+
 def failed_keys(latest: Mapping[str, Attempt], since: dt.datetime) -> set[str]:
     """Keys whose latest attempt failed or was abandoned and started at or after ``since``."""
     return {
@@ -78,34 +116,28 @@ def own_keys(
     }
 
 
-def first_held(
+def first_obstacle(
     order: Sequence[str],
     latest: Mapping[str, Attempt],
+    since: dt.datetime,
     now: dt.datetime,
     mine: Callable[[str], bool],
-) -> Attempt | None:
-    """The first key of ``order`` whose latest attempt is another invocation's, running on a
-    live lease at ``now`` (the period is held, not missing), or None."""
-    for key in order:
-        found = latest.get(key)
-        if (
-            found is not None
-            and found.state is RunState.RUNNING
-            and found.lease_live(now)
-            and not mine(found.run_id)
-        ):
-            return found
-    return None
-
-
-def first_failure(
-    order: Sequence[str], latest: Mapping[str, Attempt], since: dt.datetime
-) -> Failure | None:
-    """The first key of ``order`` (fill order) that failed since ``since``, or None."""
+    causes: Mapping[str, Cause],
+) -> Obstacle | None:
+    """The first obstacle of the keys ``order`` (gaps, in fill order), whatever it is: a
+    key whose latest attempt failed since ``since`` (Failure), runs on another run's live
+    lease at ``now`` (Held: not ``mine``), or has no attempt and a cause in ``causes`` (an
+    upstream failed, abandoned, missing or held: Blocked); None when no key has one."""
     failed = failed_keys(latest, since)
     for key in order:
+        found = latest.get(key)
         if key in failed:
             return Failure.from_error(key, latest[key].error)
+        if found is not None and found.state is RunState.RUNNING and found.lease_live(now):
+            if not mine(found.run_id):
+                return Held(found)
+        if found is None and key in causes:
+            return Blocked(key, causes[key])
     return None
 
 
@@ -115,29 +147,20 @@ def closing_line(
     plan: RangePlan,
     *,
     filled_now: int,
-    failure: Failure | None = None,
+    obstacle: Obstacle | None = None,
     filled_by: str | None = None,
     republished: int = 0,
-    blocked: tuple[str, Cause] | None = None,
-    held: Attempt | None = None,
 ) -> str:
     """The line a range run ends with; ``plan`` is the window as the run leaves it,
     ``filled_now`` how many due periods this invocation's own runs completed, ``republished``
-    how many stale publications they republished, ``filled_by`` the other worker still
-    filling it (under luigid), ``blocked`` the first period a failed, abandoned or missing
-    upstream kept from running and ``held`` the first attempt of another run whose live
-    lease kept a period from this run."""
+    how many stale publications they republished, ``obstacle`` the first thing, in fill
+    order, that kept a period from this run (``first_obstacle``), ``filled_by`` the other
+    worker still filling it (under luigid)."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
     if republished:
         parts.append(f"republished {republished} stale")
-    if failure is not None:
-        parts.append(failure.describe())
-    if blocked is not None:
-        parts.append(f"{blocked[0]} blocked: {printable(blocked[1].describe(blocked[0]))}")
-    if held is not None and held.lease_expires_at is not None:
-        parts.append(
-            f"{held.period_key} held by run {held.run_id} until {held.lease_expires_at.isoformat()}"
-        )
+    if obstacle is not None:
+        parts.append(obstacle.describe())
     if plan.gaps and filled_by:
         parts.append(f"{len(plan.gaps)} gaps being filled by {filled_by}")
     elif plan.gaps:

@@ -125,10 +125,13 @@ def blocked_periods(
     keys: Sequence[str],
     requires: Sequence[Requirement],
     now: dt.datetime,
+    *,
+    held: bool = False,
 ) -> dict[str, Cause]:
     """Key -> what blocks it, for each of ``keys`` (periods with no attempt of their own)
-    that a requirement blocks at ``now`` (``causes.blocking_cause``). One query per required
-    job, over just the keys the requirements need; reads only."""
+    that a requirement blocks at ``now`` (``causes.blocking_cause``; with ``held`` an
+    upstream on another run's live lease too). One query per required job, over just the
+    keys the requirements need; reads only."""
     if not keys or not requires:
         return {}
     upstream: dict[str, dict[str, Attempt]] = {}
@@ -137,7 +140,7 @@ def blocked_periods(
         upstream[job] = ledger.latest_of(job, sorted(wanted))
     found = {}
     for key in keys:
-        cause = blocking_cause(kind, key, requires, upstream, now)
+        cause = blocking_cause(kind, key, requires, upstream, now, held=held)
         if cause is not None:
             found[key] = cause
     return found

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 import luigi
-import luigi.worker
 
 from gatekeeper.core.display import printable
 from gatekeeper.core.errors import GatekeeperError, LeaseHeld, LeaseLost, StateConflict
@@ -214,7 +213,7 @@ class RecordedRun:
         the timeout is that process's (a terminated process records nothing itself); writes."""
         ledger = self.ledger()
         latest = ledger.latest(self.job_id, self.period_key)
-        timeout = self.worker_timeout or luigi.worker.worker().timeout  # type: ignore[attr-defined]
+        timeout = self.worker_timeout or luigi_compat.worker_timeout()  # type: ignore[attr-defined]
         if (
             latest is None
             or latest.state is not RunState.RUNNING

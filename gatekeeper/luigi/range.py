@@ -271,12 +271,20 @@ class RangeBusinessBase(luigi.Task):
             profile = job_profile(self, session)
             self.ledger().record_profile(profile)
             self.invocation.requires = profile.requires
-            emit_metrics(self, session.plan)
+            self.fire_metrics()
             logger.info(
                 "gatekeeper: %s %s: %s", self.task_family, self.job(), session.plan.describe()
             )
             range_watch.watch(self)
         return session
+
+    def fire_metrics(self) -> None:
+        """Fire the RangeEvent figures of the session's plan, once per invocation: where the
+        worker takes the range up (``deps``), or finds it complete (as luigi's RangeBase fires
+        them from the ``requires()`` its ``complete()`` calls)."""
+        if not self.invocation.metrics:
+            self.invocation.metrics = True
+            emit_metrics(self, self.session.plan)
 
     def stale_refreshes(self) -> list[PeriodTask]:
         """Republishing tasks for the stale publications in [start, stop); reads the ledger
@@ -372,8 +380,10 @@ class RangeBusinessBase(luigi.Task):
 
 @RangeBusinessBase.event_handler(luigi.Event.DEPENDENCY_PRESENT)
 def _complete_when_checked(task: RangeBusinessBase) -> None:
-    """Luigi found the range complete while scheduling (so it will not run): an idempotent
-    rerun still ends with its closing line."""
+    """Luigi found the range complete while scheduling (so it will not run): its RangeEvent
+    figures fire as Luigi's own range fires them, and an idempotent rerun still ends with its
+    closing line."""
+    task.fire_metrics()
     range_watch.close_complete(task)
 
 

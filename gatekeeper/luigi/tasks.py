@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import luigi
-from luigi.cmdline_parser import CmdlineParser
 
 from gatekeeper.core.errors import InvalidInput, StateConflict
 from gatekeeper.core.periods import DAILY, HOURLY
@@ -74,7 +73,7 @@ def _generation() -> tuple[object, object]:
     """What Luigi's resolved parameter values depend on, besides luigi.cfg: the generation of
     its instance cache (a cleared cache reads luigi.cfg afresh, as config.settings() does)
     and the command-line parser in force."""
-    return luigi_compat.instance_cache_token(), CmdlineParser.get_instance()
+    return luigi_compat.instance_cache_token(), luigi_compat.command_line_parser()
 
 
 def _passed_values(

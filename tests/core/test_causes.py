@@ -51,6 +51,35 @@ def test_blocking_cause_names_a_failure_first_then_the_first_missing(
     assert (None if cause is None else (cause.job, cause.state)) == expected
 
 
+@pytest.mark.parametrize(
+    ("upstream", "expected"),
+    [
+        ({"Orders": "running+", "Prices": "succeeded"}, ("Orders", "held")),
+        ({"Prices": "running+"}, ("Prices", "held")),  # held before a missing upstream
+        ({"Orders": "running+", "Prices": "failed"}, ("Prices", "failed")),  # a failure first
+        ({"Orders": "running+", "Prices": "running+"}, ("Orders", "held")),  # in order
+        ({"Orders": "running-", "Prices": "running+"}, ("Orders", "abandoned")),
+    ],
+)
+def test_blocking_cause_with_held_names_a_live_lease_after_failures(
+    upstream: dict[str, str], expected: tuple[str, str]
+) -> None:
+    key = "2026-11-18"
+    found = {}
+    for job, state in upstream.items():
+        lease = {"running+": 60.0, "running-": -60.0}.get(state)
+        found[job] = {key: attempt(job, key, state.rstrip("+-"), lease)}
+    cause = blocking_cause(DAILY, key, (ORDERS, PRICES), found, NOW, held=True)
+    assert cause is not None and (cause.job, cause.state) == expected
+    if cause.state == "held":
+        assert cause.until == NOW + dt.timedelta(seconds=60)
+        assert cause.describe(key) == (
+            f"waiting on {cause.job}, held by run run-{cause.job}-{key} "
+            f"until {cause.until.isoformat()}"
+        )
+        assert cause.to_json()["until"] == cause.until.isoformat()
+
+
 def test_blocking_cause_reads_each_requirement_at_its_offset() -> None:
     yesterday = Requirement("Orders", -1)
     failed = {"Orders": {"2026-11-17": attempt("Orders", "2026-11-17", "failed")}}

@@ -1,4 +1,5 @@
-"""gatekeeper/luigi/compat.py against the installed Luigi, and no private Luigi use elsewhere.
+"""gatekeeper/luigi/compat/ against the installed Luigi (tests/test_layering.py: no private
+Luigi use elsewhere).
 
 Each compat function runs here against real Luigi objects (a real worker, a real luigid), so a
 Luigi release that renames or removes an internal fails these tests with a message naming it.
@@ -6,10 +7,10 @@ Luigi release that renames or removes an internal fails these tests with a messa
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -147,94 +148,6 @@ def test_settings_rereads_luigi_cfg_after_the_instance_cache_is_cleared() -> Non
     with contextlib.contextmanager(configure)({"timezone": "Europe/Paris"}):  # clears the cache
         assert str(config.settings().timezone) == "Europe/Paris"
     assert str(config.settings().timezone) == str(before.timezone)
-
-
-# --- no private Luigi use outside luigi_compat.py ---------------------------------------------
-
-
-def luigi_private_names() -> set[str]:
-    """Every ``_name`` attribute Luigi's own source sets or defines (not dunders)."""
-    found: set[str] = set()
-    for path in LUIGI_SOURCE.rglob("*.py"):
-        text = path.read_text(errors="replace")
-        found.update(re.findall(r"\.(_[A-Za-z]\w*)\s*=", text))
-        found.update(re.findall(r"def (_[A-Za-z]\w*)\(", text))
-    return {name for name in found if not name.startswith("__")}
-
-
-def private_luigi_uses(source: str, private: set[str]) -> list[str]:
-    """Private Luigi uses in ``source``: a ``_name`` reached from a luigi import, a ``_name``
-    imported from luigi, ``__self__`` of a bound method, getattr/hasattr of a Luigi private."""
-    tree = ast.parse(source)
-    roots: set[str] = set()
-    uses: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(
-                (a.asname or a.name).split(".")[0]
-                for a in node.names
-                if a.name.split(".")[0] == "luigi"
-            )
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "luigi":
-            roots.update(a.asname or a.name for a in node.names)
-            uses += [
-                f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("_")
-            ]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            root: ast.AST = node
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            private_attr = node.attr.startswith("_") and not node.attr.endswith("__")
-            if node.attr == "__self__" or (
-                private_attr and isinstance(root, ast.Name) and root.id in roots
-            ):
-                uses.append(f"line {node.lineno}: .{node.attr}")
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in {"getattr", "hasattr", "setattr"}
-            and len(node.args) > 1
-            and isinstance(node.args[1], ast.Constant)
-            and node.args[1].value in private | {"__self__"}
-        ):
-            uses.append(f"line {node.lineno}: {node.func.id}(..., {node.args[1].value!r})")
-    return uses
-
-
-def test_no_private_luigi_use_outside_luigi_compat() -> None:
-    private = luigi_private_names()
-    found = {
-        str(path.relative_to(PACKAGE.parent)): uses
-        for path in sorted(PACKAGE.rglob("*.py"))
-        if path.relative_to(PACKAGE).as_posix() != "luigi/compat.py"
-        if (uses := private_luigi_uses(path.read_text(), private))
-    }
-    assert not found, f"private Luigi internals outside gatekeeper/luigi/compat.py: {found}"
-
-
-@pytest.mark.parametrize(
-    "snippet",
-    [
-        "from luigi.task_register import Register\nRegister._Register__instance_cache\n",
-        "import luigi\nluigi.task_register.Register._Register__instance_cache\n",
-        "def f(task):\n    return getattr(task.set_status_message, '__self__', None)\n",
-        "def f(reporter):\n    return getattr(reporter, '_scheduler', None)\n",
-        "from luigi.parameter import _no_value\n",
-        "import luigi.worker as w\nw.TaskProcess._run_get_new_deps\n",
-    ],
-)
-def test_private_luigi_uses_finds_the_known_patterns(snippet: str) -> None:
-    assert private_luigi_uses(snippet, luigi_private_names()), snippet
-
-
-def test_private_luigi_uses_leaves_public_api_and_own_attributes_alone() -> None:
-    snippet = (
-        "import luigi\nfrom luigi.task_register import Register\n"
-        "Register.clear_instance_cache()\nluigi.interface.core()\n"
-        "class T:\n    def f(self):\n        return self._gk_clock\n"
-    )
-    assert private_luigi_uses(snippet, luigi_private_names()) == []
 
 
 # --- the internals inline periods rely on (gatekeeper/luigi/fill/inline.py) -----------------
@@ -425,34 +338,91 @@ def test_forked_history_relays_a_childs_scheduler_calls_before_the_next_entry(
         os.close(fd)
 
 
-def test_missing_worker_internals_for_the_channel_are_named() -> None:
-    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
-    del worker._id
-
-    def scheduling(self: Any) -> None:  # a frame whose self is the worker
-        channel.open_summary_channel()
-
-    with pytest.raises(LuigiInternalMissing, match="Worker._id"):
-        scheduling(worker)
-    process = luigi.worker.TaskProcess(InlineCompatProbe(name="p"), "w", None, None)
-    del process.use_multiprocessing
-    with pytest.raises(LuigiInternalMissing, match="TaskProcess.use_multiprocessing"):
-        scheduling(process)
-
-
 @pytest.mark.parametrize(
     "internal",
-    ["_add_task_history", "_scheduler", "_scheduled_tasks", "_get_work_response_history"],
+    ["_id", "_add_task_history", "_scheduler", "_scheduled_tasks", "_get_work_response_history"],
 )
 def test_missing_worker_internals_for_the_summary_are_named(internal: str) -> None:
-    worker = luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler())
-    delattr(worker, internal)
+    with luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler()) as worker:
+        delattr(worker, internal)
+        with pytest.raises(LuigiInternalMissing, match=f"Worker.{internal}"):
+            channel.open_summary_channel()
 
-    def scheduling(self: Any) -> None:  # a frame whose self is the worker
-        channel.open_summary_channel()
 
-    with pytest.raises(LuigiInternalMissing, match=f"Worker.{internal}"):
-        scheduling(worker)
+def test_the_active_worker_is_the_one_inside_its_with_block_in_this_thread() -> None:
+    """No stack frames: the worker entered (``with worker:``, as luigi.build and the luigi
+    command run it) in this thread and process, innermost first; none once it is left."""
+    assert luigi_compat.scheduling_worker() is None
+    with luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler()) as outer:
+        assert luigi_compat.scheduling_worker() is outer
+        with luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler()) as inner:
+            assert luigi_compat.scheduling_worker() is inner
+            seen: list[Any] = []
+            thread = threading.Thread(target=lambda: seen.append(luigi_compat.scheduling_worker()))
+            thread.start()
+            thread.join()
+            assert seen == [None]  # another thread runs no worker
+        assert luigi_compat.scheduling_worker() is outer
+    assert luigi_compat.scheduling_worker() is None
+
+
+def test_the_active_worker_is_left_when_its_block_raises() -> None:
+    with pytest.raises(RuntimeError, match="boom"):
+        with luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler()):
+            raise RuntimeError("boom")
+    assert luigi_compat.scheduling_worker() is None
+
+
+def test_no_stack_frame_is_walked() -> None:
+    """compat finds workers by their ``with`` block, never by reading the call stack."""
+    package = PACKAGE / "luigi" / "compat"
+    for path in package.glob("*.py"):
+        text = path.read_text()
+        assert "_getframe" not in text and "f_back" not in text and "inspect.stack" not in text
+
+
+# --- every internal, probed on the installed Luigi ------------------------------------------
+@pytest.mark.parametrize("internal", sorted(luigi_compat.PROBES))
+def test_internal_exists_in_this_luigi(internal: str) -> None:
+    """Each internal compat reads, probed on the installed Luigi: a release without it fails
+    here with LuigiInternalMissing naming it and this Luigi's version."""
+    luigi_compat.PROBES[internal]()
+
+
+def test_probes_cover_every_named_accessor() -> None:
+    """Worker, scheduler, RPC, command line, execution summary, instance cache and the task
+    process order each have a probe."""
+    names = set(luigi_compat.PROBES)
+    for needed in (
+        luigi_compat.REPORTER_SCHEDULER,
+        luigi_compat.REPORTER_WORKER_ID,
+        luigi_compat.FORWARDED_ATTRIBUTES,  # the task process order
+        luigi_compat.WORKER_RUNNING,
+        luigi_compat.WORKER_HISTORY,  # the execution summary
+        luigi_compat.WORKER_RESPONSES,
+        luigi_compat.REMOTE_URL,
+        luigi_compat.LOCAL_STATE,
+        luigi_compat.COMMAND_LINE_ARGS,
+        luigi_compat.GLOBAL_DEST,
+    ):
+        assert needed in names
+    assert any("RemoteScheduler._request" in name for name in names)  # luigid's RPC
+    assert any("instance cache" in name for name in names)
+    assert luigi_compat.missing_internals() == []
+
+
+def test_a_probe_that_fails_names_its_internal_and_the_luigi_version() -> None:
+    from gatekeeper.luigi.compat.internals import probe
+
+    name = "luigi.worker.Worker._gone_in_a_future_release"
+    check = probe(name)(lambda: luigi.worker.Worker._gone_in_a_future_release)
+    try:
+        with pytest.raises(LuigiInternalMissing) as raised:
+            check()
+        assert name in str(raised.value) and luigi.__version__ in str(raised.value)
+        assert luigi_compat.missing_internals() == [name]
+    finally:
+        del luigi_compat.PROBES[name]
 
 
 def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:

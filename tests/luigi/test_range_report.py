@@ -18,14 +18,17 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
+from gatekeeper.core.causes import Cause
 from gatekeeper.core.progress import (
+    Blocked,
     Failure,
+    Held,
     Throttle,
     chunk_status,
     closing_line,
     duration,
     fill_over,
-    first_failure,
+    first_obstacle,
     percent,
     progress_bar,
     range_status,
@@ -93,7 +96,11 @@ def test_closing_line_shows_only_the_parts_that_apply(
     done: list[str], kw: dict[str, Any], filled_now: int, failure: Failure | None, expected: str
 ) -> None:
     line = closing_line(
-        "RangeBusinessDaily", "Controlled", plan(done, **kw), filled_now=filled_now, failure=failure
+        "RangeBusinessDaily",
+        "Controlled",
+        plan(done, **kw),
+        filled_now=filled_now,
+        obstacle=failure,
     )
     assert line == HEAD + expected
 
@@ -107,7 +114,7 @@ def test_closing_line_of_hourly_range_names_hours() -> None:
         period="hourly",
     )
     failure = Failure.from_error("2026-10-01T00:00Z", "ValueError: bad row")
-    line = closing_line("RangeBusinessHourly", "HourlyLoad", hourly, filled_now=0, failure=failure)
+    line = closing_line("RangeBusinessHourly", "HourlyLoad", hourly, filled_now=0, obstacle=failure)
     assert line == (
         "gatekeeper: RangeBusinessHourly HourlyLoad: filled 0/3 due (0 this run); "
         "failed at 2026-10-01T00:00Z (ValueError: bad row); 3 gaps remain"
@@ -138,16 +145,41 @@ def test_failure_from_error_splits_type_and_message(
     assert failure.describe() == f"failed at 2026-10-04 {shown}"
 
 
-def test_first_failure_is_the_first_in_fill_order_since_the_start(ledger: gk.Ledger) -> None:
+def test_first_obstacle_is_the_first_in_period_order_whatever_it_is(ledger: gk.Ledger) -> None:
+    """A failure since the run started, another run's live lease, an upstream cause: the
+    first key that has one is named; an old failure, this run's own lease and a key with an
+    attempt of its own (its cause is not looked at) are no obstacle."""
     since = T0 + dt.timedelta(hours=1)
+    now = ledger.db_now()
     ledger.record("J", "2026-10-02", 1, "old", "failed", T0, error="OSError: before the run")
-    ledger.record("J", "2026-10-03", 1, "r3", "failed", since, error="ValueError: three")
+    ledger.begin_attempt("J", "2026-10-03", "mine", lease_seconds=3600)
     ledger.record("J", "2026-10-05", 1, "r5", "failed", since, error="KeyError: five")
-    ledger.record("J", "2026-10-06", 1, "r6", "succeeded", since)
+    ledger.begin_attempt("J", "2026-10-07", "theirs", lease_seconds=3600)
     latest = ledger.latest_between("J", "2026-10-01", "2026-10-10")
-    assert first_failure(DAYS, latest, since) == Failure("2026-10-03", "ValueError", "three")
-    assert first_failure(DAYS[::-1], latest, since) == Failure("2026-10-05", "KeyError", "five")
-    assert first_failure(DAYS, latest, since + dt.timedelta(hours=1)) is None
+    held = latest["2026-10-07"]
+    missing = Cause("Up", "2026-10-04", "missing")
+    waiting = Cause("Up", "2026-10-06", "held", 1, "up-run", until=held.lease_expires_at)
+    causes = {"2026-10-04": missing, "2026-10-05": missing, "2026-10-06": waiting}
+
+    def mine(run_id: str) -> bool:
+        return run_id == "mine"
+
+    def first(order: list[str]) -> object:
+        return first_obstacle(order, latest, since, now, mine, causes)
+
+    assert first(DAYS) == Blocked("2026-10-04", missing)
+    assert first(DAYS[4:]) == Failure("2026-10-05", "KeyError", "five")  # not its upstream
+    assert first(DAYS[5:]) == Blocked("2026-10-06", waiting)
+    assert first(DAYS[6:]) == Held(held)
+    assert first(DAYS[:3] + DAYS[7:]) is None  # old failure, own lease, nothing after
+    assert first_obstacle(DAYS[4:], latest, T0 + dt.timedelta(days=9), now, mine, {}) == Held(held)
+    assert Blocked("2026-10-06", waiting).describe() == (
+        f"2026-10-06 waiting on Up, held by run up-run until {held.lease_expires_at.isoformat()}"
+    )
+    assert Blocked("2026-10-04", missing).describe() == "2026-10-04 blocked: Up missing"
+    assert Held(held).describe() == (
+        f"2026-10-07 held by run theirs until {held.lease_expires_at.isoformat()}"
+    )
 
 
 # -- status messages and the end of a fill (pure) ----------------------------------------------

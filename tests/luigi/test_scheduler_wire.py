@@ -1,5 +1,6 @@
-"""gatekeeper/luigi/fill/wire.py: a chunk's reports to a real luigid on one keep-alive
-connection, and Luigi's own client wherever that would not be exactly what Luigi sends."""
+"""gatekeeper/luigi/fill/wire.py over compat's DirectRpc: a chunk's reports to a real luigid on
+one keep-alive connection, and Luigi's own client wherever that would not be exactly what
+Luigi sends."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import luigi.scheduler
 import pytest
 
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi.compat import LuigiInternalMissing
-from gatekeeper.luigi.fill.wire import SchedulerWire, direct_target
+from gatekeeper.luigi.compat import DirectRpc, LuigiInternalMissing, direct_target
+from gatekeeper.luigi.fill.wire import SchedulerWire
 from tests.helpers.luigid_support import HOST, Luigid
 
 pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luigi
@@ -46,14 +47,14 @@ def closed_port() -> int:
 
 def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}/"))
-    assert wire.target == (HOST, luigid.port, "")
+    assert wire.direct is not None and wire.direct.target == (HOST, luigid.port, "")
     for day in ("2026-01-01", "2026-01-02", "2026-01-03"):
         assert wire.call("add_task", report(day)) is None  # add_task answers null
-    connection = wire.connection
+    connection = wire.direct.connection
     wire.call(
         "set_task_status_message", {"task_id": "Wired_2026-01-03", "status_message": "working"}
     )
-    assert wire.connection is connection is not None  # kept alive, not reopened
+    assert wire.direct.connection is connection is not None  # kept alive, not reopened
     wire.close()
     assert listed(luigid) == ["2026-01-01", "2026-01-02", "2026-01-03"]
     assert luigid.rpc("get_task_status_message", task_id="Wired_2026-01-03") == {
@@ -66,15 +67,15 @@ def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # no
 
 def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
-    wire.target = (HOST, closed_port(), "")  # nothing listens there: connection refused
+    wire.direct = DirectRpc((HOST, closed_port(), ""))  # nothing listens: connection refused
     wire.call("add_task", report("2026-02-01", "FAILED"))
-    assert wire.connection is None
+    assert wire.direct.connection is None
     assert listed(luigid, "FAILED") == ["2026-02-01"]
 
 
 def test_luigid_answering_an_error_falls_back(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
-    wire.target = (HOST, luigid.port, "/no/such/prefix")  # luigid answers 404
+    wire.direct = DirectRpc((HOST, luigid.port, "/no/such/prefix"))  # luigid answers 404
     wire.call("add_task", report("2026-03-01"))
     assert listed(luigid) == ["2026-03-01"]
 

@@ -6,7 +6,8 @@ unlinked temporary file its forked task processes inherit. A chunk running in su
 appends one JSON line per period it runs inline (``send_to_summary``), and, under a local
 scheduler the child cannot reach, each scheduler call it would make (``relay_to_scheduler``).
 The worker's history (``ForkedHistory``) takes those lines in whenever it is appended to or
-read. The Luigi internals are reached through ``luigi_compat.worker_bookkeeping``.
+read. The Luigi internals (the worker's bookkeeping, the entries' shape) are reached through
+``luigi_compat`` (``compat/summary.py``).
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import logging
 import os
 import tempfile
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import luigi
-import luigi.scheduler
 import luigi.task_register
+from luigi.scheduler import DONE, PENDING
 
 from gatekeeper.luigi import compat as luigi_compat
+from gatekeeper.luigi.compat import SummaryEntry
 from gatekeeper.luigi.fill.local import LocalReports
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -34,24 +37,23 @@ SUMMARY_MARK = "gatekeeper_summary"
 RANGE = "range"
 
 
-class ForkedHistory(list[Any]):
-    """A worker's ``_add_task_history`` that also takes in what its forked task processes
-    appended to the channel (one JSON line each), and that the execution summary reads with
-    gatekeeper's tasks judged by the ledger.
+class ForkedHistory(luigi_compat.WorkerHistory):
+    """A worker's history (``luigi_compat.WorkerHistory``) that also takes in what its forked
+    task processes appended to the channel (one JSON line each), and that the execution
+    summary reads with gatekeeper's tasks judged by the ledger.
 
     Channel lines are read from where the last read ended, whole lines only (a child writes
     each line with one ``write`` to an ``O_APPEND`` file), whenever the history is appended to
-    (``Worker._add_task``, before it tells the scheduler a task's result) or read: a period's
-    summary entry joins the history; a scheduler call relayed by a child of a local-scheduler
-    worker is made on that scheduler, so it learns a period's outcome before its chunk's.
+    (before the worker tells the scheduler a task's result) or read: a period's summary entry
+    joins the history; a scheduler call relayed by a child of a local-scheduler worker is
+    made on that scheduler, so it learns a period's outcome before its chunk's.
 
-    ``luigi.execution_summary`` reads the history by iterating over it. Then, for tasks
-    marked ``gatekeeper_summary``: an entry Luigi's worker made for a task left pending after
-    yielding dynamic dependencies (runnable None) is not "missing external dependencies" (the
-    chunk or range waits on its periods, Luigi's upstream rules judge it); a range left
-    pending is judged by its chunks and periods; and a task whose last
-    entry is PENDING but that is complete by then (another worker sharing the range did it)
-    counts as already done, so the exit code says whether the window was filled.
+    As the summary reads it, for tasks marked ``gatekeeper_summary``: an entry the worker made
+    for a task left pending after yielding dynamic dependencies (runnable None) is not
+    "missing external dependencies" (the chunk or range waits on its periods, Luigi's
+    upstream rules judge it); a range left pending is judged by its chunks and periods; and a
+    task whose last entry is PENDING but that is complete by then (another worker sharing the
+    range did it) counts as already done, so the exit code says whether the window was filled.
     """
 
     def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
@@ -59,23 +61,24 @@ class ForkedHistory(list[Any]):
         self.fd, self.offset, self.scheduler = fd, 0, scheduler
         self._judged: tuple[int, set[Any], set[Any]] = (-1, set(), set())
 
-    def append(self, item: Any) -> None:
+    def before_append(self) -> None:
         self.take_in()
-        super().append(item)
 
-    def __iter__(self) -> Any:
+    def before_read(self) -> None:
         self.take_in()
-        settled, waiting = self.judged()
-        for task, status, runnable in list.__iter__(self):
-            if task in settled or task in waiting:
+
+    def view(self, recorded: list[SummaryEntry]) -> Iterator[SummaryEntry]:
+        settled, waiting = self.judged(recorded)
+        for entry in recorded:
+            if entry.task in settled or entry.task in waiting:
                 continue
-            if runnable is None and status == luigi.scheduler.PENDING and marked(task):
-                runnable = True
-            yield task, status, runnable
+            if entry.runnable is None and entry.status == PENDING and marked(entry.task):
+                entry = SummaryEntry(entry.task, entry.status, True)
+            yield entry
         for task in settled:
-            yield task, luigi.scheduler.DONE, False
+            yield SummaryEntry(task, DONE, False)
 
-    def judged(self) -> tuple[set[Any], set[Any]]:
+    def judged(self, recorded: list[SummaryEntry]) -> tuple[set[Any], set[Any]]:
         """(settled, waiting), worked out once per length of the history:
 
         - settled: marked tasks whose last entry is PENDING and that are complete now;
@@ -84,21 +87,17 @@ class ForkedHistory(list[Any]):
           (it follows static requirements), so the range is left to them: their failure, or
           another worker running them, says why it is pending.
         """
-        if self._judged[0] != len(self):
+        if self._judged[0] != len(recorded):
             last: dict[Any, str] = {}
-            for task, status, _ in list.__iter__(self):
-                last[task] = status
-            pending = [
-                task
-                for task, status in last.items()
-                if status == luigi.scheduler.PENDING and marked(task)
-            ]
+            for entry in recorded:
+                last[entry.task] = entry.status
+            pending = [task for task, status in last.items() if status == PENDING and marked(task)]
             settled = {task for task in pending if _complete(task)}
             parts = any(marked(task) and marked(task) != RANGE for task in last)
             waiting = {
                 task for task in pending if parts and marked(task) == RANGE and task not in settled
             }
-            self._judged = (len(self), settled, waiting)
+            self._judged = (len(recorded), settled, waiting)
         return self._judged[1], self._judged[2]
 
     def take_in(self) -> None:
@@ -118,14 +117,11 @@ class ForkedHistory(list[Any]):
             except Exception as exc:  # a summary line lost is not a period failed
                 logger.warning("gatekeeper: cannot list %s in the summary: %s", note, exc)
                 continue
-            if note["ran"]:
-                super().append((task, luigi.scheduler.PENDING, True))
-            super().append((task, note["status"], note["ran"]))
+            for entry in luigi_compat.ran_entries(task, note["status"], ran=note["ran"]):
+                self.record(entry)
 
     def _reports(self) -> LocalReports | None:
-        if isinstance(self.scheduler, luigi.scheduler.Scheduler):
-            return LocalReports(self.scheduler)
-        return None
+        return LocalReports(self.scheduler) if luigi_compat.is_local(self.scheduler) else None
 
     def _relayed(
         self, reports: LocalReports | None, method: str, arguments: dict[str, Any]
@@ -143,27 +139,25 @@ class ForkedHistory(list[Any]):
             )
 
 
-class SettledWorkHistory(list[Any]):
-    """A worker's ``_get_work_response_history`` as the execution summary reads it: a marked
-    task another worker was running is not "run by another worker" once it is complete (the
-    range this worker shares was filled), so the exit code says whether the window was."""
+class SettledWorkHistory(luigi_compat.WorkResponses):
+    """A worker's get_work answers as the execution summary reads them: a marked task
+    another worker was running is not "run by another worker" once it is complete (the range
+    this worker shares was filled), so the exit code says whether the window was."""
 
     def __init__(self, items: list[Any], scheduled: dict[str, Any]) -> None:
         super().__init__(items)
         self.scheduled = scheduled
+        self.done: dict[str, bool] = {}
 
-    def __iter__(self) -> Any:
-        done: dict[str, bool] = {}
+    def __iter__(self) -> Iterator[Any]:
+        self.done = {}  # judged afresh at each read
+        return super().__iter__()
 
-        def settled(task_id: str) -> bool:
-            if task_id not in done:
-                task = self.scheduled.get(task_id)
-                done[task_id] = task is not None and marked(task) and _complete(task)
-            return done[task_id]
-
-        for response in list.__iter__(self):
-            running = [r for r in response.get("running_tasks") or () if not settled(r["task_id"])]
-            yield {**response, "running_tasks": running}
+    def still_running(self, task_id: str) -> bool:
+        if task_id not in self.done:
+            task = self.scheduled.get(task_id)
+            self.done[task_id] = task is not None and bool(marked(task)) and _complete(task)
+        return not self.done[task_id]
 
 
 def marked(task: Any) -> Any:
@@ -186,7 +180,7 @@ def open_summary_channel() -> None:
     per worker.
 
     The worker's history becomes a ForkedHistory and its get_work answers a
-    SettledWorkHistory, holding the same entries (``luigi_compat.replace_bookkeeping``).
+    SettledWorkHistory, holding the same entries (``luigi_compat.install_bookkeeping``).
     """
     worker = luigi_compat.scheduling_worker()
     if worker is None:
@@ -198,10 +192,10 @@ def open_summary_channel() -> None:
     os.close(fd)
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
     os.unlink(path)
-    luigi_compat.replace_bookkeeping(
+    luigi_compat.install_bookkeeping(
         worker,
-        ForkedHistory(kept.history, fd, kept.scheduler),
-        SettledWorkHistory(kept.responses, kept.scheduled),
+        lambda entries: ForkedHistory(entries, fd, kept.scheduler),
+        lambda answers: SettledWorkHistory(answers, kept.scheduled),
     )
     _channels[kept.worker_key] = fd
     weakref.finalize(worker, _close_channel, kept.worker_key, fd)

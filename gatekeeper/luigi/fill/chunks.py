@@ -75,7 +75,7 @@ class ContiguousChunk(luigi.Task):
     _seen_complete = False  # this instance saw all its periods complete, or filled them
     _just_missing = False  # missing_now() found one missing; complete() answers so once
 
-    def _job(self) -> str:
+    def fill_job(self) -> str:
         return str(self.of.job_id_for(**dict(self.of_params)))
 
     def _done(self, keys: list[str]) -> set[str]:
@@ -87,7 +87,7 @@ class ContiguousChunk(luigi.Task):
         """Keys whose latest attempt failed or was abandoned since the fill started."""
         since = dt.datetime.fromtimestamp(self.since, UTC)
         return failed_keys(
-            shared_ledger().latest_between(self._job(), min(self.keys), max(self.keys)), since
+            shared_ledger().latest_between(self.fill_job(), min(self.keys), max(self.keys)), since
         )
 
     def complete(self) -> bool:
@@ -238,7 +238,9 @@ class IndependentChunk(ContiguousChunk):
                     runs.run(task)
                     done.add(key)
                 except Exception as exc:  # recorded failed by the attempt; the others go on
-                    logger.error("gatekeeper: %s %s failed: %s", self._job(), key, printable(exc))
+                    logger.error(
+                        "gatekeeper: %s %s failed: %s", self.fill_job(), key, printable(exc)
+                    )
                     failed_now.append(key)
         finally:
             runs.flush()
@@ -248,7 +250,7 @@ class IndependentChunk(ContiguousChunk):
         self.progress(self._done(keys), failed_now)
         if failed_now:
             raise GatekeeperError(
-                f"{self._job()}: {len(failed_now)} period(s) failed in this "
+                f"{self.fill_job()}: {len(failed_now)} period(s) failed in this "
                 f"fill: {', '.join(failed_now)}"
             )
 

@@ -2,7 +2,7 @@
 
 A chunk that finds a period's requirements complete runs it in its own process instead of
 sending it through the scheduler (no scheduler round trip per period). To the period's code
-it is the same Luigi task as a scheduled one, in Luigi's order (``luigi.worker.TaskProcess``):
+it is the same Luigi task as a scheduled one, in Luigi's order (Luigi's ``TaskProcess``):
 
 1. ``complete()`` is checked first, as Luigi checks a yielded task (no event fires there
    either); a period complete by then is not run, and counts as already done;
@@ -40,8 +40,6 @@ import time
 from typing import Any
 
 import luigi
-import luigi.rpc
-import luigi.scheduler
 from luigi.scheduler import DONE, FAILED, RUNNING
 
 from gatekeeper.core.errors import LeaseHeld
@@ -69,14 +67,14 @@ class InlineRuns:
         self.worker = luigi_compat.running_worker(chunk)
         self.channel = None if self.worker else channel.summary_channel(self.worker_id)
         self.forwarded = luigi_compat.forwarded_attributes()
-        self.remote = isinstance(self.scheduler, luigi.rpc.RemoteScheduler)
+        self.remote = luigi_compat.is_remote(self.scheduler)
         #: a local scheduler is reached from a forked task process through the channel only
         self.relayed = not self.remote and self.worker is None and self.channel is not None
         self.wire = SchedulerWire(self.scheduler) if self.remote else None
         #: calls on a local scheduler in this process: settled periods leave its task table
         self.local = (
             LocalReports(self.scheduler)
-            if not self.relayed and isinstance(self.scheduler, luigi.scheduler.Scheduler)
+            if not self.relayed and luigi_compat.is_local(self.scheduler)
             else None
         )
         self._queue: queue.Queue[tuple[str, dict[str, Any]] | None] = queue.Queue()

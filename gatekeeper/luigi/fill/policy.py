@@ -22,8 +22,6 @@ import threading
 from typing import Any
 
 import luigi
-import luigi.scheduler
-import luigi.worker
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.luigi import compat as luigi_compat
@@ -46,12 +44,12 @@ def _config_value(name: str, read: Any) -> int:
 
 def worker_timeout() -> int:
     """``[worker] timeout``: the worker timeout of a task that sets none."""
-    return _config_value("timeout", lambda: luigi.worker.worker().timeout)
+    return _config_value("timeout", luigi_compat.worker_timeout)
 
 
 def scheduler_retry_count() -> int:
     """``[scheduler] retry_count``: failures a task may have before it is disabled."""
-    return _config_value("retry_count", lambda: luigi.scheduler.scheduler().retry_count)
+    return _config_value("retry_count", luigi_compat.scheduler_retry_count)
 
 
 def scheduled_reason(task: luigi.Task) -> str | None:

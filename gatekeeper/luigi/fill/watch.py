@@ -31,23 +31,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import luigi
-import luigi.cmdline_parser
-import luigi.interface
-import luigi.rpc
 
 from gatekeeper.core.causes import Requirement
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import (
-    Failure,
     Throttle,
     chunk_status,
     closing_line,
     failed_keys,
     fill_over,
-    first_failure,
-    first_held,
+    first_obstacle,
     own_keys,
     progress_bar,
     range_status,
@@ -55,6 +50,7 @@ from gatekeeper.core.progress import (
 from gatekeeper.core.records import Attempt
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.ledger.profiles import blocked_periods
+from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.attempt_run import is_own_run
 from gatekeeper.luigi.fill.chunks import ContiguousChunk
@@ -78,6 +74,7 @@ class Invocation:
     checked: bool = False  # complete() has answered once, from the session's plan
     watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
     closed: bool = False  # the closing line is written
+    metrics: bool = False  # the RangeEvent figures are fired (once, as luigi's RangeBase does)
     final: RangePlan | None = None  # the plan after the fill (``final_plan``), made once
     requires: tuple[Requirement, ...] = ()  # what a period requires (its job's profile)
 
@@ -89,7 +86,6 @@ class Snapshot:
     plan: RangePlan
     done: frozenset[str]  # scheduled keys now complete
     failed: frozenset[str]  # scheduled keys failed (or abandoned) since the run started
-    failure: Failure | None  # the first of them in fill order
     latest: Mapping[str, Attempt]  # the latest attempt of each scheduled or refreshed key
 
 
@@ -123,7 +119,6 @@ class RangeWatch:
             plan,
             frozenset(k for k in self.keys if k not in gaps),
             frozenset(failed),
-            first_failure(self.keys, latest, self.since),
             latest,
         )
 
@@ -174,29 +169,29 @@ class RangeWatch:
         logger.info(self.closing(ledger, snap))
 
     def closing(self, ledger: Ledger, snap: Snapshot) -> str:
-        """The closing line of ``snap``: this invocation's own fills and republications, the
-        first failure, the first period an upstream blocked and the first another run's
-        lease held (reads the blocking upstreams: one query per required job)."""
+        """The closing line of ``snap``: this invocation's own fills and republications and the
+        first obstacle in fill order, which is period order, newest first for ``reverse`` (a
+        failure, another run's lease on the period or on an upstream, a failed or missing
+        upstream; reads the upstreams: one query per required job)."""
         own = own_keys(snap.latest, self.since, is_own_run)
+        kind = self.range.period_kind
         gaps = [key for key in self.keys if key not in snap.done]
         now = ledger.db_now()
         unattempted = [key for key in gaps if key not in snap.latest]
         causes = blocked_periods(
-            ledger, self.range.period_kind, unattempted, self.range.invocation.requires, now
+            ledger, kind, unattempted, self.range.invocation.requires, now, held=True
         )
-        first = next((key for key in unattempted if key in causes), None)
         by = self.filled_by() if snap.plan.gaps else None
+        # a lease held while another worker fills the range is that worker's: named as filling
+        mine = (lambda run_id: True) if by else is_own_run
         return closing_line(
             self.range.task_family,
             self.range.job(),
             snap.plan,
             filled_now=len(own & set(self.keys)),
-            failure=snap.failure,
+            obstacle=first_obstacle(gaps, snap.latest, self.since, now, mine, causes),
             filled_by=by,
             republished=len(own & set(self.refreshed)),
-            blocked=None if first is None else (first, causes[first]),
-            # a lease held while another worker fills the range is that worker's: named above
-            held=None if by else first_held(gaps, snap.latest, now, is_own_run),
         )
 
     def filled_by(self) -> str | None:
@@ -205,7 +200,7 @@ class RangeWatch:
         if not self.remote:
             return None
         ids = {self.range.task_id} | {chunk.task_id for chunk in self.range.chunk_tasks()}
-        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))
+        scheduler = luigi_compat.remote_scheduler(str(self.remote))
         try:
             running = scheduler.task_list(status="RUNNING", upstream_status="", limit=False)
         except Exception:  # luigid gone: the line says gaps remain
@@ -267,8 +262,7 @@ class RangeWatch:
         statuses = {self.range.task_id: range_status(snap.plan)}
         for chunk in self.range.chunk_tasks():
             statuses[chunk.task_id] = chunk_status(list(chunk.keys), snap.done, snap.failed)
-        scheduler: Any = luigi.rpc.RemoteScheduler(str(self.remote))  # its RPC methods are
-        # generated from luigi.scheduler.Scheduler's @rpc_method ones
+        scheduler = luigi_compat.remote_scheduler(str(self.remote))
         try:
             for task_id, shown in statuses.items():
                 if self._sent.get(task_id) != shown:
@@ -277,14 +271,6 @@ class RangeWatch:
                     self._sent[task_id] = shown
         finally:
             scheduler.close()
-
-
-def command_context() -> Any:
-    """Luigi's ``core`` parameters when running inside the ``luigi`` command, else None
-    (an in-process ``luigi.build`` passes its scheduler choice only to the worker)."""
-    if luigi.cmdline_parser.CmdlineParser.get_instance() is None:
-        return None
-    return luigi.interface.core()
 
 
 def scheduler_url(core: Any) -> str:
@@ -298,7 +284,7 @@ def watch(rng: Any) -> RangeWatch:
     found: RangeWatch | None = rng.invocation.watch
     if found is not None:
         return found
-    core = command_context()
+    core = luigi_compat.command_core()
     bar = bool(
         core is not None and core.local_scheduler and not rng.no_progress and sys.stderr.isatty()
     )
@@ -341,7 +327,7 @@ def _job_of(task: luigi.Task) -> str | None:
     if isinstance(task, PeriodTask):
         return str(task.job_id)
     if isinstance(task, ContiguousChunk):
-        return task._job()
+        return task.fill_job()
     return None
 
 
