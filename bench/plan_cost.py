@@ -7,7 +7,10 @@ the ledger's runs built by the migration's own step, checked against the full sc
 - ``Gappy``: 10 years daily (3,653 dates from 2016-01-01), 7 gaps (every 500th date missing,
   alternately no attempt and a failed one), every 10th date succeeded on its second attempt;
 - ``Flat``: 100 years daily (36,525 dates to 2025-12-31), complete but the last 7 dates;
-- ``Hours``: 5 years hourly (43,824 hours from 2021-01-01), 7 gaps (every 6,000th hour).
+- ``Hours``: 5 years hourly (43,824 hours from 2021-01-01), 7 gaps (every 6,000th hour);
+- ``Weekdays``: 10 years of weekdays (``calendar = "weekdays"``, 2,609 from 2016-01-01), 5
+  gaps (every 500th business day);
+- ``Months``: 10 years monthly (120 months from 2016-01), 2 gaps (every 50th month).
 
 Then it times, in this process, tools alternating round by round (median of ``--runs`` after a
 warm-up round), each result checked:
@@ -17,6 +20,10 @@ warm-up round), each result checked:
   ``now`` differs by a second, every period still due; Luigi's configuration read once, as in
   one process), against the floor ``SELECT period FROM gk_attempts WHERE job = ?`` on a raw
   sqlite3 connection (every row fetched): the simplest read of the job's keys;
+- ``fresh plan()``: ``RangeBusinessDaily(...).plan()`` on a new instance over ``Gappy``: the
+  same one query as the session plan (it is the session's plan);
+- ``Weekdays`` and ``Months`` planned the same way: a business calendar's plan costs what
+  the all-days plan costs (ordinals count business days; no calendar day is walked);
 - ``Flat`` planned over its last 1, 10, 50 and 100 years: the plan must not grow with the
   window when what is missing does not;
 - the SQL work of one real range invocation (``luigi.build`` of RangeBusinessDaily over
@@ -61,7 +68,7 @@ from _common import (
 from luigi.task_register import Register
 
 import gatekeeper as gk
-from gatekeeper.core.periods import DAILY, HOURLY, Period
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
 from gatekeeper.ledger.runs import CompleteRuns
 from gatekeeper.luigi import tasks as gk_tasks
 
@@ -69,7 +76,8 @@ UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 1, 2, tzinfo=UTC)  # every period of every job is due
 FLOOR_SQL = "SELECT period FROM gk_attempts WHERE job = ?"
 SECONDS = itertools.count()  # each plan is a new range instance (its own ``now``, all due)
-TARGETS = {"gappy": 0.5, "flat": 1.5, "hours": 0.2, "steps": 2.0}
+TARGETS = {"gappy": 0.5, "flat": 1.5, "hours": 0.2, "steps": 2.0, "weekdays": 0.5, "months": 0.5}
+TARGETS["fresh"] = TARGETS["gappy"]
 
 TASKS = """
 import gatekeeper as gk
@@ -86,6 +94,18 @@ class Flat(gk.BusinessDateTask):
 
 
 class Hours(gk.BusinessHourTask):
+    def run(self):
+        pass
+
+
+class Weekdays(gk.BusinessDateTask):
+    calendar = "weekdays"
+
+    def run(self):
+        pass
+
+
+class Months(gk.BusinessMonthTask):
     def run(self):
         pass
 """
@@ -116,7 +136,11 @@ class Job:
 GAPPY = Job("Gappy", DAILY, "2016-01-01", 3653, 500)
 FLAT = Job("Flat", DAILY, "1926-01-01", 36525, 0)
 HOURS = Job("Hours", HOURLY, "2021-01-01T00:00Z", 43824, 6000)
-JOBS = (GAPPY, FLAT, HOURS)
+WEEKDAYS = Job("Weekdays", DAILY.on("weekdays"), "2016-01-01", 2609, 500)
+MONTHS = Job("Months", MONTHLY, "2016-01", 120, 50)
+JOBS = (GAPPY, FLAT, HOURS, WEEKDAYS, MONTHS)
+RANGES = {"daily": gk.RangeBusinessDaily, "hourly": gk.RangeBusinessHourly}
+RANGES["monthly"] = gk.RangeBusinessMonthly
 
 
 def states(job: Job, i: int) -> list[str]:
@@ -156,7 +180,7 @@ def fill(url: str) -> None:
 
 
 def range_of(job: Job, tasks: ModuleType, start: int = 0, **extra: Any) -> Any:
-    cls = gk.RangeBusinessDaily if job.kind is DAILY else gk.RangeBusinessHourly
+    cls = RANGES[job.kind.name]
     first, stop = (
         job.kind.at(job.kind.ordinal(job.first) + start),
         job.kind.at(job.kind.ordinal(job.first) + job.count),
@@ -173,9 +197,12 @@ def range_of(job: Job, tasks: ModuleType, start: int = 0, **extra: Any) -> Any:
     )
 
 
-def planned(job: Job, tasks: ModuleType, start: int = 0) -> Callable[[], set[str]]:
+def planned(
+    job: Job, tasks: ModuleType, start: int = 0, fresh: bool = False
+) -> Callable[[], set[str]]:
     def run() -> set[str]:
-        plan = range_of(job, tasks, start).session.plan
+        rng = range_of(job, tasks, start)
+        plan = rng.plan() if fresh else rng.session.plan
         return {plan.key(label) for label in plan.gaps}
 
     return run
@@ -199,11 +226,18 @@ def against_floor(tasks: ModuleType, conn: sqlite3.Connection, runs: int) -> dic
         "gappy floor": floor(GAPPY, conn),
         "hours plan": planned(HOURS, tasks),
         "hours floor": floor(HOURS, conn),
+        "fresh plan": planned(GAPPY, tasks, fresh=True),
+        "weekdays plan": planned(WEEKDAYS, tasks),
+        "weekdays floor": floor(WEEKDAYS, conn),
+        "months plan": planned(MONTHS, tasks),
+        "months floor": floor(MONTHS, conn),
     }
     for name, days in years.items():
         calls[f"flat {name}"] = planned(FLAT, tasks, FLAT.count - days)
     ms, results = alternating_ms(calls, runs)
-    for job in (GAPPY, HOURS):
+    for gaps in results["fresh plan"]:
+        check("Gappy fresh plan() gaps", gaps, GAPPY.gaps())
+    for job in (GAPPY, HOURS, WEEKDAYS, MONTHS):
         for gaps in results[f"{job.name.lower()} plan"]:
             check(f"{job.name} plan gaps", gaps, job.gaps())
         rows = sum(len(states(job, i)) for i in range(job.count))
@@ -286,6 +320,9 @@ def report(ms: dict[str, float], steps: tuple[int, int, int, int], runs: int) ->
     rows = [
         ("plan 10 y daily, 7 gaps", ms["gappy plan"], ms["gappy floor"], "gappy"),
         ("plan 5 y hourly, 7 gaps", ms["hours plan"], ms["hours floor"], "hours"),
+        ("fresh plan() 10 y daily, 7 gaps", ms["fresh plan"], ms["gappy floor"], "fresh"),
+        ("plan 10 y weekdays, 5 gaps", ms["weekdays plan"], ms["weekdays floor"], "weekdays"),
+        ("plan 10 y monthly, 2 gaps", ms["months plan"], ms["months floor"], "months"),
     ]
     met = True
     table = []

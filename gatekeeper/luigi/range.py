@@ -198,8 +198,12 @@ class RangeBusinessBase(luigi.Task):
     def plan(self, ledger: Ledger | None = None) -> RangePlan:
         """The window at the session's ``now`` as the ledger (default: this process's) and the
         ``of`` class's ``bulk_complete`` hold it now (one ledger query by default; the plan the
-        session started from is ``session.plan``)."""
+        session started from is ``session.plan``). On a fresh instance it is the session's
+        own plan, made by this call: one query, not two."""
+        fresh = "session" not in self.__dict__
         session = self.session
+        if fresh and ledger is None:
+            return session.plan
         return self._plan(ledger or self.ledger(), session.now, session.schedule)
 
     def _plan(self, ledger: Ledger, now: dt.datetime, schedule: Schedule) -> RangePlan:
