@@ -198,6 +198,11 @@ class SqlConnection:
         self._version_unread = False
 
     @property
+    def in_transaction(self) -> bool:
+        """True while a transaction of this connection is open."""
+        return self._in_tx
+
+    @property
     def committed(self) -> bool:
         """True when the current transaction's COMMIT went with its last statements."""
         return self._committed

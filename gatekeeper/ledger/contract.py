@@ -135,6 +135,16 @@ class Ledger:
         dropped before the commit was sent cannot have committed."""
         return self.sql.run_in_transaction(work, waiting_for)
 
+    def owned_by(self, attempt: Attempt) -> Ledger:
+        """This ledger as ``attempt`` (running, holding its lease) writes through it: its
+        transactions, ``execute``, ``executemany`` and publications first check, inside the
+        same transaction, that the attempt still owns its period (running, its lease live by
+        the database's clock), else LeaseLost and nothing written (``ledger/owned.py``). It
+        shares this ledger's connection; reads and the rest are this ledger's."""
+        from gatekeeper.ledger.owned import OwnedLedger  # the view is built on this class
+
+        return OwnedLedger(self, attempt)
+
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (this host's on SQLite)."""
         return self.sql.db_now()

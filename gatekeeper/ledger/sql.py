@@ -25,6 +25,7 @@ from gatekeeper.ledger.connection import (
     Statements,
 )
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.ledger.sqltext import prepare
 
 T = TypeVar("T")
@@ -93,6 +94,15 @@ class SqlCore(SqlConnection):
         if clock:
             self._tx_clock = held
         return cursors
+
+    def held(self, *parts: str) -> bool:
+        """True in a transaction that holds the key ``parts`` (``lock_key``, ``hold``)."""
+        return self._in_tx and parts in self._held
+
+    def hold(self, *parts: str) -> None:
+        """Mark ``parts`` held for the rest of the current transaction: a check made once in
+        it (``fencing.py``), not a lock."""
+        self._held.add(parts)
 
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (inside a transaction of a
@@ -179,10 +189,9 @@ class SqlCore(SqlConnection):
             self.dialect.end_transaction(self._conn, "COMMIT", self._settled)
         except self.dialect.driver_errors() as exc:
             if self._is_broken():
-                raise LedgerError(
+                raise UnknownOutcome(
                     f"ledger {self.describe()}: the connection failed while committing; the "
-                    f"outcome is unknown (check before retrying): {self.shown(exc)}",
-                    retryable=False,
+                    f"outcome is unknown (check before retrying): {self.shown(exc)}"
                 ) from exc
             self._rollback()
             raise self._wrap(exc, committing=False) from exc
