@@ -18,6 +18,7 @@ proxy), ``accept()`` undoes it.
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import struct
 import threading
@@ -34,6 +35,7 @@ _COMMIT_DONE = b"C\x00\x00\x00\x0bCOMMIT\x00"  # the server's CommandComplete of
 class Cut:
     mode: str  # "answer" or "request"
     when: Callable[[list[str]], bool]
+    then_refuse: bool = False  # refuse new connections from the moment of the cut
 
 
 class _Pair:
@@ -125,7 +127,8 @@ class _Pair:
         return None
 
     def _judge(self, text: str) -> Cut | None:
-        word = text.lstrip().split(None, 1)[0].upper() if text.strip() else ""
+        found = re.match(r"\s*([A-Za-z]+)", text)  # "COMMIT; SELECT ..." too
+        word = found.group(1).upper() if found else ""
         if word in ("BEGIN", "START"):
             self.statements = [text]
             return None
@@ -141,6 +144,7 @@ class _Pair:
                 self.statements = []
                 return None
             self.proxy.armed = None
+            self.proxy.refusing = self.proxy.refusing or armed.then_refuse
         return armed
 
     # -- server to client ---------------------------------------------------------------------
@@ -179,11 +183,17 @@ class PgProxy:
         self._stopped = False
         threading.Thread(target=self._accept, daemon=True).start()
 
-    def arm(self, mode: str, when: Callable[[list[str]], bool] = lambda s: True) -> None:
-        """Cut the first COMMIT (from now) whose transaction's statements satisfy ``when``."""
+    def arm(
+        self,
+        mode: str,
+        when: Callable[[list[str]], bool] = lambda s: True,
+        then_refuse: bool = False,
+    ) -> None:
+        """Cut the first COMMIT (from now) whose transaction's statements satisfy ``when``;
+        ``then_refuse``: from then on, refuse new connections (``refuse``)."""
         assert mode in ("answer", "request")
         with self.lock:
-            self.armed = Cut(mode, when)
+            self.armed = Cut(mode, when, then_refuse)
 
     def refuse(self) -> None:
         self.refusing = True
