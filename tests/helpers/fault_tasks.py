@@ -6,7 +6,8 @@ files in a control directory (``luigi_tasks.claim``: exactly one racing process 
   ``hang`` writes ``started`` and waits for ``release`` before it writes.
 - ``PublishThenPause``: a GatedTask; the process that claims ``pause`` writes ``published``
   once its publication committed and waits there (for a SIGKILL), before its success is
-  recorded. ``FaultTotal``: a GatedTask on ``ZombieDim``.
+  recorded; the one that claims ``hold-write`` waits inside ``write()``, before the COMMIT.
+  ``FaultTotal``: a GatedTask on ``ZombieDim``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ class PublishThenPause(gk.GatedTask):
 
     def build(self) -> dict[str, int]:
         return {"cents": 11}
+
+    def write(self, tx: Any, payload: dict[str, int]) -> None:
+        """Inside the publication transaction: the process that claims ``hold-write`` writes
+        ``in-write`` and waits there (for a SIGKILL before the COMMIT)."""
+        folder = Path(self.control)
+        if claim(folder, "hold-write") is not None:
+            signal_file(folder / "in-write", f"{os.getpid()} {self.attempt_ordinal} {self.run_id}")
+            wait_for_release(folder)
 
     def run(self) -> None:
         self.publish_payload(self.build())

@@ -54,12 +54,13 @@ def named(ledger_url: str) -> tuple[str, str | None]:
     return f"{ledger_url}&application_name={name}", name
 
 
-def wait_expired(ledger_url: str, job: str, run_id: str) -> None:
-    """Until ``run_id``'s lease expired by the database's clock."""
+def wait_expired(ledger_url: str, job: str, run_id: str, date: dt.date = D) -> None:
+    """Until ``run_id``'s lease (an attempt of ``job`` for ``date``) expired by the
+    database's clock."""
     with gk.open_ledger(ledger_url) as ledger:
         deadline = time.monotonic() + 10 * LEASE
         while True:
-            mine = next(a for a in ledger.attempts(job, D) if a.run_id == run_id)
+            mine = next(a for a in ledger.attempts(job, date) if a.run_id == run_id)
             assert mine.state is gk.RunState.RUNNING and mine.lease_expires_at is not None
             if db_now(ledger, ledger_url) > mine.lease_expires_at + dt.timedelta(seconds=0.3):
                 return
