@@ -7,10 +7,11 @@ Two checks, each made inside the transaction whose writes it guards, by the data
   the latest attempt of (consumer, period), running, its lease live; the attempt key's lock is
   held to the COMMIT, so no takeover slips between the check and the commit.
 - ``fence_owner``: a task body's own writes (``Ledger.owned_by``, ``owned.py``): the attempt
-  is still running with a live lease. Its row is locked against a takeover until the
-  transaction ends: PostgreSQL ``SELECT ... FOR SHARE`` (a takeover's UPDATE of the row waits
-  for this transaction, and one that committed first is seen), SQLite by ``BEGIN IMMEDIATE``
-  (one writer at a time). A zombie's write raises LeaseLost and writes nothing.
+  is still running with a live lease, checked before the transaction's first write and again
+  just before its COMMIT, its row then locked against a takeover until the COMMIT: PostgreSQL
+  ``SELECT ... FOR SHARE`` (a takeover's UPDATE of the row waits for this COMMIT, and one
+  that committed first is the row read), SQLite by ``BEGIN IMMEDIATE`` (one writer at a time,
+  for the whole transaction). A zombie's write raises LeaseLost and writes nothing.
 """
 
 from __future__ import annotations
@@ -45,13 +46,14 @@ def fence_producer(
     raise lost(consumer, period, producer, mine, latest, at, "refusing to publish", "consumer")
 
 
-def fence_owner(attempts: AttemptReads, run_id: str) -> Attempt:
-    """In a transaction, before its writes: attempt ``run_id``, when it is still running with
-    a lease live by the database's clock, its row locked against a takeover until the
-    transaction ends (``Dialect.owner_sql``). Else LeaseLost naming the attempt that took
-    over, if any; the caller's transaction then rolls back (nothing written)."""
+def fence_owner(attempts: AttemptReads, run_id: str, lock: bool = True) -> Attempt:
+    """In a transaction: attempt ``run_id``, when it is still running with a lease live by
+    the database's clock; with ``lock``, its row locked against a takeover until the
+    transaction ends (``Dialect.owner_sql``: made just before the COMMIT). Else LeaseLost
+    naming the attempt that took over, if any; the caller's transaction then rolls back
+    (nothing written)."""
     sql = attempts.sql
-    rows = sql.execute(sql.dialect.owner_sql(ATTEMPT_COLUMNS), (run_id,)).fetchall()
+    rows = sql.execute(sql.dialect.owner_sql(ATTEMPT_COLUMNS, lock), (run_id,)).fetchall()
     if not rows:
         raise lost("?", "?", run_id, None, None, sql.db_now(), "refusing its write")
     job, period = rows[0][0], rows[0][1]

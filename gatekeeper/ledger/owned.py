@@ -3,10 +3,10 @@
 A task body writes its rows through the ledger (``self.ledger().run_in_transaction(...)``,
 ``execute``, ``executemany``, ``transaction()``, ``publish``): through this view every one of
 those transactions first checks, inside itself, that the attempt still owns its period
-(``fencing.fence_owner``: running, its lease live by the database's clock, its row locked
-against a takeover until the COMMIT). A zombie (a worker that lost its lease while paused)
-gets LeaseLost and its transaction writes nothing, however late it wakes. Reads and the
-ledger's own bookkeeping are the ledger's, unchanged.
+(``fencing.fence_owner``: running, its lease live by the database's clock), and again just
+before its COMMIT, its row then locked against a takeover until the COMMIT. A zombie (a
+worker that lost its lease while paused) gets LeaseLost and its transaction writes nothing,
+however late it wakes. Reads and the ledger's own bookkeeping are the ledger's, unchanged.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt
 from gatekeeper.ledger import fencing
-from gatekeeper.ledger.contract import Ledger
 from gatekeeper.ledger.requests import WriteFn
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.contract import Ledger
 
 T = TypeVar("T")
 
@@ -45,30 +47,46 @@ class Rows:
         return iter(self.fetchall())
 
 
-class OwnedLedger(Ledger):
+class OwnedLedger:
     """A view of ``ledger`` whose writes belong to ``attempt`` (see the module docstring).
 
-    It shares the ledger's connection and stores (it opens nothing of its own). Fenced:
+    It has the ledger's interface: what it does not fence is the ledger's own (attribute
+    lookups go to it), on the ledger's connection (it opens nothing of its own). Fenced:
     ``transaction``, ``run_in_transaction``, ``execute`` and ``executemany`` (a statement
     outside a transaction runs in one of its own), and ``publish``/``republish``: fenced by
     the attempt's own run ID as producer for its own job and period, else inside a fenced
     transaction. Each raises LeaseLost (nothing written) once the attempt lost its period.
     """
 
-    def __init__(self, ledger: Ledger, attempt: Attempt):  # a view: no connection of its own
-        self.__dict__.update(vars(ledger))
+    def __init__(self, ledger: Ledger, attempt: Attempt):
         self.base = ledger
+        self.sql = ledger.sql
         self.owner = attempt
 
+    def __getattr__(self, name: str) -> Any:
+        if name == "base":  # not set yet (a copy being made): not the ledger's
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    def __enter__(self) -> OwnedLedger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.base.close()
+
     def fence(self) -> None:
-        """In a transaction: LeaseLost unless the attempt still owns its period (checked
-        once per transaction, before its first write; ``fencing.fence_owner``)."""
-        if not self.sql.held("fence", self.owner.run_id):
-            fencing.fence_owner(self._attempts, self.owner.run_id)
-            self.sql.hold("fence", self.owner.run_id)
+        """In a transaction: LeaseLost unless the attempt still owns its period
+        (``fencing.fence_owner``), checked before its first write (so a zombie does no work
+        in vain) and again just before its COMMIT, its row then locked to the COMMIT (so a
+        body's long transaction never holds up its own heartbeat, nor a takeover for long)."""
+        reads, run_id = self.base.attempt_reads, self.owner.run_id
+        if not self.sql.held("fence", run_id):
+            fencing.fence_owner(reads, run_id, lock=False)
+            self.sql.hold("fence", run_id)
+            self.sql.before_commit(lambda: fencing.fence_owner(reads, run_id))
 
     @contextlib.contextmanager
-    def transaction(self, waiting_for: str = "") -> Iterator[Ledger]:
+    def transaction(self, waiting_for: str = "") -> Iterator[OwnedLedger]:
         """``Ledger.transaction``, fenced: LeaseLost before the block runs (rolled back)."""
         with self.sql.transaction(waiting_for):
             self.fence()
@@ -126,9 +144,9 @@ class OwnedLedger(Ledger):
         args = (consumer, business_date, required_jobs, fingerprint, write)
         options: dict[str, Any] = {"location": location, "watermarks": watermarks, "now": now}
         if fenced_by is not None:
-            return super().publish(*args, **options, producer=fenced_by)
+            return self.base.publish(*args, **options, producer=fenced_by)
         with self.transaction(f"publication {consumer}"):
-            return super().publish(*args, **options)
+            return self.base.publish(*args, **options)
 
     def republish(
         self,
@@ -154,9 +172,9 @@ class OwnedLedger(Ledger):
             "now": now,
         }
         if fenced_by is not None:
-            return super().republish(*args, **options, producer=fenced_by)
+            return self.base.republish(*args, **options, producer=fenced_by)
         with self.transaction(f"publication {consumer}"):
-            return super().republish(*args, **options)
+            return self.base.republish(*args, **options)
 
     def __repr__(self) -> str:
         return f"<OwnedLedger {self.describe()} run {self.owner.run_id}>"

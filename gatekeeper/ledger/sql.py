@@ -99,6 +99,11 @@ class SqlCore(SqlConnection):
         """True in a transaction that holds the key ``parts`` (``lock_key``, ``hold``)."""
         return self._in_tx and parts in self._held
 
+    def before_commit(self, check: Callable[[], object]) -> None:
+        """Run ``check()`` at the end of the current transaction, just before its COMMIT (in
+        it: what it raises rolls the transaction back)."""
+        self._before_commit.append(check)
+
     def hold(self, *parts: str) -> None:
         """Mark ``parts`` held for the rest of the current transaction: a check made once in
         it (``fencing.py``), not a lock."""
@@ -134,6 +139,8 @@ class SqlCore(SqlConnection):
             self._in_tx = True
             try:
                 yield
+                while self._before_commit:  # checks that must hold at the COMMIT
+                    self._before_commit.pop(0)()
                 if self._version_unread:  # the block sent nothing through the core
                     self._read_version()
             except BaseException as exc:
@@ -169,6 +176,7 @@ class SqlCore(SqlConnection):
         self._usable()
         self._tx_clock = None
         self._held = set()
+        self._before_commit = []
         self._settled = self._discard = False
         self._version_unread = not self._migrating
         if self.dialect.pipelines:  # sent with the first statement (``_send``)
