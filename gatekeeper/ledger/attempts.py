@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from gatekeeper.core.clock import utc_now
-from gatekeeper.core.errors import LeaseHeld, LeaseLost, StateConflict
+from gatekeeper.core.errors import LeaseHeld, StateConflict
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Attempt, RunState, transition
 from gatekeeper.core.validation import (
@@ -20,6 +20,7 @@ from gatekeeper.core.validation import (
     check_same_kind,
     check_text,
 )
+from gatekeeper.ledger import fencing, readback
 from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.one_trip import OneTrip
 from gatekeeper.ledger.requests import AttemptObservation, AttemptStart, fixed_clock
@@ -72,13 +73,20 @@ class AttemptStore(AttemptReads):
             error=None if error is None else check_text(error, "error"),
         )
         finish = self.fast.finish_statements(request) if request.state.terminal else None
-        if finish is None:
-            return self.sql.run_in_transaction(lambda: self._record(request), request.where)
-        return self._fast_or_read(
-            lambda: True if self.fast.finished(request, finish) else None,
-            lambda: self._record(request),
-            request.where,
+
+        def work() -> bool:
+            if finish is None:
+                return self.sql.run_in_transaction(lambda: self._record(request), request.where)
+            return self._fast_or_read(
+                lambda: True if self.fast.finished(request, finish) else None,
+                lambda: self._record(request),
+                request.where,
+            )
+
+        probe = readback.finished_probe(
+            self.sql, request.job, request.period, request.run_id, request.state
         )
+        return readback.settle(self.sql, work, probe, f"{request.where} {request.attempt}")
 
     def _fast_or_read(self, fast: Callable[[], T | None], read: Callable[[], T], where: str) -> T:
         """``fast()`` (statements that judge in SQL what they write), else ``read()`` (which
@@ -204,11 +212,16 @@ class AttemptStore(AttemptReads):
             skip_succeeded=skip_succeeded and wanted == 0,
         )
         known = self._kind_keys.get(job)
-        if wanted == 0 and known is not None and len(known) == len(key):
-            return self._fast_or_read(
-                lambda: self.fast.start(request), lambda: self._begin(request), request.where
-            )
-        return self.sql.run_in_transaction(lambda: self._begin(request), request.where)
+
+        def work() -> Attempt:
+            if wanted == 0 and known is not None and len(known) == len(key):
+                return self._fast_or_read(
+                    lambda: self.fast.start(request), lambda: self._begin(request), request.where
+                )
+            return self.sql.run_in_transaction(lambda: self._begin(request), request.where)
+
+        probe = readback.started_probe(self.sql, job, key, request.run_id)
+        return readback.settle(self.sql, work, probe, f"the start of {request.where}")
 
     def _begin(self, request: AttemptStart) -> Attempt:
         job, period, wanted = request.job, request.period, request.attempt
@@ -227,9 +240,14 @@ class AttemptStore(AttemptReads):
             and wanted in (0, latest.attempt)
         ):  # this very start, committed by a try whose connection dropped (_begin_next)
             return latest
-        for old in existing:
-            if old.state is RunState.RUNNING:
-                self._abandon_if_expired(old, at)
+        top_run = existing[-1].run_id if existing else None
+        existing = [
+            self._expire(a, at, a.run_id == top_run) if a.state is RunState.RUNNING else a
+            for a in existing
+        ]
+        latest = existing[-1] if existing else None
+        if request.skip_succeeded and latest and latest.state is RunState.SUCCEEDED:
+            return latest  # it published before its worker stopped: it succeeded
         top = max((a.attempt for a in existing), default=0)
         number = top + 1 if wanted == 0 else wanted
         if number <= top:
@@ -255,7 +273,36 @@ class AttemptStore(AttemptReads):
             self._settle(job, period, existing[-1], RunState.RUNNING)
         return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
 
-    def _abandon_if_expired(self, old: Attempt, at: dt.datetime) -> None:
+    def _expire(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
+        """A running attempt met by a new start: LeaseHeld while its lease is live; once it
+        expired, recorded ``succeeded`` when a publication names it as producer (its worker
+        stopped after the publication committed, before its success was recorded), else
+        ``abandoned`` (``_abandon_if_expired``); in this transaction. ``latest``: it is the
+        period's latest attempt. The attempt as it now is."""
+        self._abandon_if_expired(old, at, dry=True)
+        named = self.sql.execute(
+            "SELECT revision FROM gk_publications WHERE consumer = ? AND period = ? "
+            "AND producer_run_id = ? LIMIT 1",
+            (old.job, old.business_date, old.run_id),
+        ).fetchall()
+        if not named:
+            self._abandon_if_expired(old, at)
+            return dataclasses.replace(old, state=RunState.ABANDONED, updated_at=at)
+        job, period = old.job, old.business_date
+        self.sql.lock_key("complete runs", job, clock=False)  # the success settles the runs
+        self.sql.execute(
+            "UPDATE gk_attempts SET state = ?, updated_at = ?, error = NULL, "
+            "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ? AND state = ?",
+            (RunState.SUCCEEDED.value, self.sql.ts_in(at), job, period, old.attempt, "running"),
+        )
+        if latest:  # its period is complete now
+            self._settle(job, period, old, RunState.SUCCEEDED)
+        done = RunState.SUCCEEDED
+        return dataclasses.replace(old, state=done, updated_at=at, lease_expires_at=None)
+
+    def _abandon_if_expired(self, old: Attempt, at: dt.datetime, dry: bool = False) -> None:
+        """LeaseHeld while ``old``'s lease is live (or it has none); else, unless ``dry``,
+        record it ``abandoned``."""
         where = {"job": old.job, "period": old.business_date, "attempt": old.attempt}
         if old.lease_expires_at is None:
             raise LeaseHeld(
@@ -272,6 +319,8 @@ class AttemptStore(AttemptReads):
                 holder=old,
                 **where,
             )
+        if dry:
+            return
         self.sql.execute(
             "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ? "
             "WHERE job = ? AND period = ? AND attempt = ? AND state = ?",
@@ -348,33 +397,6 @@ class AttemptStore(AttemptReads):
 
     # -- fencing -------------------------------------------------------------------------------
     def fence(self, consumer: str, period: str, producer: str, now: dt.datetime | None) -> Attempt:
-        """The producer's attempt, if it still owns (consumer, period): the latest attempt,
-        running, its lease live by the database's clock (or ``now``). Else LeaseLost (nothing
-        written). In a transaction: takes the attempt key's lock too, so no takeover can slip
-        between this check and the commit; lock order is always publication, then attempt.
-        """
-        self.sql.lock_key("attempt", consumer, period)  # pragma: no mutate
-        attempts = self.of_period(consumer, period)
-        mine = next((a for a in attempts if a.run_id == producer), None)
-        latest = attempts[-1] if attempts else None
-        at = now if now is not None else self.sql.db_now()
-        if mine is not None and mine is latest and mine.lease_live(at):
-            return mine
-        named = f"attempt {mine.attempt} (run {mine.run_id})" if mine else f"run {producer}"
-        if mine is None:
-            why = "is not an attempt of this consumer and date"
-        elif latest is not None and latest is not mine:
-            why = f"was taken over by attempt {latest.attempt} (run {latest.run_id})"
-        elif mine.state.terminal:
-            why = f"is already {mine.state.value}"
-        else:
-            expired = mine.lease_expires_at.isoformat() if mine.lease_expires_at else "never set"
-            why = f"lost its lease (expired {expired}; the database's clock reads {at.isoformat()})"
-        raise LeaseLost(
-            f"{consumer} {period}: {named} {why}; refusing to publish",
-            run_id=producer,
-            taken_over_by=latest if latest is not None and latest is not mine else None,
-            job=consumer,
-            period=period,
-            attempt=None if mine is None else mine.attempt,
-        )
+        """The producer's attempt, if it still owns (consumer, period); else LeaseLost
+        (``fencing.fence_producer``)."""
+        return fencing.fence_producer(self, consumer, period, producer, now)

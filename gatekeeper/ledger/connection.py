@@ -51,6 +51,7 @@ class SqlConnection:
         self.waiting_for = ""  # the key a lock wait is for, named when it times out
         self._tx_clock: dt.datetime | None = None
         self._held: set[tuple[str, ...]] = set()  # keys locked in the current transaction
+        self._before_commit: list[Callable[[], object]] = []  # checks run before its COMMIT
         self._version_unread = False  # in a transaction: its schema version is not read yet
         self._begin_pending = False  # in a transaction: its opening statement is not sent yet
         self._committed = False  # in a transaction: its COMMIT went with its last statements
@@ -196,6 +197,11 @@ class SqlConnection:
         """Statements of this transaction that guard on the schema version wrote: it is not
         newer (``lock_key(commit=True)``), and need not be read."""
         self._version_unread = False
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction of this connection is open."""
+        return self._in_tx
 
     @property
     def committed(self) -> bool:

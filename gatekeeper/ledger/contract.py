@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import period_key
@@ -20,8 +20,10 @@ from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.owned import OwnedLedger
 from gatekeeper.ledger.profiles import JobProfiles
 from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.ledger.requests import WriteFn
@@ -134,6 +136,20 @@ class Ledger:
         it cannot be reached (up to ``reconnect_window``): a transaction whose connection
         dropped before the commit was sent cannot have committed."""
         return self.sql.run_in_transaction(work, waiting_for)
+
+    def owned_by(self, attempt: Attempt) -> Ledger:
+        """This ledger as ``attempt`` (running, holding its lease) writes through it: its
+        transactions, ``execute``, ``executemany`` and publications first check, inside the
+        same transaction, that the attempt still owns its period (running, its lease live by
+        the database's clock), else LeaseLost and nothing written. A view with this class's
+        interface (``ledger/owned.py``) on this ledger's connection; the rest is this
+        ledger's."""
+        return cast(Ledger, OwnedLedger(self, attempt))
+
+    @property
+    def attempt_reads(self) -> AttemptReads:
+        """The reads of attempts the ledger's own checks use (``fencing.py``)."""
+        return self._attempts
 
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (this host's on SQLite)."""

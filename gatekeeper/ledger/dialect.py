@@ -89,6 +89,13 @@ class Dialect:
         until = at + dt.timedelta(seconds=lease_seconds)
         return "SELECT ? AS at, ? AS until", (self.ts_in(at), self.ts_in(until))
 
+    def owner_sql(self, columns: str, lock: bool = True) -> str:
+        """A fenced write's check (``fencing.fence_owner``): ``columns`` of the attempt whose
+        run ID is the parameter, then the database's clock (NULL: ``clock``); with ``lock``,
+        its row locked against a takeover until the transaction ends. By default the
+        transaction's opening statement holds the one write lock already."""
+        return f"SELECT {columns}, NULL FROM gk_attempts WHERE run_id = ?"
+
     def table_exists(self, sql: SqlCore, name: str) -> bool:
         raise NotImplementedError
 

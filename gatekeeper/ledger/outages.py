@@ -3,8 +3,10 @@ says whether the work may run again, and work is tried again while the database 
 reached (``docs/ownership.md``).
 
 A transaction that failed before its COMMIT was sent cannot have committed and may run again
-on a fresh connection; a failure during COMMIT is an unknown outcome, never retried (but for
-the transactions whose COMMIT goes with their statements: ``SqlCore.commits_with``).
+on a fresh connection; a failure during COMMIT is an unknown outcome (``UnknownOutcome``),
+never retried blindly (but for the transactions whose COMMIT goes with their statements:
+``SqlCore.commits_with``): the ledger's own writes read back what committed
+(``readback.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,21 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 BACKOFF = (0.1, 2.0)  # first and longest pause between tries while the database is unreachable
+
+
+class UnknownOutcome(LedgerError):
+    """The connection failed while a transaction was committing: it may or may not have
+    committed.
+
+    ``probed`` is None when nothing was read back yet (the transaction's owner may read back
+    what it wrote); otherwise it names what was read back for the truth, and that read could
+    not be made either (the database still unreachable past ``reconnect_window``). Never
+    ``retryable``: running the work again blindly could do it twice.
+    """
+
+    def __init__(self, message: str, *, probed: str | None = None):
+        super().__init__(message, retryable=False)
+        self.probed = probed
 
 
 def wrap(sql: SqlConnection, exc: BaseException, committing: bool) -> LedgerError:

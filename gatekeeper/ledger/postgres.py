@@ -166,6 +166,17 @@ class PostgresDialect(Dialect):
             (float(lease_seconds),),
         )
 
+    def owner_sql(self, columns: str, lock: bool = True) -> str:
+        """With ``lock``, the attempt's row ``FOR SHARE`` (a takeover's UPDATE of it waits for
+        this transaction; one that committed while this waited is the row read); then the
+        server's clock, once the lock is held (the outer select runs after the materialized
+        one)."""
+        share = " FOR SHARE" if lock else ""
+        return (
+            f"WITH mine AS MATERIALIZED (SELECT {columns} FROM gk_attempts WHERE run_id = ?"
+            f"{share}) SELECT mine.*, clock_timestamp() FROM mine"
+        )
+
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (self._psycopg.Error,)
 

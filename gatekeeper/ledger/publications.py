@@ -18,6 +18,7 @@ from gatekeeper.core.validation import (
     check_reason,
     check_requirements,
 )
+from gatekeeper.ledger import readback
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.handle import WriteHandle
 from gatekeeper.ledger.requests import Output, PublicationRequest, WriteFn
@@ -59,7 +60,7 @@ class PublicationStore:
         request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
             watermarks=watermarks, producer=check_optional_name(producer, "producer"), now=now
         )
-        return self.sql.run_in_transaction(lambda: self._publish(request), request.where)
+        return self._settled(request)
 
     def republish(
         self,
@@ -84,10 +85,33 @@ class PublicationStore:
             producer=check_optional_name(producer, "producer"),
             now=now,
         )
-        return self.sql.run_in_transaction(lambda: self._publish(request), request.where)
+        return self._settled(request)
 
-    def _publish(self, request: PublicationRequest) -> bool:
+    def _settled(self, request: PublicationRequest) -> bool:
+        """``_publish`` in a transaction; when its COMMIT's answer is lost, the truth read
+        back (``readback.py``): True when the revision it wrote committed, else it runs
+        again. UnknownOutcome when the read-back cannot be made either."""
+        written = readback.Written()
+        probe = readback.publication_probe(
+            self.sql,
+            request.consumer,
+            request.period,
+            request.output.fingerprint,
+            request.producer,
+            written,
+        )
+        return readback.settle(
+            self.sql,
+            lambda: self.sql.run_in_transaction(
+                lambda: self._publish(request, written), request.where
+            ),
+            probe,
+            f"publication {request.consumer} {request.period}",
+        )
+
+    def _publish(self, request: PublicationRequest, written: readback.Written) -> bool:
         consumer, period = request.consumer, request.period
+        written.forget()
         self.sql.lock_key("publication", consumer, period)  # pragma: no mutate
         producer = None
         if request.producer is not None:
@@ -112,6 +136,7 @@ class PublicationStore:
         revision = 1 if newest is None else newest.revision + 1
         at = request.now if request.now is not None else self.sql.db_now()
         self._insert_publication(request, revision, latest, at, producer)
+        written.wrote(revision, at)
         if newest is None:
             self.attempts.first_publication(consumer, period, producer)
         return True

@@ -25,6 +25,7 @@ from gatekeeper.ledger.connection import (
     Statements,
 )
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.ledger.sqltext import prepare
 
 T = TypeVar("T")
@@ -94,6 +95,20 @@ class SqlCore(SqlConnection):
             self._tx_clock = held
         return cursors
 
+    def held(self, *parts: str) -> bool:
+        """True in a transaction that holds the key ``parts`` (``lock_key``, ``hold``)."""
+        return self._in_tx and parts in self._held
+
+    def before_commit(self, check: Callable[[], object]) -> None:
+        """Run ``check()`` at the end of the current transaction, just before its COMMIT (in
+        it: what it raises rolls the transaction back)."""
+        self._before_commit.append(check)
+
+    def hold(self, *parts: str) -> None:
+        """Mark ``parts`` held for the rest of the current transaction: a check made once in
+        it (``fencing.py``), not a lock."""
+        self._held.add(parts)
+
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (inside a transaction of a
         dialect that locks keys: as read when its latest key lock was granted)."""
@@ -124,6 +139,8 @@ class SqlCore(SqlConnection):
             self._in_tx = True
             try:
                 yield
+                while self._before_commit:  # checks that must hold at the COMMIT
+                    self._before_commit.pop(0)()
                 if self._version_unread:  # the block sent nothing through the core
                     self._read_version()
             except BaseException as exc:
@@ -159,6 +176,7 @@ class SqlCore(SqlConnection):
         self._usable()
         self._tx_clock = None
         self._held = set()
+        self._before_commit = []
         self._settled = self._discard = False
         self._version_unread = not self._migrating
         if self.dialect.pipelines:  # sent with the first statement (``_send``)
@@ -179,10 +197,9 @@ class SqlCore(SqlConnection):
             self.dialect.end_transaction(self._conn, "COMMIT", self._settled)
         except self.dialect.driver_errors() as exc:
             if self._is_broken():
-                raise LedgerError(
+                raise UnknownOutcome(
                     f"ledger {self.describe()}: the connection failed while committing; the "
-                    f"outcome is unknown (check before retrying): {self.shown(exc)}",
-                    retryable=False,
+                    f"outcome is unknown (check before retrying): {self.shown(exc)}"
                 ) from exc
             self._rollback()
             raise self._wrap(exc, committing=False) from exc

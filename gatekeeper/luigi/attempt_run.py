@@ -27,6 +27,7 @@ from gatekeeper.core.validation import printable_text
 from gatekeeper.integrations import lineage
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.ledger import Ledger
+from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import outputs_exist
@@ -115,6 +116,8 @@ class RecordedRun:
 
     run_id: str | None = None
     attempt_ordinal: int | None = None
+    #: while the attempt's body runs: the ledger as it writes through it (``ledger()``)
+    owned_ledger: Ledger | None = None
     _gk_in_run = False  # set by recorded() while the wrapped run() runs
     job_id: Any
     period_key: Any
@@ -164,6 +167,7 @@ class RecordedRun:
         )
         lineage.started(events, self, ledger, started)
         with Heartbeat(ledger.url, started.run_id, lease) as beat:
+            self.owned_ledger = ledger.owned_by(started)  # the body's writes are fenced
             try:
                 result = work()
                 if beat.lost.is_set():
@@ -171,6 +175,8 @@ class RecordedRun:
             except BaseException as exc:
                 self._record_failure(ledger, started, exc, events)
                 raise
+            finally:
+                self.owned_ledger = None
         self._finish(ledger, started, RunState.SUCCEEDED, None, events)
         return result
 
@@ -252,8 +258,35 @@ class RecordedRun:
         self, ledger: Ledger, started: Attempt, exc: BaseException, events: LineageSettings | None
     ) -> None:
         """Record the attempt ``failed``, keeping the run's own error in front if that fails
-        (a lost lease: the attempt is already ``abandoned``)."""
+        (a lost lease: the attempt is already ``abandoned``). Its publication's COMMIT lost
+        and not read back (``UnknownOutcome`` with ``probed``): nothing is recorded, the
+        attempt stays ``running`` until its lease expires and the next attempt finds the truth
+        (``succeeded`` if its publication committed). A publication naming it committed: it
+        is recorded ``succeeded``, whatever failed after."""
+        if isinstance(exc, UnknownOutcome) and exc.probed is not None:
+            logger.error(
+                "gatekeeper: %s %s attempt %d (run %s) left running: %s; its lease's expiry "
+                "resolves it",
+                self.job_id,
+                self.period_key,
+                started.attempt,
+                started.run_id,
+                exc,
+            )
+            return
         try:
+            if getattr(self, "publishes", False) and self._published_by(ledger, started):
+                logger.warning(
+                    "gatekeeper: %s %s attempt %d (run %s): its publication committed, then "
+                    "%s: recorded succeeded",
+                    self.job_id,
+                    self.period_key,
+                    started.attempt,
+                    started.run_id,
+                    type(exc).__name__,
+                )
+                self._finish(ledger, started, RunState.SUCCEEDED, None, events)
+                return
             error = printable_text(f"{type(exc).__name__}: {exc}")
             self._finish(ledger, started, RunState.FAILED, error, events)
         except GatekeeperError as unrecorded:
@@ -264,6 +297,11 @@ class RecordedRun:
                 started.attempt,
                 unrecorded,
             )
+
+    def _published_by(self, ledger: Ledger, started: Attempt) -> bool:
+        """True when a publication of this job and period names ``started`` as producer."""
+        found = ledger.publications(self.job_id, self.period_key)
+        return any(p.run_id == started.run_id for p in found)
 
     def _finish(
         self,

@@ -310,8 +310,12 @@ class PeriodTask(RecordedRun, luigi.Task):
         return config.ledger_url()
 
     def ledger(self) -> Ledger:
-        """The ledger this task records to: this process's connection to the URL it first read."""
-        return shared_ledger(self._ledger_url)
+        """The ledger this task records to: this process's connection to the URL it first read.
+        While its attempt runs, that ledger as the attempt writes through it
+        (``Ledger.owned_by``): its transactions and statements are fenced (LeaseLost, nothing
+        written, once the attempt lost its period)."""
+        owned = self.owned_ledger
+        return owned if owned is not None else shared_ledger(self._ledger_url)
 
     # -- completeness --------------------------------------------------------------------------
     def complete(self) -> bool:

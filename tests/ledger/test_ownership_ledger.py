@@ -752,21 +752,23 @@ def test_ledger_transaction_dropped_before_commit_is_retried(pg_schema: str) -> 
 
 
 @pytest.mark.postgres
-def test_ledger_connection_lost_during_commit_is_unknown_outcome(pg_schema: str) -> None:
+def test_ledger_connection_lost_during_commit_is_read_back(pg_schema: str) -> None:
     name = f"gk_nap_{uuid.uuid4().hex[:12]}"
     killed: list[int] = []
     with gk.open_ledger(with_query(pg_url(pg_schema), f"application_name={name}")) as ledger:
         install_nap(pg_schema, at_commit=True)
         killer = kill_when_napping(name, killed)
 
-        with pytest.raises(gk.LedgerError, match="unknown"):
-            ledger.record(JOB, D, 1, "nap-1", "succeeded", T0)
+        # the session is killed in its COMMIT: the ledger reconnects and reads back that the
+        # attempt is not there (it never committed), so the observation runs again
+        assert ledger.record(JOB, D, 1, "nap-1", "succeeded", T0) is True
 
         killer.join(WAIT)
         assert len(killed) == 1, "the session never slept in its COMMIT"
-        assert nap_calls(pg_schema) == 1  # never retried behind the caller's back
-        assert ledger.attempts(JOB, D) == []  # killed before it committed; the ledger reconnects
-        assert ledger.record(JOB, D, 1, "nap-1", "succeeded", T0) is True  # the caller's retry
+        assert nap_calls(pg_schema) == 2  # the killed COMMIT, then the run after the read-back
+        attempts = ledger.attempts(JOB, D)
+        assert [(a.run_id, a.state) for a in attempts] == [("nap-1", gk.RunState.SUCCEEDED)]
+        assert ledger.record(JOB, D, 1, "nap-1", "succeeded", T0) is False  # a replay
 
 
 @pytest.mark.parametrize("seconds", [None, 2])

@@ -1,0 +1,141 @@
+"""Reading back a write whose COMMIT's outcome is unknown (``docs/ownership.md``).
+
+When the connection fails while a transaction commits (``outages.UnknownOutcome``), the
+ledger does not guess: it opens a transaction on a fresh connection (riding out a database it
+cannot reach, within ``reconnect_window``), takes the key lock the write took (so a commit
+still in flight on the old session has ended, one way or the other) and reads what the write
+would have left. Found: it committed, and its result is returned. Not found: it did not commit,
+and never will, so the work runs again. When even that read cannot be made, ``UnknownOutcome``
+with ``probed`` naming what it tried to read: the caller records nothing it cannot know (the
+Luigi adapter leaves its attempt ``running`` for the lease to resolve).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from gatekeeper.core.errors import LedgerError
+from gatekeeper.core.records import Attempt, RunState
+from gatekeeper.ledger.outages import UnknownOutcome
+from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
+
+T = TypeVar("T")
+logger = logging.getLogger("gatekeeper.ledger")
+AGAIN = 3  # times a write found not committed runs again before its UnknownOutcome stands
+
+
+def settle(sql: SqlCore, work: Callable[[], T], probe: Callable[[], T | None], what: str) -> T:
+    """``work()`` (which runs its own transactions); when its COMMIT's outcome is unknown,
+    ``probe()`` in a transaction of its own answers: its result when the write committed, None
+    when it did not (``work`` then runs again, up to ``AGAIN`` times). Raises UnknownOutcome
+    (``probed``: ``what``) when the probe cannot be made; whatever ``work`` raises otherwise."""
+    for _ in range(AGAIN):
+        try:
+            return work()
+        except UnknownOutcome as lost:
+            if lost.probed is not None:  # a write inside ``work`` read back already
+                raise
+            found = _probe(sql, probe, what, lost)
+        if found is not None:
+            logger.warning("gatekeeper: %s: its COMMIT's answer was lost; it committed", what)
+            return found
+        logger.warning("gatekeeper: %s: its COMMIT's answer was lost; it had not committed", what)
+    return work()
+
+
+def _probe(
+    sql: SqlCore, probe: Callable[[], T | None], what: str, lost: UnknownOutcome
+) -> T | None:
+    try:
+        return sql.run_in_transaction(probe, f"the read-back of {what}")
+    except LedgerError as exc:
+        raise UnknownOutcome(
+            f"{what}: the outcome of its COMMIT is unknown and could not be read back ({exc}); "
+            f"nothing more was recorded (first failure: {lost})",
+            probed=what,
+        ) from exc
+
+
+def attempt_of_run(sql: SqlCore, job: str, period: str, run_id: str) -> Attempt | None:
+    """In a transaction: the attempt ``run_id`` of (job, period) once the period's attempt key
+    lock is held (a commit of it in flight has ended), or None."""
+    sql.lock_key("attempt", job, period, clock=False)
+    rows = sql.execute(
+        f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? AND run_id = ?",
+        (job, period, run_id),
+    ).fetchall()
+    if not rows:
+        return None
+    started, updated, lease = (sql.ts_out(v) for v in (rows[0][5], rows[0][6], rows[0][7]))
+    assert started is not None and updated is not None
+    row = rows[0]
+    return Attempt(
+        row[0], row[1], int(row[2]), row[3], RunState(row[4]), started, updated, lease, row[8]
+    )
+
+
+def started_probe(sql: SqlCore, job: str, period: str, run_id: str) -> Callable[[], Attempt | None]:
+    """The probe of a start: the attempt ``run_id``, when its row committed."""
+    return lambda: attempt_of_run(sql, job, period, run_id)
+
+
+def finished_probe(
+    sql: SqlCore, job: str, period: str, run_id: str, state: RunState
+) -> Callable[[], bool | None]:
+    """The probe of an observation: True when attempt ``run_id`` is in ``state`` (it
+    committed), None when it is not (the observation runs again and is judged then)."""
+
+    def probe() -> bool | None:
+        found = attempt_of_run(sql, job, period, run_id)
+        return True if found is not None and found.state is state else None
+
+    return probe
+
+
+class Written:
+    """What a publication transaction wrote (its revision and stamp), kept by the try that
+    reached its COMMIT, for the read-back (``publication_probe``)."""
+
+    def __init__(self) -> None:
+        self.revision: int | None = None
+        self.at: dt.datetime | None = None
+
+    def wrote(self, revision: int, at: dt.datetime) -> None:
+        self.revision, self.at = revision, at
+
+    def forget(self) -> None:
+        self.revision = self.at = None
+
+
+def publication_probe(
+    sql: SqlCore,
+    consumer: str,
+    period: str,
+    fingerprint: str,
+    producer: str | None,
+    written: Written,
+) -> Callable[[], bool | None]:
+    """The probe of a publication or republish: True when the revision the lost COMMIT
+    carried is there with its stamp, fingerprint and producer (it committed); None when the
+    transaction wrote none, or another one holds the revision (the work runs again and is
+    judged then: a retry, a conflict)."""
+
+    def probe() -> bool | None:
+        if written.revision is None:
+            return None
+        sql.lock_key("publication", consumer, period, clock=False)
+        rows = sql.execute(
+            "SELECT fingerprint, producer_run_id, published_at FROM gk_publications "
+            "WHERE consumer = ? AND period = ? AND revision = ?",
+            (consumer, period, written.revision),
+        ).fetchall()
+        if not rows:
+            return None
+        stored, by, at = rows[0]
+        mine = stored == fingerprint and by == producer and sql.ts_out(at) == written.at
+        return True if mine else None
+
+    return probe

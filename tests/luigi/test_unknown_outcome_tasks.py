@@ -1,0 +1,76 @@
+"""A real GatedTask whose publication's COMMIT answer is lost (issue 36): in-process Luigi on
+a PostgreSQL ledger reached through the losing proxy (``tests/helpers/pg_proxy.py``).
+
+The task succeeds and its attempt is recorded ``succeeded``, the publication naming it, whether
+the COMMIT reached the server (its answer dropped: read back, committed) or not (read back, run
+again). When even the read-back cannot be made, the attempt is left ``running`` (never
+``failed``) and the next run, once the lease expired, finds it succeeded and runs nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterator
+
+import pytest
+
+import gatekeeper as gk
+from tests.helpers.ledgers import PG_DSN, pg_url, succeed
+from tests.helpers.luigi_support import build, configure
+from tests.helpers.luigi_tasks import ExternalGated
+from tests.helpers.pg_proxy import PgProxy, has, pg_proxy
+
+pytestmark = [pytest.mark.luigi, pytest.mark.postgres]
+
+D = dt.date(2026, 10, 23)
+JOB = "ExternalGated"
+
+
+@pytest.fixture
+def proxy() -> Iterator[PgProxy]:
+    with pg_proxy(PG_DSN) as opened:
+        yield opened
+
+
+def through(proxy: PgProxy, schema: str, window: float, lease: float) -> Iterator[gk.Ledger]:
+    """Luigi configured for the ledger through the proxy; yields the test's direct view."""
+    url = f"{proxy.url(pg_url(schema))}&reconnect_window={window:g}"
+    options = {"ledger_url": url, "lease_seconds": f"{lease:g}", "lateness": "0s"}
+    for _ in configure({**options, "timezone": "UTC"}):
+        with gk.open_ledger(pg_url(schema)) as direct:
+            for job in ("DimCustomer", "DimProduct"):
+                succeed(direct, job, D.isoformat())
+            yield direct
+
+
+@pytest.mark.parametrize("mode", ["answer", "request"])
+def test_gated_task_whose_commit_answer_is_lost_succeeds(
+    proxy: PgProxy, pg_schema: str, mode: str
+) -> None:
+    for direct in through(proxy, pg_schema, window=5, lease=30):
+        proxy.arm(mode, has("INSERT INTO gk_publications"))
+        assert build(ExternalGated(business_date=D)).scheduling_succeeded
+        assert proxy.cuts == [mode]
+        (only,) = direct.attempts(JOB, D)
+        assert only.state is gk.RunState.SUCCEEDED
+        (published,) = direct.publications(JOB, D)
+        assert (published.run_id, published.attempt) == (only.run_id, 1)
+
+
+def test_gated_task_whose_outcome_cannot_be_read_back_stays_running(
+    proxy: PgProxy, pg_schema: str
+) -> None:
+    for direct in through(proxy, pg_schema, window=1, lease=1):
+        proxy.arm("answer", has("INSERT INTO gk_publications"), then_refuse=True)
+        assert not build(ExternalGated(business_date=D)).scheduling_succeeded
+        (left,) = direct.attempts(JOB, D)
+        assert left.state is gk.RunState.RUNNING  # not failed: its publication committed
+        published = direct.publication(JOB, D)
+        assert published is not None and published.run_id == left.run_id
+
+        proxy.accept()
+        time.sleep(1.5)  # its lease expires by the database's clock
+        assert build(ExternalGated(business_date=D)).scheduling_succeeded
+        (done,) = direct.attempts(JOB, D)
+        assert (done.run_id, done.state) == (left.run_id, gk.RunState.SUCCEEDED)
