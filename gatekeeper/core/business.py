@@ -216,6 +216,10 @@ class BusinessPeriod(Period):
                 found.add(self._index.rank(n))
         return found
 
+    def rank_of_ordinal(self, n: int) -> int:
+        """``rank`` of the base kind's period at ordinal ``n`` (no label made: bulk reads)."""
+        return self._index.rank(n)
+
     def rank(self, value: Any, field: str = "business_date") -> int:
         label = self._base.parse(value, field)
         if self._base.name == "daily":

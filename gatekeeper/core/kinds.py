@@ -78,6 +78,11 @@ class Period(str, metaclass=ABCMeta):
             raise InvalidInput("n", n, "expected a whole number of periods")
         return self.at(self.ordinal(value, field) + n)
 
+    def key_ordinal(self, key: str) -> int:
+        """The ordinal of a ledger key the ledger itself wrote (bulk reads; a kind may skip
+        the checks ``ordinal`` makes of a user's value)."""
+        return self.ordinal(key)
+
     # -- the rules of each kind ----------------------------------------------------------------
     @abstractmethod
     def parse(self, value: Any, field: str = "business_date") -> Label:

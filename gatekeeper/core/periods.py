@@ -101,6 +101,9 @@ class Daily(Period):
     def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
         return {day_ordinal(value, field) for value in values}
 
+    def key_ordinal(self, key: str) -> int:
+        return dt.date.fromisoformat(key).toordinal()
+
     def _at(self, ordinal: int) -> dt.date:
         return dt.date.fromordinal(ordinal)
 

@@ -173,9 +173,13 @@ class PeriodRuns:
         if kind.base is not self.period:
             raise InvalidInput("complete", self.period.name, f"runs of another kind than {kind}")
         base = self.period
+        if self.spans:  # the calendar refuses years it does not know, at either end
+            kind.rank(base.at(self.spans[0][0]))
+            kind.rank(base.at(self.spans[-1][1]))
+        rank = kind.rank_of_ordinal  # type: ignore[attr-defined]
         spans: list[list[int]] = []
         for lo, hi in self.spans:
-            a, b = kind.rank(base.at(lo)), kind.rank(base.at(hi))
+            a, b = rank(lo), rank(hi)
             if b <= a:
                 continue
             if spans and spans[-1][1] == a:

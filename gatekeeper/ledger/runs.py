@@ -73,8 +73,9 @@ class CompleteRuns:
         rows = self.sql.read(BETWEEN, (job, int(published), first, last, len(first)))
         lo, hi = kind.ordinal(first, "first"), kind.ordinal(last, "last") + 1
         spans = []
+        ordinal = kind.key_ordinal
         for a, b in rows:
-            start, end = max(lo, kind.ordinal(a)), min(hi, kind.ordinal(b) + 1)
+            start, end = max(lo, ordinal(a)), min(hi, ordinal(b) + 1)
             if start < end:
                 spans.append((start, end))
         return PeriodRuns(kind, tuple(spans))
