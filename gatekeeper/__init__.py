@@ -26,7 +26,7 @@ from gatekeeper.core.version import package_version
 from gatekeeper.integrations.delta.history import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.luigi.gated import GatedFileTask, GatedTask
+from gatekeeper.luigi.gated import GatedFileTask, GatedPeriodTask, GatedTask
 from gatekeeper.luigi.period_ranges import (
     RangeBusinessMonthly,
     RangeBusinessQuarterly,
@@ -51,6 +51,7 @@ __all__ = [
     "FilePublicationTarget",
     "GatedDeltaTask",
     "GatedFileTask",
+    "GatedPeriodTask",
     "GatedTask",
     "GatekeeperError",
     "InvalidInput",

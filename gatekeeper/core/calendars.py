@@ -23,7 +23,7 @@ import functools
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from gatekeeper.core.errors import InvalidInput
@@ -235,14 +235,29 @@ def _builtin(name: str) -> Calendar:
     )
 
 
+#: Where the calendars a configuration defines come from (``set_definitions``): the Luigi
+#: adapter reads ``[gatekeeper.calendars]`` of luigi.cfg; None: none are defined.
+_definitions: Callable[[], Mapping[str, Calendar]] | None = None
+
+
+def set_definitions(source: Callable[[], Mapping[str, Calendar]] | None) -> None:
+    """Name the source of defined calendars (called at every lookup of a name that is not
+    a built-in one, so it should cache what it read)."""
+    global _definitions
+    _definitions = source
+
+
 def parse_calendar(
     value: Any, field: str = "calendar", defined: Mapping[str, Calendar] | None = None
 ) -> Calendar:
-    """The calendar ``value`` names (a built-in name, a name in ``defined``, or a Calendar
-    object itself); raises InvalidInput naming ``field`` for anything else."""
+    """The calendar ``value`` names (a name in ``defined``, else one the configuration
+    defines (``[gatekeeper.calendars]``), else a built-in name; or a Calendar object itself);
+    raises InvalidInput naming ``field`` for anything else."""
     if isinstance(value, str):
-        if defined and value in defined:
-            return defined[value]
+        if defined is None and _definitions is not None and _NAME.match(value):
+            defined = _definitions()
+        if defined and (value in defined or value.lower() in defined):
+            return defined.get(value) or defined[value.lower()]
         try:
             return _builtin(value)
         except InvalidInput as exc:
@@ -268,7 +283,7 @@ def parse_calendar_overrides(section: Mapping[str, str]) -> dict[str, Calendar]:
         words = text.split()
         if not words:
             raise InvalidInput(field, text, "expected BASE [close DATE ...] [open DATE ...]")
-        base = parse_calendar(words[0], field)
+        base = parse_calendar(words[0], field, defined={})  # a built-in one
         days: dict[str, list[dt.date]] = {"close": [], "open": []}
         into: list[dt.date] | None = None
         for word in words[1:]:

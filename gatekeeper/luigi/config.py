@@ -15,12 +15,15 @@ import enum
 import functools
 import os
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import luigi
+import luigi.configuration
 
+from gatekeeper.core import calendars as core_calendars
 from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
@@ -404,3 +407,26 @@ def schedule_settings() -> ScheduleInput:
     from gatekeeper.core.schedule import ScheduleInput
 
     return ScheduleInput(timezone=timezone(), lateness=lateness())
+
+
+#: ``[gatekeeper.calendars]``: the calendars luigi.cfg defines (docs/calendars.md)
+CALENDARS = "gatekeeper.calendars"
+_calendars: tuple[tuple[tuple[str, str], ...], dict[str, Any]] | None = None
+_calendars_lock = threading.Lock()
+
+
+def defined_calendars() -> dict[str, Any]:
+    """The calendars ``[gatekeeper.calendars]`` of luigi.cfg defines, by name, parsed once
+    for as long as the section reads the same; InvalidInput naming the key for a bad line."""
+    global _calendars
+    from gatekeeper.core.calendars import parse_calendar_overrides
+
+    parser = luigi.configuration.get_config()
+    items = tuple(parser.items(CALENDARS)) if parser.has_section(CALENDARS) else ()
+    with _calendars_lock:
+        if _calendars is None or _calendars[0] != items:
+            _calendars = (items, parse_calendar_overrides(dict(items)))
+        return _calendars[1]
+
+
+core_calendars.set_definitions(defined_calendars)  # a task's calendar may be one of these

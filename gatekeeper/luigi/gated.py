@@ -1,4 +1,4 @@
-"""Gated tasks: publish one output per business date once the readiness gate is open."""
+"""Gated tasks: publish one output per period once the readiness gate is open."""
 
 from __future__ import annotations
 
@@ -29,17 +29,12 @@ class ReasonParameter(luigi.OptionalParameter):
         return check_optional_name(x, "republish_reason")
 
 
-class GatedTask(BusinessDateTask):
-    """A task that publishes one output per business date once its upstream jobs are ready.
-
-    Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
-    is the fingerprint) and ``write(tx, payload)`` (writes the payload through ``tx``, a
-    handle on the publication transaction: ``tx.execute(sql, params)`` with ``?``
-    placeholders). ``run()`` opens the gate first: while any required job's latest attempt has
-    not succeeded for this date it fails with NotReady and records nothing. Output and evidence
-    then commit together, fenced by this attempt's run ID (a worker that lost its lease gets
-    LeaseLost and writes nothing); a retry with the same payload writes nothing, a different
-    payload fails with PublicationConflict.
+class GatedPeriodTask(PeriodTask):
+    """What GatedTask does, for a period of any kind: mix it in before a period task class
+    (``class MonthReport(gk.GatedPeriodTask, gk.BusinessMonthTask)``) for a publication per
+    week, month or quarter. A required task of a finer kind (the daily runs of every business
+    day of the month) is required for its own period, and the publication's evidence names
+    each of their run IDs. See GatedTask.
     """
 
     republish_reason: Any = ReasonParameter(
@@ -71,6 +66,9 @@ class GatedTask(BusinessDateTask):
         jobs: list[Any] = []
         for task in luigi.task.flatten(self.requires()):
             if not isinstance(task, PeriodTask):
+                continue
+            if task.period_kind.base is not self.period_kind.base:
+                jobs.append((task.job_id, task.period_key))  # a finer period: its own key
                 continue
             if task.period_key != self.period_key:
                 raise GatekeeperError(
@@ -153,6 +151,20 @@ class GatedTask(BusinessDateTask):
             changed = self.ledger().publish(*args, **options)
             done = "published" if changed else "already published with this output (no-op)"
         logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key, done)
+
+
+class GatedTask(GatedPeriodTask, BusinessDateTask):
+    """A task that publishes one output per business date once its upstream jobs are ready.
+
+    Implement ``build()`` (returns a JSON-serializable payload or bytes; its canonical sha256
+    is the fingerprint) and ``write(tx, payload)`` (writes the payload through ``tx``, a
+    handle on the publication transaction: ``tx.execute(sql, params)`` with ``?``
+    placeholders). ``run()`` opens the gate first: while any required job's latest attempt has
+    not succeeded for this date it fails with NotReady and records nothing. Output and evidence
+    then commit together, fenced by this attempt's run ID (a worker that lost its lease gets
+    LeaseLost and writes nothing); a retry with the same payload writes nothing, a different
+    payload fails with PublicationConflict. ``GatedPeriodTask`` is the same for any period.
+    """
 
 
 class GatedFileTask(GatedTask):

@@ -203,7 +203,9 @@ class PeriodTask(RecordedRun, luigi.Task):
         (``run = function``), decorated, or inherited from a mixin or an intermediate base
         that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``."""
         super().__init_subclass__(**kwargs)
-        cls.period_kind = cls.period_kind.on(cls.calendar)
+        kind = cls.period_kind.on(cls.calendar)
+        if kind is not cls.period_kind:  # else inherited as it is (a mixin sets none)
+            cls.period_kind = kind
         found = inspect.getattr_static(cls, "run")
         if isinstance(found, staticmethod):
             raise TypeError(f"{cls.__qualname__}.run must be a method, not a staticmethod")

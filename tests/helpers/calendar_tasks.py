@@ -43,3 +43,16 @@ class WeekdayFresh(gk.BusinessDateTask):
 
     def run(self) -> None:
         pass
+
+
+class MonthReport(gk.GatedPeriodTask, BusinessMonthTask):
+    """A monthly publication gated on WeekdayLoad of every business day of its month."""
+
+    def requires(self) -> list[WeekdayLoad]:
+        days = WeekdayLoad.period_kind
+        first = self.business_month
+        stop = self.period_kind.shift(first, 1)
+        return [WeekdayLoad(business_date=day) for day in days.between(first, stop)]
+
+    def build(self) -> dict[str, str]:
+        return {"month": self.period_key}

@@ -150,3 +150,96 @@ def test_status_knows_the_calendar_from_the_profile(ledger_url: str, tmp_path: P
     assert shown["contiguous_through"] == "2026-10-30"
     with gk.open_ledger(ledger_url) as ledger:
         assert snapshot(ledger) == before  # status reads only
+
+
+def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, ledger_url)
+    with cfg.open("a") as f:  # weekdays, but closed on a Wednesday and open on a Saturday
+        f.write("[gatekeeper.calendars]\nfirm = weekdays close 2026-10-14 open 2026-10-17\n")
+    done = run_luigi(
+        cfg,
+        "--module",
+        "tests.helpers.firm_tasks",
+        "RangeBusinessDaily",
+        "--of",
+        "FirmLoad",
+        "--start",
+        "2026-10-12",
+        "--stop",
+        "2026-10-19",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = {"LUIGI_CONFIG_PATH": str(cfg)}
+    shown = gatekeeper("--ledger", ledger_url, "status", "FirmLoad", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    states = {p["period"]: p["state"] for p in json.loads(shown.stdout)["periods"]}
+    assert states == {
+        "2026-10-12": "succeeded",
+        "2026-10-13": "succeeded",
+        "2026-10-14": "non_business",
+        "2026-10-15": "succeeded",
+        "2026-10-16": "succeeded",
+        "2026-10-17": "succeeded",
+        "2026-10-18": "non_business",
+    }
+    with gk.open_ledger(ledger_url) as ledger:  # this process's luigi.cfg defines no firm
+        found = ledger.read("SELECT calendar FROM gk_jobs WHERE job = ?", ("FirmLoad",))
+    assert [tuple(row) for row in found] == [("firm",)]
+
+
+def test_a_bad_calendars_line_is_refused_naming_it_before_anything_is_written(
+    ledger_url: str, tmp_path: Path
+) -> None:
+    cfg = write_config(tmp_path, ledger_url)
+    with cfg.open("a") as f:
+        f.write("[gatekeeper.calendars]\nfirm = weekdays close 2026-13-01\n")
+    done = run_luigi(
+        cfg,
+        "--module",
+        "tests.helpers.firm_tasks",
+        "RangeBusinessDaily",
+        "--of",
+        "FirmLoad",
+        "--start",
+        "2026-10-12",
+        "--stop",
+        "2026-10-19",
+        cwd=tmp_path,
+    )
+    assert done.returncode != 0
+    assert "gatekeeper.calendars.firm" in done.stderr and "2026-13-01" in done.stderr
+    assert _keys(ledger_url, "FirmLoad") == []
+
+
+def test_a_monthly_gated_task_publishes_with_every_business_days_run(
+    ledger_url: str, tmp_path: Path
+) -> None:
+    cfg = write_config(tmp_path, ledger_url)
+    done = run_luigi(
+        cfg, "--module", MODULE, "MonthReport", "--business-month", "2026-10", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with gk.open_ledger(ledger_url) as ledger:
+        published = ledger.publication("MonthReport", "2026-10")
+        days = _keys(ledger_url, "WeekdayLoad")
+        runs = {key: ledger.attempts("WeekdayLoad", key)[-1].run_id for key in days}
+    assert len(days) == 22 and "2026-10-03" not in days  # the weekdays of October 2026
+    assert published is not None and published.attempt == 1
+    assert {(i.job, i.business_date): i.run_id for i in published.items} == {
+        ("WeekdayLoad", key): run for key, run in runs.items()
+    }
+    assert published.evidence["WeekdayLoad@2026-10-30"] == runs["2026-10-30"]
+
+
+def test_a_monthly_gated_task_is_not_ready_while_a_business_day_is_missing(
+    ledger_url: str, tmp_path: Path
+) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        led = calendar_tasks.MonthReport(business_month=dt.date(2026, 10, 1))
+        ready = ledger.readiness(led.required_jobs(), "2026-10")
+        before = snapshot(ledger)
+    assert not ready and len(ready.blockers) == 22
+    assert ready.blockers["WeekdayLoad@2026-10-01"] == "missing"
+    with gk.open_ledger(ledger_url) as ledger:
+        assert snapshot(ledger) == before
