@@ -26,6 +26,7 @@ from gatekeeper.core.version import package_version
 from gatekeeper.integrations.delta.history import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
+from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi.gated import GatedFileTask, GatedPeriodTask, GatedTask
 from gatekeeper.luigi.period_ranges import (
     RangeBusinessMonthly,
@@ -75,6 +76,7 @@ __all__ = [
     "RecoveryNotSafe",
     "RunState",
     "StateConflict",
+    "UnknownOutcome",
     "check_ready",
     "delta_evidence",
     "fingerprint",

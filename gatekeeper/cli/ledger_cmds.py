@@ -12,6 +12,7 @@ from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import printable
 from gatekeeper.core.periods import period_key
+from gatekeeper.core.records import RunState
 from gatekeeper.core.validation import check_timestamp, parse_attempt_text
 from gatekeeper.ledger import Ledger
 
@@ -48,6 +49,13 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
             else f"no such job {args.job} in the ledger ({ledger.describe()}); nothing abandoned"
         )
         return Result({"abandoned": None}, text, EXIT_NOT_READY)
+    if abandoned.state is RunState.SUCCEEDED:  # its publication had committed
+        return Result(
+            {"abandoned": None, "succeeded": abandoned.to_json()},
+            f"not abandoned: {abandoned.job} {abandoned.business_date} attempt "
+            f"{abandoned.attempt} (run {abandoned.run_id}) published before it stopped; "
+            "recorded succeeded",
+        )
     return Result(
         {"abandoned": abandoned.to_json()},
         f"abandoned: {abandoned.job} {abandoned.business_date} attempt {abandoned.attempt} "

@@ -280,14 +280,14 @@ class AttemptStore(AttemptReads):
         ``abandoned`` (``_abandon_if_expired``); in this transaction. ``latest``: it is the
         period's latest attempt. The attempt as it now is."""
         self._abandon_if_expired(old, at, dry=True)
-        named = self.sql.execute(
-            "SELECT revision FROM gk_publications WHERE consumer = ? AND period = ? "
-            "AND producer_run_id = ? LIMIT 1",
-            (old.job, old.business_date, old.run_id),
-        ).fetchall()
-        if not named:
+        if not readback.names_as_producer(self.sql, old):
             self._abandon_if_expired(old, at)
             return dataclasses.replace(old, state=RunState.ABANDONED, updated_at=at)
+        return self._succeed_published(old, at, latest)
+
+    def _succeed_published(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
+        """Record running ``old``, whose publication committed, ``succeeded`` (in the caller's
+        transaction): the attempt as it now is."""
         job, period = old.job, old.business_date
         self.sql.lock_key("complete runs", job, clock=False)  # the success settles the runs
         self.sql.execute(
@@ -382,6 +382,8 @@ class AttemptStore(AttemptReads):
                     attempt=latest.attempt,
                 )
             at = fixed if fixed is not None else self.sql.db_now()
+            if readback.names_as_producer(self.sql, latest):  # it published: it succeeded
+                return self._succeed_published(latest, at, latest=True)
             self.sql.execute(
                 "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
                 "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ?",

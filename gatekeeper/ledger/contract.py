@@ -247,9 +247,12 @@ class Ledger:
 
         Its worker's next heartbeat returns False and its publish is refused (LeaseLost): the
         fence admits only the running latest attempt. The next attempt need not wait for the
-        lease. Returns the abandoned Attempt, or None (nothing written) when the period has no
-        attempt. Raises StateConflict when the latest attempt is not running and InvalidInput
-        for a bad job, period or reason (an empty one); nothing is written then.
+        lease. An attempt a committed publication names as its producer (its worker stopped
+        after the publication committed) is recorded ``succeeded`` instead: the evidence never
+        names an abandoned producer. Returns the Attempt as recorded, or None (nothing written)
+        when the period has no attempt. Raises StateConflict when the latest attempt is not
+        running and InvalidInput for a bad job, period or reason (an empty one); nothing is
+        written then.
         """
         return self._attempts.abandon(job, business_date, reason=reason, now=now)
 

@@ -139,3 +139,15 @@ def publication_probe(
         return True if mine else None
 
     return probe
+
+
+def names_as_producer(sql: SqlCore, attempt: Attempt) -> bool:
+    """A committed publication of ``attempt``'s period names it as its producer: its worker
+    stopped after the publication committed, before its success was recorded (in the
+    caller's transaction)."""
+    rows = sql.execute(
+        "SELECT revision FROM gk_publications WHERE consumer = ? AND period = ? "
+        "AND producer_run_id = ? LIMIT 1",
+        (attempt.job, attempt.business_date, attempt.run_id),
+    ).fetchall()
+    return bool(rows)

@@ -10,7 +10,7 @@ import pytest
 
 import gatekeeper as gk
 from tests.helpers.cli import gatekeeper
-from tests.helpers.ledgers import T0, snapshot
+from tests.helpers.ledgers import T0, snapshot, succeed
 
 D = "2026-10-23"
 
@@ -76,3 +76,19 @@ def test_abandon_never_creates_a_ledger_file(tmp_path: Path) -> None:
     done = gatekeeper("--ledger", f"sqlite:///{path}", "abandon", "Load", D, "--reason", "x")
     assert done.returncode == 2 and "nothing was created" in done.stderr
     assert not path.exists()
+
+
+def test_abandon_of_an_attempt_that_published_records_it_succeeded(ledger_url: str) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        succeed(ledger, "Up", D)
+        ledger.begin_attempt("Report", D, "run-1", lease_seconds=3600)
+        ledger.publish("Report", D, ["Up"], "fp-1", producer="run-1")
+    done = gatekeeper("--ledger", ledger_url, "abandon", "Report", D, "--reason", "host lost")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        f"not abandoned: Report {D} attempt 1 (run run-1) published before it stopped; "
+        "recorded succeeded"
+    )
+    with gk.open_ledger(ledger_url) as ledger:
+        (attempt,) = ledger.attempts("Report", D)
+        assert attempt.state is gk.RunState.SUCCEEDED

@@ -201,3 +201,19 @@ def test_expired_attempt_without_a_publication_is_still_abandoned(ledger: gk.Led
     later = T0 + dt.timedelta(minutes=5)
     ledger.begin_attempt(CONSUMER, D, "next-2", lease_seconds=60, now=later, skip_succeeded=True)
     assert states(ledger) == [(1, "dead-1", gk.RunState.ABANDONED), (2, "next-2", RUNNING)]
+
+
+def test_abandoning_an_attempt_whose_publication_committed_records_it_succeeded(
+    ledger: gk.Ledger,
+) -> None:
+    ready(ledger)
+    ledger.begin_attempt(CONSUMER, D, "dead-1", lease_seconds=3600, now=T0)
+    ledger.publish(CONSUMER, D, UPSTREAM, "fp-1", producer="dead-1", now=T0)
+    found = ledger.abandon(CONSUMER, D, reason="host lost", now=T0 + dt.timedelta(minutes=1))
+    assert found is not None and (found.run_id, found.state) == ("dead-1", SUCCEEDED)
+    (only,) = ledger.attempts(CONSUMER, D)
+    assert (only.state, only.error, only.lease_expires_at) == (SUCCEEDED, None, None)
+    assert ledger.completed_periods(CONSUMER, D, D, CONSUMER) == {D}
+    assert list(ledger.complete_runs(CONSUMER, D, D, CONSUMER).keys()) == [D]
+    published = ledger.publication(CONSUMER, D)
+    assert published is not None and published.run_id == "dead-1"  # a succeeded producer
