@@ -18,6 +18,7 @@ here: the ledger only stores what the caller observed (``docs/ownership.md``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -27,6 +28,7 @@ from gatekeeper.core.periods import period_key
 from gatekeeper.core.readiness import Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, requirement_label
 from gatekeeper.core.validation import check_name, check_optional_reason
+from gatekeeper.ledger import readback
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.publications import PublicationStore
 from gatekeeper.ledger.requests import Output, PublicationRequest, ReservationCommit, fixed_clock
@@ -87,7 +89,13 @@ class ReservationStore:
         request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
             watermarks=watermarks, reason=reason, producer=producer, now=now
         )
-        return self.sql.run_in_transaction(lambda: self._reserve(request, base), request.where)
+        work = functools.partial(self._reserve, request, base)  # adopts what committed
+        return readback.settle(
+            self.sql,
+            lambda: self.sql.run_in_transaction(work, request.where),
+            work,
+            f"the reservation of {request.where}",
+        )
 
     def _reserve(self, request: PublicationRequest, base: int | None) -> Reservation:
         consumer, period = request.consumer, request.period
@@ -214,7 +222,12 @@ class ReservationStore:
                 raise StateConflict(f"{where}: {what}", job=consumer, period=key)
             return self._claimed(mine, owner, base)
 
-        return self.sql.run_in_transaction(work, where)
+        return readback.settle(  # a claim again is the same claim
+            self.sql,
+            lambda: self.sql.run_in_transaction(work, where),
+            work,
+            f"the claim of {where}",
+        )
 
     def commit(
         self,
@@ -249,7 +262,19 @@ class ReservationStore:
             table_version=table_version,
             writer=check_name(writer, "writer"),
         )
-        return self.sql.run_in_transaction(lambda: self._commit(request), request.where)
+
+        def committed() -> bool | None:  # the lost COMMIT recorded this very commit
+            self.sql.lock_key("publication", consumer, key)
+            mine = [r for r in self._of_period(consumer, key) if r.revision == revision]
+            done = bool(mine) and mine[0].committed and mine[0].table_version == table_version
+            return True if done else None
+
+        return readback.settle(
+            self.sql,
+            lambda: self.sql.run_in_transaction(lambda: self._commit(request), request.where),
+            committed,
+            f"the commit of {request.where}",
+        )
 
     def _commit(self, request: ReservationCommit) -> bool:
         consumer, period, revision = request.consumer, request.period, request.revision
@@ -343,7 +368,18 @@ class ReservationStore:
             )
             return True
 
-        return self.sql.run_in_transaction(work, f"publication {consumer} {key}")
+        def released() -> bool | None:  # the lost COMMIT dropped it: it is pending no more
+            self.sql.lock_key("publication", consumer, key)
+            found = self._of_period(consumer, key)
+            return None if any(r.revision == revision and not r.committed for r in found) else True
+
+        where = f"publication {consumer} {key}"
+        return readback.settle(
+            self.sql,
+            lambda: self.sql.run_in_transaction(work, where),
+            released,
+            f"the release of {where} revision {revision}",
+        )
 
     def of(self, consumer: str, period: Any) -> list[Reservation]:
         """Every reservation of (consumer, period), newest revision first; reads only."""

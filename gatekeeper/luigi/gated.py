@@ -214,7 +214,12 @@ class GatedFileTask(GatedTask):
 
     def write(self, tx: Any, payload: Any) -> None:
         """Rename the file into place: called inside the publication transaction, after the
-        fencing and gate checks, only when this publication is new."""
+        fencing and gate checks, only when this publication is new. A try after one whose
+        COMMIT was lost (``ledger/readback.py``: found not committed, run again) finds the
+        file in place already, moved by that try: it is kept when it is this output."""
+        if not os.path.exists(payload["temporary"]) and os.path.exists(payload["path"]):
+            if file_sha256(payload["path"]) == payload["sha256"]:
+                return
         os.replace(payload["temporary"], payload["path"])
 
     def run(self) -> None:

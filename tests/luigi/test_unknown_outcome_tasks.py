@@ -12,13 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import gatekeeper as gk
 from tests.helpers.ledgers import PG_DSN, pg_url, succeed
 from tests.helpers.luigi_support import build, configure
-from tests.helpers.luigi_tasks import ExternalGated
+from tests.helpers.luigi_tasks import ExternalGated, Report
 from tests.helpers.pg_proxy import PgProxy, has, pg_proxy
 
 pytestmark = [pytest.mark.luigi, pytest.mark.postgres]
@@ -74,3 +75,21 @@ def test_gated_task_whose_outcome_cannot_be_read_back_stays_running(
         assert build(ExternalGated(business_date=D)).scheduling_succeeded
         (done,) = direct.attempts(JOB, D)
         assert (done.run_id, done.state) == (left.run_id, gk.RunState.SUCCEEDED)
+
+
+@pytest.mark.parametrize("mode", ["answer", "request"])
+def test_gated_file_task_whose_commit_is_lost_publishes_its_file_once(
+    proxy: PgProxy, pg_schema: str, mode: str, tmp_path: Path
+) -> None:
+    (tmp_path / "content").write_text("date,cents\n2026-10-23,1\n")
+    for direct in through(proxy, pg_schema, window=5, lease=30):
+        proxy.arm(mode, has("INSERT INTO gk_publications"))
+        assert build(Report(business_date=D, folder=str(tmp_path))).scheduling_succeeded
+        assert proxy.cuts == [mode]
+        (only,) = direct.attempts("Report", D)
+        assert only.state is gk.RunState.SUCCEEDED
+        (published,) = direct.publications("Report", D)
+        final = tmp_path / f"report-{D}.csv"
+        assert (published.run_id, published.location) == (only.run_id, str(final))
+        assert final.read_text() == "date,cents\n2026-10-23,1\n"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["content", final.name]
