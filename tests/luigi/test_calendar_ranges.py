@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -152,11 +153,9 @@ def test_status_knows_the_calendar_from_the_profile(ledger_url: str, tmp_path: P
         assert snapshot(ledger) == before  # status reads only
 
 
-def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_path: Path) -> None:
-    cfg = write_config(tmp_path, ledger_url)
-    with cfg.open("a") as f:  # weekdays, but closed on a Wednesday and open on a Saturday
-        f.write("[gatekeeper.calendars]\nfirm = weekdays close 2026-10-14 open 2026-10-17\n")
-    done = run_luigi(
+def _firm_week(cfg: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The week of 2026-10-12 of FirmLoad, on the ``firm`` calendar ``cfg`` defines."""
+    return run_luigi(
         cfg,
         "--module",
         "tests.helpers.firm_tasks",
@@ -169,6 +168,13 @@ def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_
         "2026-10-19",
         cwd=tmp_path,
     )
+
+
+def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, ledger_url)
+    with cfg.open("a") as f:  # weekdays, but closed on a Wednesday and open on a Saturday
+        f.write("[gatekeeper.calendars]\nfirm = weekdays close 2026-10-14 open 2026-10-17\n")
+    done = _firm_week(cfg, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     env = {"LUIGI_CONFIG_PATH": str(cfg)}
     shown = gatekeeper("--ledger", ledger_url, "status", "FirmLoad", "--json", env=env)
@@ -194,19 +200,7 @@ def test_a_bad_calendars_line_is_refused_naming_it_before_anything_is_written(
     cfg = write_config(tmp_path, ledger_url)
     with cfg.open("a") as f:
         f.write("[gatekeeper.calendars]\nfirm = weekdays close 2026-13-01\n")
-    done = run_luigi(
-        cfg,
-        "--module",
-        "tests.helpers.firm_tasks",
-        "RangeBusinessDaily",
-        "--of",
-        "FirmLoad",
-        "--start",
-        "2026-10-12",
-        "--stop",
-        "2026-10-19",
-        cwd=tmp_path,
-    )
+    done = _firm_week(cfg, tmp_path)
     assert done.returncode != 0
     assert "gatekeeper.calendars.firm" in done.stderr and "2026-13-01" in done.stderr
     assert _keys(ledger_url, "FirmLoad") == []
