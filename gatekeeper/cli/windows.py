@@ -45,7 +45,8 @@ def window_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--period",
         choices=[k.name for k in PERIODS],
-        help="daily or hourly: only for a job the ledger does not know (default: the ledger's)",
+        help="daily, hourly, weekly, monthly or quarterly: only for a job the ledger does not "
+        "know (default: the ledger's)",
     )
     parser.add_argument(
         "--timezone", help="IANA zone (default: its range's, else [gatekeeper] timezone)"
