@@ -1,8 +1,9 @@
 """Planning at its floor: a range's plan vs a plain SELECT of the job's keys, flat from 1 to 100
 years, and the SQL work of one whole range invocation.
 
-Builds, in a temporary folder, one SQLite ledger with three jobs (attempts bulk-inserted, then
-the ledger's runs built by the migration's own step, checked against the full scan):
+Builds, in a temporary folder, one SQLite ledger with five jobs (each job's profile recorded as
+its range records it, attempts bulk-inserted, then the ledger's runs built by the migration's
+own step, checked against the full scan):
 
 - ``Gappy``: 10 years daily (3,653 dates from 2016-01-01), 7 gaps (every 500th date missing,
   alternately no attempt and a failed one), every 10th date succeeded on its second attempt;
@@ -68,6 +69,7 @@ from _common import (
 from luigi.task_register import Register
 
 import gatekeeper as gk
+from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
 from gatekeeper.ledger.runs import CompleteRuns
 from gatekeeper.luigi import tasks as gk_tasks
@@ -163,6 +165,9 @@ def fill(url: str) -> None:
     """The jobs' attempts, bulk-inserted; the runs built as the migration to schema 6 builds
     them; checked equal to the full scan."""
     with gk.open_ledger(url) as ledger:
+        for job in JOBS:  # as the job's range records it as it takes its first fill up
+            calendar = job.kind.calendar.name
+            ledger.record_profile(JobProfile(job.name, job.kind, "UTC", calendar=calendar))
         with ledger.transaction():
             for job in JOBS:
                 ledger.connection.executemany(

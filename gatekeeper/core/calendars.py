@@ -36,6 +36,7 @@ __all__ = [
     "Calendar",
     "parse_calendar",
     "parse_calendar_overrides",
+    "weekdays_only",
 ]
 
 #: how far ``next_business_day``/``previous_business_day`` look before giving up (ten years)
@@ -117,6 +118,7 @@ class _EveryDay(_Builtin):
 
 class _Weekdays(_Builtin):
     name = "weekdays"
+    weekdays_only = True
 
     def is_business_day(self, day: dt.date) -> bool:
         return day.weekday() < 5
@@ -129,6 +131,8 @@ WEEKDAYS: Calendar = _Weekdays()
 class HolidayCalendar(_Builtin):
     """Weekdays less the public holidays of ``holidays.country_holidays(country, subdiv)``;
     the holidays of a year are computed the first time a date of it is asked."""
+
+    weekdays_only = True
 
     def __init__(self, name: str, country: str, subdiv: str | None):
         holidays = _import("holidays", "holidays", name)
@@ -170,6 +174,7 @@ class ExchangeCalendar(_Builtin):
             self.first, self.last = found.first_session.date(), found.last_session.date()
         self.name = name
         self._sessions = frozenset(d.date() for d in found.sessions)
+        self.weekdays_only = all(day.weekday() < 5 for day in self._sessions)
 
     def is_business_day(self, day: dt.date) -> bool:
         if not self.first <= day <= self.last:
@@ -195,11 +200,20 @@ class AdjustedCalendar(BusinessCalendar):
         both = self.close & self.open
         if both:
             raise InvalidInput("calendar", name, f"both closes and opens {min(both)}")
+        self.weekdays_only = weekdays_only(base) and all(d.weekday() < 5 for d in self.open)
 
     def is_business_day(self, day: dt.date) -> bool:
         if day in self.close:
             return False
         return day in self.open or self.base.is_business_day(day)
+
+
+def weekdays_only(calendar: Calendar) -> bool:
+    """True when every business day of ``calendar`` is a weekday (Monday to Friday), as the
+    calendar says by a true ``weekdays_only`` attribute (the built-in ones but ``all`` say
+    it where it holds; one's own may promise it); False when it does not say. A reader of
+    the ledger's runs relies on it (``ledger/run_lines.py``)."""
+    return getattr(calendar, "weekdays_only", False) is True
 
 
 def _import(module: str, extra: str, name: str) -> Any:

@@ -24,7 +24,7 @@ class CompletedPeriods(Protocol):
     read it needs instead of importing the ledger."""
 
     def complete_runs(
-        self, job: str, first: str, last: str, consumer: str | None = None
+        self, job: str, first: str, last: str, consumer: str | None = None, *, period: Any = None
     ) -> PeriodRuns: ...
 
 
@@ -245,15 +245,17 @@ def plan_from_ledger(
         raise InvalidInput(next(iter(window)), window, "given beside a schedule")
     when = parse_aware_datetime(now, "now")
     span = schedule.due_span(when)
-    fetch = complete or functools.partial(_ledger_completeness, ledger, job, consumer)
+    fetch = complete or functools.partial(
+        _ledger_completeness, ledger, job, consumer, schedule.kind
+    )
     done = () if span is None else fetch(*span)
     return plan(done, schedule, now=when, task_limit=task_limit)
 
 
 def _ledger_completeness(
-    ledger: CompletedPeriods, job: str, consumer: str | None, first: str, last: str
+    ledger: CompletedPeriods, job: str, consumer: str | None, kind: Period, first: str, last: str
 ) -> PeriodRuns:
-    return ledger.complete_runs(job, first, last, consumer)
+    return ledger.complete_runs(job, first, last, consumer, period=kind)
 
 
 def due_span(

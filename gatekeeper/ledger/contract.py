@@ -373,13 +373,15 @@ class Ledger:
         return self._publications.completed_periods(job, first, last, consumer)
 
     def complete_runs(
-        self, job: str, first: str, last: str, consumer: str | None = None
+        self, job: str, first: str, last: str, consumer: str | None = None, *, period: Any = None
     ) -> PeriodRuns:
         """``completed_periods`` as coalesced runs (``PeriodRuns``), read from the runs the
         ledger keeps in every write for a job and for a job that publishes (``consumer`` the
         job itself): one query over the runs overlapping [first, last], not its keys; for
-        another consumer, from the full scan. Reads only."""
-        return self._publications.complete_runs(job, first, last, consumer)
+        another consumer, from the full scan. ``period``: the runs of that kind (the keys'
+        kind, maybe on a calendar: its business periods alone; default the keys' kind).
+        Reads only."""
+        return self._publications.complete_runs(job, first, last, consumer, period=period)
 
     def publication(self, consumer: str, business_date: Any) -> Publication | None:
         """The newest revision of the publication for the period, or None; reads only."""

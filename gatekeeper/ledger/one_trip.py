@@ -118,8 +118,12 @@ class OneTrip:
         its case and only where the period's latest attempt is ``run_id``'s and succeeded
         and no run holds the period (so a second run, or an end that did not apply, writes
         nothing), guarded on the schema version."""
-        before, after = self.runs.neighbours(period)
-        run = "SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r."
+        line = self.runs.line(job, period, read=False)  # as last seen: guarded in SQL
+        before, after, tag = line.before, line.after, line.tag
+        run = (
+            "SELECT 1 FROM gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND "
+            f"r.calendar = '{tag}' AND r."
+        )
         ends: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}last_period = ?)", (job, before))
         starts: tuple[str, tuple[object, ...]] = (f"EXISTS ({run}first_period = ?)", (job, after))
         guard = (
@@ -127,24 +131,27 @@ class OneTrip:
             "(SELECT 1 FROM gk_attempts a WHERE a.job = ? AND a.period = ? AND a.run_id = ? "
             "AND a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) FROM "
             "gk_attempts b WHERE b.job = ? AND b.period = ?)) AND NOT EXISTS (SELECT 1 FROM "
-            f"gk_publications p WHERE p.consumer = ? AND p.period = ?) AND {version_guard()}"
+            f"gk_publications p WHERE p.consumer = ? AND p.period = ?) AND {version_guard()} "
+            f"AND {line.still}"
         )
-        guarded = (job, period, period, job, period, run_id, job, period, job, period)
+        guarded: tuple[object, ...] = (job, period, period, job, period, run_id, job, period)
+        guarded += (job, period, *line.still_params)
         if before is None:  # nothing ends before the calendar's first period
             ends = ("1 = 0", ())
         sides = (  # extend the run before (none after) or prepend to the run after (none before)
             "UPDATE gk_complete_runs SET last_period = CASE WHEN last_period = ? THEN ? ELSE "
             "last_period END, first_period = CASE WHEN first_period = ? THEN ? ELSE "
-            "first_period END WHERE job = ? AND published = 0 AND ((last_period = ? AND NOT "
-            f"{starts[0]}) OR (first_period = ? AND NOT {ends[0]}))"
+            f"first_period END WHERE job = ? AND published = 0 AND calendar = '{tag}' AND "
+            f"((last_period = ? AND NOT {starts[0]}) OR (first_period = ? AND NOT {ends[0]}))"
         )
         side_params = (before, period, after, period, job, before, *starts[1], after, *ends[1])
         single = (
-            "INSERT INTO gk_complete_runs (job, published, first_period, last_period) "
-            f"SELECT ?, 0, ?, ? WHERE NOT {ends[0]} AND NOT {starts[0]}"
+            "INSERT INTO gk_complete_runs (job, published, first_period, last_period, calendar) "
+            f"SELECT ?, 0, ?, ?, '{tag}' WHERE NOT {ends[0]} AND NOT {starts[0]}"
         )
         statements = [
             (sides + guard, (*side_params, *guarded)),
             (single + guard, (job, period, period, *ends[1], *starts[1], *guarded)),
         ]
-        return f"NOT ({ends[0]} AND {starts[0]})", (*ends[1], *starts[1]), statements
+        cases = f"NOT ({ends[0]} AND {starts[0]}) AND {line.still}"
+        return cases, (*ends[1], *starts[1], *line.still_params), statements

@@ -15,6 +15,8 @@ from gatekeeper.core.causes import Cause, JobProfile, Requirement, blocking_caus
 from gatekeeper.core.periods import Period, kind_of_key, parse_period
 from gatekeeper.core.records import Attempt
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.run_lines import bridges
+from gatekeeper.ledger.runs import CompleteRuns
 from gatekeeper.ledger.sql import SqlCore
 
 if TYPE_CHECKING:
@@ -77,7 +79,9 @@ class JobProfiles:
 
     def record(self, profile: JobProfile) -> bool:
         """Record ``profile`` (replacing the job's earlier one); False, writing nothing, when
-        the ledger already holds exactly it. One read, and one upsert when it changed."""
+        the ledger already holds exactly it. One read, and one upsert when it changed; when
+        its calendar moves the line of the job's runs (``run_lines.bridges``), the job's runs
+        are rebuilt in the same transaction, under its runs lock."""
         if self.of(profile.job) == profile:
             return False
         values = (
@@ -95,7 +99,12 @@ class JobProfiles:
         )
 
         def upsert() -> None:
+            runs = CompleteRuns(self.sql)  # a new calendar may move the job's runs' line
+            self.sql.lock_key("complete runs", profile.job, clock=False)
+            was = runs.bridged(profile.job)
             self.sql.execute(_UPSERT, (*values, self.sql.ts_in(self.sql.db_now())))
+            if was != bridges(profile.calendar):
+                runs.rebuild([profile.job])
 
         self.sql.run_in_transaction(upsert, f"the profile of {profile.job}")
         return True

@@ -51,7 +51,7 @@ class LedgerReads(Protocol):
     ) -> set[str]: ...
 
     def complete_runs(
-        self, job: str, first: str, last: str, consumer: str | None = None
+        self, job: str, first: str, last: str, consumer: str | None = None, *, period: Any = None
     ) -> PeriodRuns: ...
 
     def readiness(

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gatekeeper.core.errors import NotReady, PublicationConflict
-from gatekeeper.core.periods import kind_of_key, period_key
+from gatekeeper.core.periods import kind_of_key, parse_period, period_key
 from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readiness, requirement_label
 from gatekeeper.core.spans import PeriodRuns
@@ -247,16 +247,20 @@ class PublicationStore:
         return {r[0] for r in rows}
 
     def complete_runs(
-        self, job: str, first: str, last: str, consumer: str | None = None
+        self, job: str, first: str, last: str, consumer: str | None = None, *, period: Any = None
     ) -> PeriodRuns:
-        """``completed_periods`` as runs: from the runs the ledger keeps (``runs.py``) when
+        """``completed_periods`` as runs of ``period`` (default: the keys' kind; on a calendar,
+        its business periods alone): from the runs the ledger keeps (``runs.py``) when
         ``consumer`` is None or ``job`` itself (one query over the runs overlapping the
         window), else from the full scan."""
+        base = kind_of_key(first)
+        kind = base if period is None else parse_period(period, "period")
         if consumer is None or consumer == job:
-            return self.attempts.runs.between(job, first, last, published=consumer is not None)
-        kind = kind_of_key(first)
+            published = consumer is not None
+            return self.attempts.runs.between(job, first, last, published, kind)
         done = self.completed_periods(job, first, last, consumer)
-        return PeriodRuns.of(kind, (kind.ordinal(key) for key in done))
+        runs = PeriodRuns.of(base, (base.ordinal(key) for key in done))
+        return runs if kind is base else runs.on(kind)
 
     def publication(self, consumer: str, period: Any) -> Publication | None:
         """The newest revision of the publication for the period, or None; reads only."""

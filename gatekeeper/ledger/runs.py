@@ -15,15 +15,27 @@ Writers of different periods of one job touch the same runs, so ``settle`` first
 job's runs lock (PostgreSQL; SQLite serializes every writer already), always the last lock a
 transaction takes.
 ``rebuild`` makes every job's runs from the full scan once (the migration to schema 6).
+
+Since schema 10 a row is tagged with its line (``run_lines.py``): a job on a business
+calendar (its profile's ``calendar``, other than ``all``) keeps its complete weekdays as runs
+that bridge weekends, so ten years of a weekday job with no gaps is one row; ``settle`` finds
+a weekday's neighbours on the weekday line (Friday and Monday are adjacent), and a reader on
+another calendar, or on every day, splits a bridged row at its weekends. The line a job's
+writes use is read from its profile in the writing transaction (the one-round-trip success
+assumes the line it last saw and guards on it in SQL); recording a profile that changes the
+line rebuilds that job's runs in the same transaction, under the job's runs lock.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import Period, kind_of_key
+from gatekeeper.core.periods import DAILY, Period, kind_of_key
 from gatekeeper.core.spans import PeriodRuns
+from gatekeeper.ledger.run_lines import ALL_LINE, bridges, line_of, read_runs
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.sql import SqlCore
@@ -40,16 +52,25 @@ TABLE = (
     "CREATE INDEX gk_complete_runs_by_last ON gk_complete_runs (job, published, last_period)",
 )
 
+#: the statement of the migration to schema 10: every row so far counts every period
+LINE_COLUMN = "ALTER TABLE gk_complete_runs ADD COLUMN calendar TEXT NOT NULL DEFAULT 'all'"
+
 #: the read of planning: the runs of (job, published) overlapping [first, last] of one kind
 BETWEEN = (
-    "SELECT first_period, last_period FROM gk_complete_runs WHERE job = ? AND published = ? "
-    "AND last_period >= ? AND first_period <= ? AND length(first_period) = ? "
+    "SELECT calendar, first_period, last_period FROM gk_complete_runs WHERE job = ? "
+    "AND published = ? AND last_period >= ? AND first_period <= ? AND length(first_period) = ? "
     "ORDER BY first_period"
 )
 _BESIDE = (
     "SELECT published, first_period, last_period FROM (SELECT published, first_period, "
-    "last_period FROM gk_complete_runs WHERE job = ? AND published = {flag} AND "
-    "first_period <= ? AND length(first_period) = ? ORDER BY first_period DESC LIMIT 2) AS r{flag}"
+    "last_period FROM gk_complete_runs WHERE job = ? AND published = {flag} AND calendar = ? "
+    "AND first_period <= ? AND length(first_period) = ? ORDER BY first_period DESC LIMIT 2) "
+    "AS r{flag}"
+)
+#: true while job ``?``'s profile bridges weekends (``run_lines.bridges``)
+BRIDGED = (
+    "EXISTS (SELECT 1 FROM gk_jobs j WHERE j.job = ? AND j.calendar IS NOT NULL "
+    "AND j.calendar <> 'all')"
 )
 _BESIDE_BOTH = _BESIDE.format(flag=0) + " UNION ALL " + _BESIDE.format(flag=1)
 _PUBLISHED = (  # a row flagged 2 when the job has published the period
@@ -58,27 +79,64 @@ _PUBLISHED = (  # a row flagged 2 when the job has published the period
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Line:
+    """Where a period of a job sits among its runs: the rows' ``tag``, the ``kind`` whose
+    ordinals they count, the keys just ``before`` (None at the calendar's first) and
+    ``after`` it (itself at the last), and a SQL condition (with its parameters) true while
+    the job's profile still puts it there (``"1 = 1"`` where the profile cannot move it)."""
+
+    tag: str
+    kind: Period
+    before: str | None
+    after: str
+    still: str
+    still_params: tuple[object, ...]
+
+
 class CompleteRuns:
     """The runs of ``gk_complete_runs``: read by planning, settled by every write."""
 
     def __init__(self, sql: SqlCore):
         self.sql = sql
+        self._bridged: dict[str, bool] = {}  # job -> its profile bridged weekends, last seen
 
     # -- reads ---------------------------------------------------------------------------------
-    def between(self, job: str, first: str, last: str, published: bool) -> PeriodRuns:
+    def between(
+        self, job: str, first: str, last: str, published: bool, kind: Period | None = None
+    ) -> PeriodRuns:
         """The complete (``published``: and published) periods of ``job`` among the keys
-        ``[first, last]`` of ``first``'s kind, as runs clipped to the window; one query over the
-        runs that overlap it."""
-        kind = kind_of_key(first)
+        ``[first, last]`` of ``first``'s kind, as runs of ``kind`` (that kind or it on a
+        calendar; default the base kind) clipped to the window; one query over the runs that
+        overlap it (``run_lines.read_runs``)."""
+        base = kind_of_key(first)
+        base.ordinal(first, "first")
+        base.ordinal(last, "last")
         rows = self.sql.read(BETWEEN, (job, int(published), first, last, len(first)))
-        lo, hi = kind.ordinal(first, "first"), kind.ordinal(last, "last") + 1
-        spans = []
-        ordinal = kind.key_ordinal
-        for a, b in rows:
-            start, end = max(lo, ordinal(a)), min(hi, ordinal(b) + 1)
-            if start < end:
-                spans.append((start, end))
-        return PeriodRuns(kind, tuple(spans))
+        return read_runs(base if kind is None else kind, first, last, rows)
+
+    def bridged(self, job: str) -> bool:
+        """Whether ``job``'s profile bridges weekends (``run_lines.bridges``), read now (in
+        the caller's transaction) and remembered for ``line``."""
+        rows = self.sql.execute("SELECT calendar FROM gk_jobs WHERE job = ?", (job,)).fetchall()
+        found = self._bridged[job] = bridges(rows[0][0] if rows else None)
+        return found
+
+    def line(self, job: str, period: str, *, read: bool = True) -> Line:
+        """Where ``period`` of ``job`` sits among its runs (``Line``): the job's profile read
+        in this transaction when ``read`` (and the period is a weekday, which alone it can
+        move), else as last seen (default: not bridged), with the condition that it is so."""
+        kind = kind_of_key(period)
+        movable = kind is DAILY and line_of(True, period)[0] != ALL_LINE
+        still, params = "1 = 1", cast(tuple[object, ...], ())
+        if movable:
+            known = self.bridged(job) if read else self._bridged.get(job, False)
+            still, params = (BRIDGED if known else f"NOT {BRIDGED}"), (job,)
+            tag, kind = line_of(known, period)
+        else:
+            tag = ALL_LINE
+        n = kind.ordinal(period)
+        return Line(tag, kind, _key(kind, n - 1), _key(kind, n + 1) or period, still, params)
 
     # -- writes (inside the caller's transaction) ----------------------------------------------
     def settle(
@@ -91,144 +149,171 @@ class CompleteRuns:
     ) -> None:
         """Make the runs hold ``period`` as it now is: complete when its latest attempt
         ``succeeded``, complete and published when also ``published`` (None: whether job has
-        published it is read in the same statement as the runs beside it). One read; a write
-        only where membership changes."""
+        published it is read in the same statement as the runs beside it). The job's profile
+        read for a weekday (``line``), then one read; a write only where membership changes."""
         self.sql.lock_key("complete runs", job, clock=False)  # pragma: no mutate
-        kind = kind_of_key(period)
+        line = self.line(job, period)
+        kind, tag = line.kind, line.tag
         n = kind.ordinal(period)
-        after = _key(kind, n + 1) or period
         if succeeded and not published:
-            extension = self.extension(job, period)
+            extension = self.extension(job, period, line)
             if extension is not None and self.sql.execute(*extension).rowcount == 1:
                 return
-        params: tuple[object, ...] = (job, after, len(period), job, after, len(period))
+        params: tuple[object, ...] = (job, tag, line.after, len(period))
         ask = succeeded and published is None
         sql = _BESIDE_BOTH + (_PUBLISHED if ask else "")
-        rows = self.sql.execute(sql, (*params, job, period) if ask else params).fetchall()
+        params = (*params, *params, *((job, period) if ask else ()))
+        rows = self.sql.execute(sql, params).fetchall()
         beside: dict[int, list[tuple[int, int, str]]] = {0: [], 1: [], 2: []}
         for flag, a, b in rows:
             beside[int(flag)].append((kind.ordinal(a), kind.ordinal(b), a))
         if ask:
             published = bool(beside[2])
         for flag, wanted in ((0, succeeded), (1, succeeded and bool(published))):
-            self._set(job, flag, kind, n, wanted, beside[flag])
+            self._set(_Runs(job, flag, tag, kind), n, wanted, beside[flag])
 
-    def extension(self, job: str, period: str) -> tuple[str, tuple[object, ...]] | None:
+    def extension(self, job: str, period: str, line: Line) -> tuple[str, tuple[object, ...]] | None:
         """The common success as one statement, no read (None for the first period of the
-        calendar): ``period`` (not complete until now) extends the run that ends just before
-        it, when no run starts just after it and the job has not published it (so only the
-        job's plain runs change); one row changed when it applied, none (nothing written) in
-        any other case."""
-        before, after = self.neighbours(period)
-        if before is None:
+        calendar): ``period`` (not complete until now) extends the run of its ``line`` that
+        ends just before it, when no run starts just after it and the job has not published
+        it (so only the job's plain runs change); one row changed when it applied, none
+        (nothing written) in any other case."""
+        if line.before is None:
             return None
         sql = (
             "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = 0 "
-            "AND last_period = ? AND NOT EXISTS (SELECT 1 FROM gk_complete_runs r "
-            "WHERE r.job = ? AND r.published = 0 AND r.first_period = ?) AND NOT EXISTS "
-            "(SELECT 1 FROM gk_publications p WHERE p.consumer = ? AND p.period = ?)"
+            "AND calendar = ? AND last_period = ? AND NOT EXISTS (SELECT 1 FROM "
+            "gk_complete_runs r WHERE r.job = ? AND r.published = 0 AND r.calendar = ? AND "
+            "r.first_period = ?) AND NOT EXISTS (SELECT 1 FROM gk_publications p "
+            f"WHERE p.consumer = ? AND p.period = ?) AND {line.still}"
         )
-        return sql, (period, job, before, job, after, job, period)
+        tag = line.tag
+        params = (period, job, tag, line.before, job, tag, line.after, job, period)
+        return sql, (*params, *line.still_params)
 
-    @staticmethod
-    def neighbours(period: str) -> tuple[str | None, str]:
-        """The keys of the periods just before ``period`` (None at the calendar's first) and
-        just after it (``period`` itself at the calendar's last)."""
-        kind = kind_of_key(period)
-        n = kind.ordinal(period)
-        return _key(kind, n - 1), _key(kind, n + 1) or period
-
-    def _set(
-        self,
-        job: str,
-        flag: int,
-        kind: Period,
-        n: int,
-        wanted: bool,
-        beside: list[tuple[int, int, str]],
-    ) -> None:
-        """Add ordinal ``n`` to (``wanted``) or take it out of the runs of (job, flag), given
-        the (at most two) runs whose first period is at or before ``n + 1``, newest first."""
+    def _set(self, runs: _Runs, n: int, wanted: bool, beside: list[tuple[int, int, str]]) -> None:
+        """Add ordinal ``n`` to (``wanted``) or take it out of ``runs``, given the (at most
+        two) runs whose first period is at or before ``n + 1``, newest first."""
         holding = next(((a, b, k) for a, b, k in beside if a <= n <= b), None)
         if wanted == (holding is not None):
             return
         if not wanted:
             assert holding is not None
-            self._split(job, flag, kind, n, holding)
+            self._split(runs, n, holding)
             return
         left = next(((a, b, k) for a, b, k in beside if b == n - 1), None)
         right = next(((a, b, k) for a, b, k in beside if a == n + 1), None)
-        key = kind.key(kind.at(n))
+        key = runs.key(n)
         if left and right:
-            self._delete(job, flag, right[2])
-            self._last(job, flag, left[2], kind.key(kind.at(right[1])))
+            self._delete(runs, right[2])
+            self._last(runs, left[2], runs.key(right[1]))
         elif left:
-            self._last(job, flag, left[2], key)
+            self._last(runs, left[2], key)
         elif right:
-            self._first(job, flag, right[2], key)
+            self._first(runs, right[2], key)
         else:
-            self._insert(job, flag, key, key)
+            self._insert(runs, key, key)
 
-    def _split(self, job: str, flag: int, kind: Period, n: int, run: tuple[int, int, str]) -> None:
+    def _split(self, runs: _Runs, n: int, run: tuple[int, int, str]) -> None:
         a, b, first = run
         if a == b:
-            self._delete(job, flag, first)
+            self._delete(runs, first)
             return
         if n == a:
-            self._first(job, flag, first, kind.key(kind.at(n + 1)))
+            self._first(runs, first, runs.key(n + 1))
             return
-        self._last(job, flag, first, kind.key(kind.at(n - 1)))
+        self._last(runs, first, runs.key(n - 1))
         if n < b:
-            self._insert(job, flag, kind.key(kind.at(n + 1)), kind.key(kind.at(b)))
+            self._insert(runs, runs.key(n + 1), runs.key(b))
 
-    def _insert(self, job: str, flag: int, first: str, last: str) -> None:
+    def _insert(self, runs: _Runs, first: str, last: str) -> None:
+        if runs.tag is None:  # a ledger before schema 10 (its migration to 6)
+            self.sql.execute(
+                "INSERT INTO gk_complete_runs (job, published, first_period, last_period) "
+                "VALUES (?, ?, ?, ?)",
+                (runs.job, runs.flag, first, last),
+            )
+            return
         self.sql.execute(
-            "INSERT INTO gk_complete_runs (job, published, first_period, last_period) "
-            "VALUES (?, ?, ?, ?)",
-            (job, flag, first, last),
+            "INSERT INTO gk_complete_runs (job, published, first_period, last_period, calendar) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (runs.job, runs.flag, first, last, runs.tag),
         )
 
-    def _first(self, job: str, flag: int, first: str, new_first: str) -> None:
+    def _first(self, runs: _Runs, first: str, new_first: str) -> None:
         self.sql.execute(
             "UPDATE gk_complete_runs SET first_period = ? WHERE job = ? AND published = ? "
             "AND first_period = ?",
-            (new_first, job, flag, first),
+            (new_first, runs.job, runs.flag, first),
         )
 
-    def _last(self, job: str, flag: int, first: str, last: str) -> None:
+    def _last(self, runs: _Runs, first: str, last: str) -> None:
         self.sql.execute(
             "UPDATE gk_complete_runs SET last_period = ? WHERE job = ? AND published = ? "
             "AND first_period = ?",
-            (last, job, flag, first),
+            (last, runs.job, runs.flag, first),
         )
 
-    def _delete(self, job: str, flag: int, first: str) -> None:
+    def _delete(self, runs: _Runs, first: str) -> None:
         self.sql.execute(
             "DELETE FROM gk_complete_runs WHERE job = ? AND published = ? AND first_period = ?",
-            (job, flag, first),
+            (runs.job, runs.flag, first),
         )
 
-    # -- the migration -------------------------------------------------------------------------
-    def rebuild(self) -> None:
-        """Replace every job's runs by those of a full scan of its attempts and publications
-        (the migration to schema 6; inside its transaction)."""
-        self.sql.execute("DELETE FROM gk_complete_runs")
+    # -- the migrations and a profile's new calendar -------------------------------------------
+    def rebuild(self, jobs: Iterable[str] | None = None, *, tagged: bool = True) -> None:
+        """Replace the runs of ``jobs`` (default: every job) by those of a full scan of their
+        attempts and publications, each on the line its profile gives (inside the caller's
+        transaction: the migrations to schemas 6 and 10, a profile whose calendar moved the
+        job's line). ``tagged`` False: a ledger before schema 10 (no ``calendar`` column)."""
+        wanted = None if jobs is None else sorted(set(jobs))
+        if wanted == []:
+            return
+        among = "" if wanted is None else f"job IN ({', '.join('?' * len(wanted))})"
+        params = () if wanted is None else tuple(wanted)
+        self.sql.execute(
+            "DELETE FROM gk_complete_runs" + (f" WHERE {among}" if among else ""), params
+        )
+        where = f" AND a.{among}" if among else ""
         rows = self.sql.execute(
             "SELECT a.job, a.period, EXISTS (SELECT 1 FROM gk_publications p "
             "WHERE p.consumer = a.job AND p.period = a.period) FROM gk_attempts a "
             "WHERE a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
-            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)"
+            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)" + where,
+            params,
         ).fetchall()
-        found: dict[tuple[str, int, Period], list[int]] = {}
+        bridged = self.bridged_jobs() if tagged else set()
+        found: dict[tuple[str, int, str, Period], list[int]] = {}
         for job, period, published in rows:
-            kind = kind_of_key(period)
+            tag, kind = line_of(job in bridged, period)
             n = kind.ordinal(period)
-            found.setdefault((job, 0, kind), []).append(n)
+            found.setdefault((job, 0, tag, kind), []).append(n)
             if published:
-                found.setdefault((job, 1, kind), []).append(n)
-        for (job, flag, kind), ordinals in sorted(found.items()):
+                found.setdefault((job, 1, tag, kind), []).append(n)
+        for (job, flag, tag, kind), ordinals in sorted(found.items(), key=lambda i: i[0][:3]):
+            runs = _Runs(job, flag, tag if tagged else None, kind)
             for first, last in PeriodRuns.of(kind, ordinals).key_pairs():
-                self._insert(job, flag, first, last)
+                self._insert(runs, first, last)
+
+    def bridged_jobs(self) -> set[str]:
+        """The jobs whose profile bridges weekends (``run_lines.bridges``); one read."""
+        rows = self.sql.execute(
+            "SELECT job FROM gk_jobs WHERE calendar IS NOT NULL AND calendar <> 'all'"
+        ).fetchall()
+        return {str(row[0]) for row in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class _Runs:
+    """The rows of one job, flag and line: ``tag`` None before schema 10."""
+
+    job: str
+    flag: int
+    tag: str | None
+    kind: Period
+
+    def key(self, n: int) -> str:
+        return self.kind.key(self.kind.at(n))
 
 
 def _key(kind: Period, n: int) -> str | None:

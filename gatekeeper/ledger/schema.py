@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from gatekeeper.core.errors import LedgerError
 from gatekeeper.ledger import outages
+from gatekeeper.ledger.runs import LINE_COLUMN, CompleteRuns
 from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
-from gatekeeper.ledger.runs import CompleteRuns
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.connection import SqlConnection
@@ -25,7 +25,18 @@ Step = str | Callable[["SqlCore"], None]
 
 
 def _build_runs(sql: SqlCore) -> None:
-    CompleteRuns(sql).rebuild()
+    CompleteRuns(sql).rebuild(tagged=False)  # the runs as schema 6 holds them
+
+
+def _bridge_runs(sql: SqlCore) -> None:
+    """Tag every run with its line (``calendar``, ``all`` so far) unless the table has the
+    column, then rebuild the runs of the jobs whose profile names a business calendar, so
+    their complete weekdays bridge weekends (``ledger/run_lines.py``)."""
+    columns = {d[0] for d in sql.execute("SELECT * FROM gk_complete_runs WHERE 1 = 0").description}
+    if "calendar" not in columns:
+        sql.execute(LINE_COLUMN)
+    runs = CompleteRuns(sql)
+    runs.rebuild(runs.bridged_jobs())
 
 
 def _add_freshness(sql: SqlCore) -> None:
@@ -142,6 +153,10 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 9: the business calendar a job's periods follow (``calendar = "weekdays"``), recorded in
     # its profile by its range so that ``status`` counts its business periods only.
     (_add_calendar,),
+    # 10: runs of complete periods tagged with their line: a job on a business calendar keeps
+    # its complete weekdays as runs that bridge weekends (ledger/run_lines.py), so a weekday
+    # job with no gaps is one run; built from the attempts for the jobs whose profile has one.
+    (_bridge_runs,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -84,7 +84,8 @@ def completed_between(
     """The periods in [first, last] whose latest attempt of ``job`` succeeded (and, for a
     task that publishes, that are published by it), as runs; one query over the runs the
     ledger keeps, reads only."""
-    return ledger.complete_runs(job, first, last, job if cls.publishes else None)
+    consumer = job if cls.publishes else None
+    return ledger.complete_runs(job, first, last, consumer, period=cls.period_kind)
 
 
 def completeness(

@@ -58,7 +58,7 @@ def test_a_version_7_ledger_gains_freshness_keeping_its_profiles(ledger_url: str
             )
             fresh.execute("UPDATE gk_schema SET version = 7")
     with gk.open_ledger(ledger_url) as migrated:
-        assert migrated.schema_version() == SCHEMA_VERSION == 9
+        assert migrated.schema_version() == SCHEMA_VERSION == 10
         assert migrated.job_profile("Total") == kept and kept.freshness is None
         assert migrated.recorded_freshness() == {}
         fresher = profile("Total", "daily", "UTC", [Requirement("Orders")], freshness="6h")
