@@ -44,6 +44,7 @@ from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import filler as fill_filler
+from gatekeeper.luigi.fill import marks
 from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
@@ -67,7 +68,7 @@ logger = logging.getLogger("luigi-interface.gatekeeper")
 class RangeBusinessBase(luigi.Task):
     """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
 
-    gatekeeper_summary = fill_filler.RANGE  # an inline fill's summary judges it by its chunks
+    gatekeeper_summary = marks.RANGE  # an inline fill's summary judges it by its chunks
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
     of_params: Any = luigi.DictParameter(

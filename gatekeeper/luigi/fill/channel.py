@@ -26,8 +26,8 @@ from luigi.scheduler import DONE, PENDING
 
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.compat import SummaryEntry
-from gatekeeper.luigi.fill.filler import RANGE, SUMMARY_MARK
 from gatekeeper.luigi.fill.local import LocalReports
+from gatekeeper.luigi.fill.marks import RANGE, SUMMARY_MARK
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to

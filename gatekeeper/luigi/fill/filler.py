@@ -27,12 +27,6 @@ from gatekeeper.luigi.fill import policy
 if TYPE_CHECKING:
     from gatekeeper.luigi.tasks import PeriodTask
 
-#: Tasks whose class sets this attribute are judged by the ledger in the execution summary of
-#: an inline fill (``channel.ForkedHistory``): ranges (``RANGE``), chunks and periods (True).
-SUMMARY_MARK = "gatekeeper_summary"
-RANGE = "range"
-
-
 class PeriodRuns(Protocol):
     """Where one run of a chunk runs its inline periods and reports them."""
 
