@@ -27,6 +27,7 @@ from gatekeeper.luigi.fill import policy
 if TYPE_CHECKING:
     from gatekeeper.luigi.tasks import PeriodTask
 
+
 class PeriodRuns(Protocol):
     """Where one run of a chunk runs its inline periods and reports them."""
 
