@@ -137,11 +137,15 @@ class ContiguousChunk(luigi.Task):
 
     @property
     def priority(self) -> float:  # type: ignore[override]
-        """Its periods' priority, so the scheduler weighs the chunk as it would weigh them,
-        plus less than a thousandth for its place in the fill order (the scheduler breaks ties
-        by when it first heard of a task, which is not the order a range lists them in)."""
+        """Its periods' priority, so the scheduler weighs the chunk as it would weigh them
+        (and a period it yields keeps exactly its own: Luigi's scheduler raises a dependency's
+        priority to its dependent's), plus ``rank``."""
         base = self._task(self.keys[0]).priority if self.keys else 0
-        return float(base) + (1.0 - float(self.order)) / 1000
+        return float(base) + self.rank()
+
+    def rank(self) -> float:
+        """Nothing: a contiguous fill yields one chunk at a time, so no order to break."""
+        return 0.0
 
     @property
     def retry_count(self) -> int:
@@ -227,6 +231,12 @@ class IndependentChunk(ContiguousChunk):
     others are yielded together for Luigi to run in parallel. The chunk fails at the end if a
     period failed inline, so the scheduler retries it (its failed periods then scheduled).
     """
+
+    def rank(self) -> float:
+        """Less than a thousandth for its place in the fill order: every chunk of a forward or
+        reverse fill is required at once, and the scheduler breaks ties by when it first heard
+        of a task, which is not the order a range lists them in."""
+        return (1.0 - float(self.order)) / 1000
 
     def run(self) -> Iterator[Any]:
         keys = list(self.keys)
