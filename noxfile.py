@@ -8,6 +8,9 @@
   the package claims (``LUIGI_MINORS``, 3.2 through the newest), e.g.
   ``nox -s "fidelity(luigi='3.5')"``; ``nox -s fidelity`` runs every minor. Not in CI, which
   runs the oldest (``tests_oldest``) and the newest (``tests``).
+- ``fidelity_scheduled``: the same tests (``luigi and not slow``) on the installed Luigi with
+  ``GATEKEEPER_INLINE=false``: every range schedules each period as its own Luigi task
+  (docs/inline.md, "The switch"). Not in CI.
 - ``lint``: ruff check and ruff format --check.
 - ``typecheck``: mypy (setup.cfg; strict on gatekeeper/core and gatekeeper/ledger).
 - ``docs``: mkdocs build --strict.
@@ -90,6 +93,17 @@ def fidelity(session: nox.Session, luigi: str) -> None:
     of the Luigi minor ``luigi``, as ``tests_oldest`` runs them on the oldest."""
     # older luigids import pkg_resources without declaring setuptools (as in tests_oldest)
     session.install("-e", ".[test-core,postgres]", f"luigi=={LUIGI_MINORS[luigi]}", "setuptools<81")
+    pytest(session, "luigi and not serial and not slow", parallel=True)
+    pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
+
+
+@nox.session
+def fidelity_scheduled(session: nox.Session) -> None:
+    """The Luigi adapter's fidelity tests (``luigi``, not ``slow``) with inline filling off
+    (``GATEKEEPER_INLINE=false``): the fills the switch gives must keep every promise the inline
+    ones do. Tests of the inline machinery itself ask for it with ``inline=True``."""
+    session.install("-e", ".[test-core,postgres]")
+    session.env["GATEKEEPER_INLINE"] = "false"
     pytest(session, "luigi and not serial and not slow", parallel=True)
     pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
 

@@ -183,7 +183,9 @@ class RecordedRun:
     def _begin(self, ledger: Ledger, lease: float, skip: bool) -> Attempt:
         """Allocate the attempt. Under luigid a live lease on the period can only be a copy of
         this very task another worker runs inline in a chunk (luigid dedupes scheduled ones):
-        wait for it, then take its success as ours instead of failing as a race loser."""
+        wait for it, then take its success as ours instead of failing as a race loser. With
+        ``[gatekeeper] inline = false`` no period runs inline, so a held lease is refused at
+        once, as under a local scheduler (and the worker's scheduler is never looked up)."""
         while True:
             try:
                 return ledger.begin_attempt(
@@ -198,6 +200,7 @@ class RecordedRun:
                 if not (
                     skip
                     and held.holder.lease_expires_at is not None
+                    and config.inline()
                     and luigi_compat.under_remote_scheduler(cast(luigi.Task, self))
                 ):
                     raise

@@ -59,6 +59,13 @@ class gatekeeper(luigi.Config):  # noqa: N801 - the class name is the luigi.cfg 
         default=300.0,
         description="Seconds a running attempt's lease lasts; renewed by a heartbeat",
     )
+    inline = luigi.Parameter(
+        default="true",
+        description="Let a range run a period whose requirements are complete inside its chunk "
+        "task (true, the default; docs/inline.md) or schedule every period as its own Luigi "
+        "task through Luigi's public API only (false: the switch for a Luigi release that "
+        "breaks inline running); a range's explicit --inline wins",
+    )
     delta_storage_options = luigi.Parameter(
         default="",
         description="Object-store options of GatedDeltaTask tables, as a JSON object of strings "
@@ -347,6 +354,15 @@ def openlineage() -> bool:
     from gatekeeper.core.validation import parse_flag
 
     return parse_flag(settings().openlineage, _field("openlineage"))
+
+
+def inline() -> bool:
+    """``inline``: true (the default) or false; a range's explicit ``--inline`` wins over it
+    (``fill/filler.py``). Raises InvalidInput naming the option (or ``GATEKEEPER_INLINE``)
+    and the value."""
+    from gatekeeper.core.validation import parse_flag
+
+    return bool(_checked_once("inline", lambda: parse_flag(settings().inline, _field("inline"))))
 
 
 def openlineage_namespace() -> str:

@@ -11,7 +11,8 @@ invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi'
   ``CHUNK`` periods yielded one at a time as dynamic dependencies; inside a chunk a period
   whose requirements are complete runs in the chunk's process, as the same Luigi task to its
   code and reported to the scheduler and the summary (``inline.py``), any other is yielded to
-  Luigi's scheduler with its requirements. A failure at P leaves the chunk, and the range,
+  Luigi's scheduler with its requirements (every period, with ``[gatekeeper] inline = false``
+  or ``--inline false``: ``fill/filler.py``). A failure at P leaves the chunk, and the range,
   pending: no later period starts. Luigi's scheduler never holds more than one chunk's worth of
   periods, so the fill stays linear in the periods it fills. Under a central scheduler (luigid)
   too: chunks are named by their block of due periods, so every worker that adds the range
@@ -42,7 +43,8 @@ from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.completeness import completeness
-from gatekeeper.luigi.fill import channel
+from gatekeeper.luigi.fill import filler as fill_filler
+from gatekeeper.luigi.fill import marks
 from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
@@ -66,19 +68,20 @@ logger = logging.getLogger("luigi-interface.gatekeeper")
 class RangeBusinessBase(luigi.Task):
     """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
 
-    gatekeeper_summary = channel.RANGE  # the summary judges it by the ledger and chunks
+    gatekeeper_summary = marks.RANGE  # an inline fill's summary judges it by its chunks
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
     of_params: Any = luigi.DictParameter(
         default={}, description="Other parameters of the 'of' task (JSON object)"
     )
-    inline: Any = luigi.BoolParameter(
-        default=True,
+    inline: Any = luigi.OptionalBoolParameter(  # type: ignore[call-arg]  # parsing: BoolParameter's
+        default=None,
         significant=False,
         parsing=luigi.BoolParameter.EXPLICIT_PARSING,
-        description="contiguous: run a period whose requirements are complete inside the "
-        "range's chunk task (the same Luigi task to its code, reported to the "
-        "scheduler) instead of scheduling it; under luigid too (leases dedupe it)",
+        description="Run a period whose requirements are complete inside the range's chunk "
+        "task (the same Luigi task to its code, reported to the scheduler) instead of "
+        "scheduling it; under luigid too (leases dedupe it). Default: [gatekeeper] inline "
+        "(true); given explicitly, it wins over that",
     )
     task_limit = luigi.IntParameter(
         default=50, description="Most periods this invocation fills (Luigi's name and default)"
@@ -158,6 +161,7 @@ class RangeBusinessBase(luigi.Task):
             keys=keys,
             chunks=chunk_blocks(plan),
             refreshes=tuple(self.stale_refreshes()),
+            filler=fill_filler.choose(self.inline),
         )
 
     def schedule(self) -> Schedule:
@@ -260,10 +264,10 @@ class RangeBusinessBase(luigi.Task):
         """Luigi's worker takes the range up: it calls ``deps()`` (its scheduler's method) as it
         schedules the range, and again in the process that runs it. Here, once per
         invocation, the range announces itself (``_announced``: the RangeEvent metrics, fired
-        once as luigi's RangeBase fires them, the plan in the log, the watch) and opens the
-        summary channel for the task processes the worker may fork."""
-        self._announced()
-        channel.open_summary_channel()
+        once as luigi's RangeBase fires them, the plan in the log, the watch) and, for an
+        inline fill, opens the summary channel for the task processes the worker may fork
+        (``Filler.taken_up``)."""
+        self._announced().filler.taken_up()
         return list(super().deps())
 
     def _announced(self) -> FillSession:

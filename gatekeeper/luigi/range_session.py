@@ -32,6 +32,7 @@ from gatekeeper.core.records import Staleness
 from gatekeeper.core.schedule import Schedule, Strategy
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
+from gatekeeper.luigi.fill.filler import Filler
 from gatekeeper.luigi.tasks import PeriodTask
 
 UTC = dt.timezone.utc
@@ -48,7 +49,9 @@ class FillSession:
     ``schedule`` what it plans (its parameters and settings, resolved once);
     ``plan`` the plan made then; ``keys`` the ledger keys of its scheduled periods in fill
     order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
-    republishing tasks of ``--refresh-stale``; ``started`` when it was built (epoch seconds).
+    republishing tasks of ``--refresh-stale``; ``started`` when it was built (epoch seconds);
+    ``filler`` how its chunks fill their periods (``fill/filler.py``: inline or scheduled, as
+    ``--inline`` or ``[gatekeeper] inline`` says).
     """
 
     now: dt.datetime
@@ -58,6 +61,7 @@ class FillSession:
     keys: tuple[str, ...]
     chunks: Blocks
     refreshes: tuple[PeriodTask, ...]
+    filler: Filler
 
 
 def clock_at(seconds: float) -> dt.datetime:
@@ -174,7 +178,7 @@ def chunk_params(
         "block": block,
         "last": keys[-1],
         "keys": keys,
-        "inline": rng.inline,
+        "inline": session.filler.inline,
         "since": session.started,
     }
 

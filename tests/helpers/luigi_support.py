@@ -80,6 +80,14 @@ def luigi_env(config_path: Path) -> dict[str, str]:
     return env
 
 
+def inline_by_default() -> bool:
+    """What ``[gatekeeper] inline`` is for the test run: ``$GATEKEEPER_INLINE`` (the
+    ``fidelity_scheduled`` session sets it false), else true (write_config sets no value)."""
+    from gatekeeper.core.validation import parse_flag
+
+    return parse_flag(os.environ.get("GATEKEEPER_INLINE") or "true", "GATEKEEPER_INLINE")
+
+
 def luigi_command(*args: str) -> list[str]:
     """The real `luigi` command installed beside this interpreter."""
     script = Path(sys.executable).parent / "luigi"

@@ -34,7 +34,12 @@ from tests.helpers.fleet import (
     start,
     start_forward_fill,
 )
-from tests.helpers.luigi_support import luigi_command, luigi_env, write_config
+from tests.helpers.luigi_support import (
+    inline_by_default,
+    luigi_command,
+    luigi_env,
+    write_config,
+)
 from tests.helpers.luigid_support import Luigid, stop_all
 
 # a fleet of real workers on one luigid: timing-sensitive, so run alone
@@ -184,7 +189,12 @@ def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
     assert took < 60
     assert runs(mine) == {"2026-10-01": ["ok"], "2026-10-02": ["ok"], BAD: ["failed", "failed"]}
     assert shown == {"2026-10-01": "DONE", "2026-10-02": "DONE", BAD: "DISABLED"}
-    assert "were missing external dependencies" not in result.stderr
+    if inline_by_default():
+        assert "were missing external dependencies" not in result.stderr
+    else:  # Luigi's own reading of tasks pending on dynamic dependencies (docs/inline.md)
+        missing = result.stderr.split("were missing external dependencies:\n")[1]
+        listed = [line.split("(")[0] for line in missing.splitlines()[:2]]
+        assert listed == ["        - 1 ContiguousChunk", "        - 1 RangeBusinessDaily"]
 
 
 # -- worker timeout ----------------------------------------------------------------------------
@@ -363,7 +373,11 @@ def test_fleet_processes_started_together_share_a_forward_fill(
     finally:
         stop_all(started)
         server.stop()
-    assert [p.returncode for p in started] == [0] * processes, [o[-2000:] for o in outputs]
+    codes = [p.returncode for p in started]
+    if inline_by_default():
+        assert codes == [0] * processes, [o[-2000:] for o in outputs]
+    else:  # Luigi's own summary: a share another process ran is not this one's (docs/inline.md)
+        assert set(codes) <= {0, 10, 25}, [o[-2000:] for o in outputs]
     lines = [line.split() for line in (control / "runs").read_text().splitlines()]
     forty = [str(dt.date(2026, 9, 22) + dt.timedelta(days=n)) for n in range(40)]
     assert sorted(line[0] for line in lines) == forty  # every date once
@@ -458,11 +472,17 @@ def test_fleet_contiguous_second_process_says_who_fills_it_and_exits_non_zero(
     finally:
         stop_all(started)
         server.stop()
-    assert [p.returncode for p in started] == [0, 10], [o[-3000:] for o in outputs]
+    codes = [p.returncode for p in started]
+    if inline_by_default():
+        assert codes == [0, 10], [o[-3000:] for o in outputs]
+    else:  # Luigi's own summary of a task another worker runs (docs/inline.md)
+        assert codes[0] == 0 and codes[1] in (10, 25), [o[-3000:] for o in outputs]
     assert "filled 30/30 due (30 this run)" in outputs[0]
+    # a scheduled fill has no task running between two of its periods: the closing line may
+    # catch the other worker there, and then says the gaps remain
+    filling = r"being filled by Worker\(salt=" if inline_by_default() else r"(being filled|remain)"
     assert re.search(  # the other process's work is not this one's
-        r"RangeBusinessDaily GkDay: filled \d+/30 due \(0 this run\); \d+ gaps "
-        r"being filled by Worker\(salt=",
+        r"RangeBusinessDaily GkDay: filled \d+/30 due \(0 this run\); \d+ gaps " + filling,
         outputs[1],
     ), outputs[1][-3000:]
     assert all(outcomes == ["ok"] for outcomes in runs(control).values())

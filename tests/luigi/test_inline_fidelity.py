@@ -349,6 +349,8 @@ def test_inline_period_held_by_another_worker_is_waited_for_not_run_twice(
             day(FLEET_START, 3),
             "--now",
             NOW,
+            "--inline",  # the inline wait itself: whatever [gatekeeper] inline says
+            "true",
             "--local-scheduler",
             "--no-progress",
         ),

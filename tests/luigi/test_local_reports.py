@@ -107,7 +107,7 @@ def test_a_local_fill_leaves_its_periods_out_of_the_table_but_not_a_dependency(
         Register.clear_instance_cache()
         KeptScheduler.created.clear()
         window = {"start": START, "stop": START + dt.timedelta(days=40), "now": NOW}
-        fill = gk.RangeBusinessDaily(of=Trivial, **window)
+        fill = gk.RangeBusinessDaily(of=Trivial, inline=True, **window)  # whatever the config
         downstream = NeedsOnePeriod(marker=str(tmp_path / "downstream"))
         result = luigi.build(
             [downstream, fill],

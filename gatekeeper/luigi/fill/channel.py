@@ -27,14 +27,12 @@ from luigi.scheduler import DONE, PENDING
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.compat import SummaryEntry
 from gatekeeper.luigi.fill.local import LocalReports
+from gatekeeper.luigi.fill.marks import RANGE, SUMMARY_MARK
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
 
-#: Tasks whose class sets this attribute are judged by the ledger in the execution summary
-#: (ForkedHistory): gatekeeper's ranges (``RANGE``), chunks and period tasks (True).
-SUMMARY_MARK = "gatekeeper_summary"
-RANGE = "range"
+__all__ = ["RANGE", "SUMMARY_MARK", "ForkedHistory", "SettledWorkHistory"]
 
 
 class ForkedHistory(luigi_compat.WorkerHistory):

@@ -10,6 +10,10 @@ honour, one whose requirements are not complete, and one that already failed in 
 inline fails itself, so the scheduler retries it (and with it that period) when, and only
 when, it would retry the period. The ledger's leases make sure a period is attempted once
 whichever chunk or worker reaches it.
+
+Whether any period runs inline at all is the chunk's ``Filler`` (``filler.py``): with
+``[gatekeeper] inline = false`` (or ``--inline false``) every period is yielded to the
+scheduler, and the chunk is a plain Luigi task with dynamic dependencies.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from gatekeeper.core.display import printable
 from gatekeeper.core.errors import GatekeeperError
 from gatekeeper.core.progress import chunk_status, failed_keys, filled_status
 from gatekeeper.luigi.completeness import complete_keys
-from gatekeeper.luigi.fill import channel, policy
-from gatekeeper.luigi.fill.inline import InlineRuns
+from gatekeeper.luigi.fill import policy
+from gatekeeper.luigi.fill.filler import Filler, PeriodRuns, choose
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -43,7 +47,7 @@ class ContiguousChunk(luigi.Task):
     starts.
     """
 
-    gatekeeper_summary = True  # the execution summary judges it by the ledger (channel.py)
+    gatekeeper_summary = True  # an inline fill's summary judges it by the ledger (channel.py)
 
     of: Any = luigi.TaskParameter(description="The PeriodTask class being filled")
     of_params: Any = luigi.DictParameter(default={}, description="Other parameters of 'of'")
@@ -54,10 +58,12 @@ class ContiguousChunk(luigi.Task):
         description="Ledger keys of the periods it fills, oldest first; "
         "an invocation planned later lists fewer (the chunk's identity is block and last)",
     )
-    inline: Any = luigi.BoolParameter(
-        default=True,
+    inline: Any = luigi.OptionalBoolParameter(  # type: ignore[call-arg]  # parsing: BoolParameter's
+        default=None,
         significant=False,
-        description="Run a period whose requirements are complete inside this task",
+        parsing=luigi.BoolParameter.EXPLICIT_PARSING,
+        description="Run a period whose requirements are complete inside this task (default: "
+        "[gatekeeper] inline; a range passes its own choice)",
     )
     since: Any = luigi.FloatParameter(
         default=0.0,
@@ -114,22 +120,32 @@ class ContiguousChunk(luigi.Task):
         """Nothing (periods are yielded from ``run()``)."""
         return []
 
+    @property
+    def filler(self) -> Filler:
+        """How this chunk fills its periods (``filler.choose``: its ``inline``, else
+        ``[gatekeeper] inline``)."""
+        return choose(self.inline)
+
     def deps(self) -> list[Any]:
         """Luigi's worker schedules the chunk (it calls ``deps()``, its scheduler's method, in
-        its own process): the moment to let the task process it may fork for the chunk count
-        inline periods in its execution summary."""
-        channel.open_summary_channel()
+        its own process): for an inline fill, the moment to let the task process it may fork
+        for the chunk count inline periods in its execution summary (``Filler.taken_up``)."""
+        self.filler.taken_up()
         return list(super().deps())
 
     # -- the periods' Luigi settings -----------------------------------------------------------
 
     @property
     def priority(self) -> float:  # type: ignore[override]
-        """Its periods' priority, so the scheduler weighs the chunk as it would weigh them,
-        plus less than a thousandth for its place in the fill order (the scheduler breaks ties
-        by when it first heard of a task, which is not the order a range lists them in)."""
+        """Its periods' priority, so the scheduler weighs the chunk as it would weigh them
+        (and a period it yields keeps exactly its own: Luigi's scheduler raises a dependency's
+        priority to its dependent's), plus ``rank``."""
         base = self._task(self.keys[0]).priority if self.keys else 0
-        return float(base) + (1.0 - float(self.order)) / 1000
+        return float(base) + self.rank()
+
+    def rank(self) -> float:
+        """Nothing: a contiguous fill yields one chunk at a time, so no order to break."""
+        return 0.0
 
     @property
     def retry_count(self) -> int:
@@ -141,18 +157,13 @@ class ContiguousChunk(luigi.Task):
         """The chunk depends on ``task``, as a range's ``requires()`` lists its periods."""
         self.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, self, task)
 
-    def _may_run_inline(self, task: PeriodTask, runs: InlineRuns) -> bool:
-        """Inline when asked (``--inline``, default true), when the outcome reaches the
+    def _may_run_inline(self, task: PeriodTask, runs: PeriodRuns, filler: Filler) -> bool:
+        """Inline only for an inline fill (``filler.choose``), when the outcome reaches the
         scheduler, when running inline honours the period's settings (``policy.py``), and
         once its requirements are complete; under any scheduler (luigid runs each chunk once,
         and a period another chunk or range runs meanwhile is deduplicated by its lease:
         ``InlineRuns.run`` waits for it, then finds it complete)."""
-        return (
-            bool(self.inline)
-            and runs.reaches_scheduler
-            and policy.may_run_inline(task)
-            and all(r.complete() for r in luigi.task.flatten(task.requires()))
-        )
+        return filler.may_run_inline(task, runs)
 
     # -- running -------------------------------------------------------------------------------
     def run(self) -> Iterator[Any]:
@@ -160,7 +171,8 @@ class ContiguousChunk(luigi.Task):
         cursor = self._cursor
         done = self._done(keys[cursor:]) | set(keys[:cursor])  # filled in order up to cursor
         retried = self._failed()
-        runs = InlineRuns(self)
+        filler = self.filler
+        runs = filler.runs(self)
         count = sum(1 for key in keys if key in done)  # kept as it grows: O(1) a period
         try:
             for index in range(cursor, len(keys)):
@@ -170,7 +182,7 @@ class ContiguousChunk(luigi.Task):
                 self.show(filled_status(len(keys), count, (), keys[index]), runs)
                 task = self._task(keys[index])
                 self.announce(task)
-                if keys[index] not in retried and self._may_run_inline(task, runs):
+                if keys[index] not in retried and self._may_run_inline(task, runs, filler):
                     runs.run(task)
                 else:
                     runs.flush()
@@ -186,7 +198,7 @@ class ContiguousChunk(luigi.Task):
         self,
         done: Collection[str],
         failed: Collection[str] = (),
-        runs: InlineRuns | None = None,
+        runs: PeriodRuns | None = None,
         *,
         last: bool = False,
     ) -> None:
@@ -197,7 +209,7 @@ class ContiguousChunk(luigi.Task):
         self.show(chunk_status(list(self.keys), done, failed), runs, last=last)
 
     def show(
-        self, status: tuple[str, int], runs: InlineRuns | None = None, *, last: bool = False
+        self, status: tuple[str, int], runs: PeriodRuns | None = None, *, last: bool = False
     ) -> None:
         """Show ``status`` (a message and a percentage), as ``progress`` says."""
         if runs is not None and runs.remote:
@@ -220,17 +232,24 @@ class IndependentChunk(ContiguousChunk):
     period failed inline, so the scheduler retries it (its failed periods then scheduled).
     """
 
+    def rank(self) -> float:
+        """Less than a thousandth for its place in the fill order: every chunk of a forward or
+        reverse fill is required at once, and the scheduler breaks ties by when it first heard
+        of a task, which is not the order a range lists them in."""
+        return (1.0 - float(self.order)) / 1000
+
     def run(self) -> Iterator[Any]:
         keys = list(self.keys)
         done, retried = self._done(keys), self._failed()
         deferred: list[PeriodTask] = []
         failed_now: list[str] = []
-        runs = InlineRuns(self)
+        filler = self.filler
+        runs = filler.runs(self)
         try:
             for key in [key for key in keys if key not in done]:
                 task = self._task(key)
                 self.announce(task)
-                if key in retried or not self._may_run_inline(task, runs):
+                if key in retried or not self._may_run_inline(task, runs, filler):
                     deferred.append(task)
                     continue
                 self.progress(done, failed_now, runs=runs)

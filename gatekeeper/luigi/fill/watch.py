@@ -195,11 +195,14 @@ class RangeWatch:
         )
 
     def filled_by(self) -> str | None:
-        """Under luigid, the worker running this range or one of its chunks as this process
-        closes (so not this process's: it is done), or None; reads luigid, never fails."""
+        """Under luigid, the worker running this range, one of its chunks or (scheduled) one of
+        its periods as this process closes (so not this process's: it is done), or None;
+        reads luigid, never fails."""
         if not self.remote:
             return None
         ids = {self.range.task_id} | {chunk.task_id for chunk in self.range.chunk_tasks()}
+        if not self.range.session.filler.inline:  # a scheduled fill's worker runs its periods
+            ids |= {self.range.task_for(label).task_id for label in self.initial.scheduled}
         scheduler = luigi_compat.remote_scheduler(str(self.remote))
         try:
             running = scheduler.task_list(status="RUNNING", upstream_status="", limit=False)
