@@ -1,4 +1,5 @@
-"""A ledger made by the previous version (schema 8: no calendar on a job's profile) opens,
+"""A ledger made by the previous version (schema 8: no calendar on a job's profile, no line on
+its runs) opens,
 migrates, plans and reports as it did: ``status`` and ``report`` show the same thing before
 and after the migration that brought calendars, on both backends."""
 
@@ -47,6 +48,7 @@ def test_a_schema_8_ledger_migrates_and_reports_as_before(ledger_url: str, tmp_p
     with gk.open_ledger(ledger_url) as ledger:  # as the previous version left it
         with ledger.transaction():
             ledger.execute("ALTER TABLE gk_jobs DROP COLUMN calendar")
+            ledger.execute("ALTER TABLE gk_complete_runs DROP COLUMN calendar")
             ledger.execute("UPDATE gk_schema SET version = 8")
     with gk.open_ledger(ledger_url) as ledger:  # a writer opens it: migrated
         assert ledger.schema_version() > 8
