@@ -145,7 +145,7 @@ def environment_line() -> str:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return (
         f"Python {platform.python_version()}, luigi {version('luigi')}, "
-        f"gatekeeper {version('gatekeeper')}, SQLite {sqlite3.sqlite_version}, "
+        f"gatekeeper {version('luigi-gatekeeper')}, SQLite {sqlite3.sqlite_version}, "
         f"{os.cpu_count()} CPUs (load average {load}), {platform.platform()}"
     )
 

@@ -86,7 +86,7 @@ def require_extra() -> None:
             raise InvalidInput(
                 "web",
                 name,
-                "gatekeeper serve needs the web extra: pip install 'gatekeeper[web]'",
+                "gatekeeper serve needs the web extra: pip install 'luigi-gatekeeper[web]'",
             ) from None
 
 
@@ -109,7 +109,7 @@ def register(add: Callable[..., Any]) -> None:
         "serve",
         cmd_serve,
         "Serve a read-only web view of the ledger: a live job x period grid, the JSON API "
-        "and Prometheus /metrics (needs pip install 'gatekeeper[web]').",
+        "and Prometheus /metrics (needs pip install 'luigi-gatekeeper[web]').",
         ledger=False,
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")

@@ -223,8 +223,8 @@ def _import(module: str, extra: str, name: str) -> Any:
         raise InvalidInput(
             "calendar",
             name,
-            f"needs the {module} package, gatekeeper's extra {extra!r} (from a checkout: "
-            f"pip install -e '.[{extra}]')",
+            f"needs the {module} package, the extra {extra!r}: pip install "
+            f"'luigi-gatekeeper[{extra}]' (from a checkout: pip install -e '.[{extra}]')",
         ) from None
 
 

@@ -93,7 +93,7 @@ def test_cli_version_prints_the_package_version(tmp_path: Path, script: bool) ->
     declared = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE)
     assert declared is not None
     assert done.stdout == f"gatekeeper {declared.group(1)}\n"
-    assert metadata.version("gatekeeper") == declared.group(1)
+    assert metadata.version("luigi-gatekeeper") == declared.group(1)
     assert files_in(tmp_path) == set()
 
 

@@ -535,7 +535,7 @@ def test_command_without_databricks_sdk_says_what_to_install(tmp_path: Path) -> 
         env=env,
     )
     assert done.returncode == 1
-    assert "pip install 'gatekeeper[databricks]'" in done.stderr
+    assert "pip install 'luigi-gatekeeper[databricks]'" in done.stderr
     assert not db.exists()
 
 

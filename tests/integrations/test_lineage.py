@@ -509,4 +509,4 @@ def test_lineage_core_imports_without_openlineage(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "pip install 'gatekeeper[openlineage]'" in done.stdout
+    assert "pip install 'luigi-gatekeeper[openlineage]'" in done.stdout

@@ -249,7 +249,7 @@ def test_serve_without_the_web_extra_names_it(
     monkeypatch.setitem(__import__("sys").modules, "starlette", None)  # as if not installed
     code = main(["--ledger", sqlite_url, "serve"])
     assert code == 2
-    assert "pip install 'gatekeeper[web]'" in capsys.readouterr().err
+    assert "pip install 'luigi-gatekeeper[web]'" in capsys.readouterr().err
 
 
 def test_serve_refuses_a_ledger_that_is_not_there(

@@ -99,7 +99,8 @@ def workspace_client(profile: str | None = None, time_budget: float | None = Non
         from databricks.sdk.config import Config
     except ImportError as exc:
         raise CollectError(
-            "collecting from Databricks needs databricks-sdk: pip install 'gatekeeper[databricks]'"
+            "collecting from Databricks needs databricks-sdk: "
+            "pip install 'luigi-gatekeeper[databricks]'"
         ) from exc
     timeouts: dict[str, Any] = {}
     if time_budget is not None:

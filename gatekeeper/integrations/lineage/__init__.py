@@ -93,7 +93,7 @@ def configured(settings: LineageSettings | None) -> bool:
     except ImportError as exc:
         raise GatekeeperError(
             "[gatekeeper] openlineage = true needs openlineage-python: "
-            f"pip install 'gatekeeper[openlineage]' ({exc})"
+            f"pip install 'luigi-gatekeeper[openlineage]' ({exc})"
         ) from None
     return True
 
