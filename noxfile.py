@@ -11,6 +11,10 @@
 - ``fidelity_scheduled``: the same tests (``luigi and not slow``) on the installed Luigi with
   ``GATEKEEPER_INLINE=false``: every range schedules each period as its own Luigi task
   (docs/inline.md, "The switch"). Not in CI.
+- ``package``: builds the sdist and the wheel (``python -m build``), checks their metadata
+  (``twine check --strict``), installs the wheel with every runtime extra (not editable) and
+  runs ``tools/package_check.py``: the README's main job from a folder outside the checkout,
+  the report's and serve's assets, the version. In CI.
 - ``lint``: ruff check and ruff format --check.
 - ``typecheck``: mypy (setup.cfg; strict on gatekeeper/core and gatekeeper/ledger).
 - ``docs``: mkdocs build --strict.
@@ -21,11 +25,14 @@ Set ``GATEKEEPER_TEST_PG_DSN`` for the PostgreSQL cases (else they skip, unless
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import nox
 
-nox.options.sessions = ["lint", "typecheck", "docs", "tests", "tests_oldest"]
-# CI (README.md's test command) runs lint, typecheck, tests and tests_oldest: tests builds the
-# docs too (tests/docs), so the docs session is for writing them (`nox -s docs`).
+nox.options.sessions = ["lint", "typecheck", "docs", "package", "tests", "tests_oldest"]
+# CI (README.md's test command) runs lint, typecheck, package, tests and tests_oldest: tests
+# builds the docs too (tests/docs), so the docs session is for writing them (`nox -s docs`).
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -72,6 +79,25 @@ def tests(session: nox.Session) -> None:
     session.install("-e", ".[test,postgres,docs]")
     pytest(session, "not serial", parallel=True)
     pytest(session, "serial", parallel=False)
+
+
+#: the extras a user installs (the test, docs and dev ones are the checkout's)
+RUNTIME_EXTRAS = "postgres,web,calendars,openlineage,databricks,delta"
+
+
+@nox.session
+def package(session: nox.Session) -> None:
+    """The package as a user gets it: the built wheel, not the checkout (tools/package_check.py)."""
+    session.install("build>=1.2", "twine>=5")
+    dist = Path(session.create_tmp()) / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    built = sorted(str(p) for p in dist.iterdir())
+    session.run("twine", "check", "--strict", *built)
+    (wheel,) = (p for p in built if p.endswith(".whl"))
+    session.install(f"{wheel}[{RUNTIME_EXTRAS}]")
+    session.install("--force-reinstall", "--no-deps", wheel)  # this build, in a reused venv
+    session.run("python", "tools/package_check.py", str(Path.cwd()))
 
 
 @nox.session
