@@ -67,8 +67,10 @@ def check_installed(checkout: Path) -> None:
     import gatekeeper
 
     where = Path(gatekeeper.__file__).resolve()
-    if checkout in where.parents:
-        fail(f"gatekeeper is imported from the checkout ({where}), not the installed wheel")
+    if where.parent == checkout / "gatekeeper" or "site-packages" not in where.parts:
+        fail(f"gatekeeper is imported from {where}, not from the installed wheel")
+    if (Path(sys.prefix).resolve() / "lib") not in where.parents:
+        fail(f"gatekeeper is imported from {where}, outside this virtualenv ({sys.prefix})")
     declared = re.search(r'^version = "([^"]+)"', (checkout / "pyproject.toml").read_text(), re.M)
     version = importlib.metadata.version(DISTRIBUTION)
     if declared is None or version != declared.group(1) or gatekeeper.__version__ != version:
