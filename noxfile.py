@@ -25,6 +25,7 @@ Set ``GATEKEEPER_TEST_PG_DSN`` for the PostgreSQL cases (else they skip, unless
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -48,9 +49,18 @@ LUIGI_MINORS = {
     "3.7": "3.7.3",
     "3.8": "3.8.1",
 }
-#: the tool versions the tree is checked with (the one-time reformat was made with this ruff)
-RUFF = "ruff==0.17.6"
-MYPY = "mypy==2.4.1"
+#: the tool versions the tree is checked with: pyproject.toml's ``dev`` extra is their one place
+#: (the one-time reformat was made with its ruff)
+DEV = Path("pyproject.toml").read_text()
+
+
+def _pin(tool: str) -> str:
+    found = re.search(rf'^dev = \[.*"({tool}==[^"]+)"', DEV, re.M)
+    assert found is not None, f"pyproject.toml's dev extra pins no {tool}"
+    return found.group(1)
+
+
+RUFF, MYPY = _pin("ruff"), _pin("mypy")
 
 
 #: pytest-xdist workers for the tests that can share the machine (CI has 2 cores)

@@ -1,4 +1,4 @@
-"""The coverage report's palette, stylesheet and script (inlined by ``report.py``; pure data).
+"""The coverage report's palette, stylesheet and script (inlined by ``html.py``; pure data).
 
 The palette is defined once here: the cells, the legend swatches and the count chips all take
 their colour from the CSS rules built from it. Colours follow the Okabe-Ito idea (hue and

@@ -1,6 +1,6 @@
 """What may be shown (``gatekeeper.core.display``): URLs with ``***`` for the password, control
 and bidi characters as visible escapes. Pure: no ledger here; the CLI, the ledger's messages
-and the report are checked end to end in tests/cli/test_cli_hostile_text.py."""
+and the report are checked end to end in tests/cli/test_cli_control_chars.py."""
 
 from __future__ import annotations
 

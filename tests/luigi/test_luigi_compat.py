@@ -93,7 +93,7 @@ def test_worker_scheduler_internal_exists_on_a_real_reporter() -> None:
     reporter = luigi.worker.TaskStatusReporter(scheduler, "task-id", "worker-id", None)
     assert getattr(reporter, "_scheduler", None) is scheduler, (
         f"{REPORTER_SCHEDULER} is gone from Luigi {luigi.__version__}: "
-        "update gatekeeper/luigi/compat.py.worker_scheduler"
+        "update gatekeeper/luigi/compat/worker.py worker_scheduler"
     )
     forwarded = luigi.worker.TaskProcess.forward_reporter_attributes
     assert forwarded.get("update_status_message") == "set_status_message", (
