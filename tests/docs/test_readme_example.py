@@ -13,7 +13,6 @@ import pytest
 import gatekeeper as gk
 from tests.docs.test_docs import ROOT, _env, blocks, commands
 
-pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 TEST = "test_readme_example.py::test_readme_five_minute_example_runs_as_written"
 
 
@@ -31,6 +30,8 @@ def five_minutes() -> tuple[str, str, list[str]]:
     return name.group(1), code.text, [command for command, _, _ in commands(proved)]
 
 
+@pytest.mark.luigi
+@pytest.mark.slow
 def test_readme_five_minute_example_runs_as_written(tmp_path: Path) -> None:
     filename, code, todo = five_minutes()
     assert f"--module {filename.removesuffix('.py')} " in todo[0]
@@ -59,3 +60,10 @@ def test_readme_five_minute_example_runs_as_written(tmp_path: Path) -> None:
         ]
     for run_id in runs.values():
         assert run_id in done.stdout  # gatekeeper evidence shows what authorized it
+
+
+def test_gate_page_shows_the_readme_example() -> None:
+    """docs/gate.md shows the same example, so it runs as written there too."""
+    _, code, _ = five_minutes()
+    gate = [b.text for b in blocks(ROOT / "docs" / "gate.md") if b.lang == "python"]
+    assert gate[0] == code

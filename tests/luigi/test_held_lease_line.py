@@ -22,6 +22,7 @@ import gatekeeper as gk
 from gatekeeper.core.causes import Cause
 from gatekeeper.core.progress import Blocked, Held, first_obstacle
 from tests.helpers.luigi_support import luigi_command, luigi_env, run_luigi, write_config
+from tests.helpers.luigid_support import HOST, Luigid
 
 T0 = dt.datetime(2026, 11, 28, 6, tzinfo=dt.timezone.utc)
 HELD = "2026-11-28"
@@ -64,15 +65,17 @@ def hanging(folder: Path, *args: str) -> list[str]:
     ]
 
 
-def killed_holding(cfg: Path, folder: Path) -> str:
-    """A real ``luigi`` worker that starts Hanging for HELD, then is killed with SIGKILL while
-    it holds the lease: the holder's run ID."""
+def killed_holding(cfg: Path, folder: Path, *command: str) -> str:
+    """A real ``luigi`` worker (of ``command``; by default Hanging for HELD under a local
+    scheduler) that starts Hanging for HELD, then is killed with SIGKILL while it holds the
+    lease: the holder's run ID."""
     (folder / "hang").write_text("")
+    default = (
+        *hanging(folder, "Hanging", "--business-date", HELD, "--control", str(folder)),
+        "--local-scheduler",
+    )
     worker = subprocess.Popen(
-        luigi_command(
-            *hanging(folder, "Hanging", "--business-date", HELD, "--control", str(folder)),
-            "--local-scheduler",
-        ),
+        luigi_command(*(command or default)),
         cwd=folder,
         env=luigi_env(cfg),
         stdout=subprocess.DEVNULL,
@@ -141,3 +144,56 @@ def test_a_killed_workers_lease_is_one_line_with_the_way_out(
     filled = run_luigi(cfg, *hanging(tmp_path, "RangeBusinessDaily", *of, *window), cwd=tmp_path)
     assert filled.returncode == 0, filled.stderr[-3000:]
     assert "filled 3/3 due (2 this run)" in filled.stderr, filled.stderr[-3000:]
+
+
+@pytest.mark.luigi
+@pytest.mark.slow
+def test_closing_line_names_a_killed_workers_period_while_luigid_lists_it_filling(
+    tmp_path: Path, sqlite_url: str
+) -> None:
+    """luigid lists a worker killed with -9 as running its range until it times the worker
+    out; a second process adding the range meanwhile does not run it, and its closing line
+    names the period the dead worker holds, with its holder, besides who luigid says fills."""
+    cfg = write_config(tmp_path, sqlite_url, lease_seconds=3600)
+    server = Luigid(tmp_path / "luigid")
+    server.start()
+    of = ["--of", "Hanging", "--of-params", json.dumps({"control": str(tmp_path)})]
+    command = [
+        "--module",
+        "tests.helpers.luigi_tasks",
+        "RangeBusinessDaily",
+        *of,
+        "--start",
+        HELD,
+        "--stop",
+        "2026-12-01",
+        "--scheduler-host",
+        HOST,
+        "--scheduler-port",
+        str(server.port),
+        "--no-lock",
+    ]
+    try:
+        holder = killed_holding(cfg, tmp_path, *command)
+        second = subprocess.run(
+            luigi_command(*command),
+            cwd=tmp_path,
+            env=luigi_env(cfg),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        server.stop()
+    with gk.open_ledger(sqlite_url) as ledger:
+        until = ledger.latest("Hanging", HELD).lease_expires_at
+    assert until is not None
+    assert second.returncode != 0, second.stderr[-3000:]
+    closing = re.findall(
+        r"gatekeeper: RangeBusinessDaily Hanging: filled \d+/\d+ due .*", second.stderr
+    )
+    assert len(closing) == 1, second.stderr[-3000:]
+    assert closing[0].startswith(
+        "gatekeeper: RangeBusinessDaily Hanging: filled 0/3 due (0 this run); "
+        f"{HELD} held by run {holder} until {until.isoformat()}; 3 gaps being filled by Worker("
+    ), closing[0]
