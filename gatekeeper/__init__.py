@@ -27,7 +27,15 @@ from gatekeeper.integrations.delta.history import delta_evidence
 from gatekeeper.integrations.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.ledger.outages import UnknownOutcome
-from gatekeeper.luigi.gated import GatedFileTask, GatedPeriodTask, GatedTask
+from gatekeeper.luigi.gated import (
+    GatedFileTask,
+    GatedHourTask,
+    GatedMonthTask,
+    GatedPeriodTask,
+    GatedQuarterTask,
+    GatedTask,
+    GatedWeekTask,
+)
 from gatekeeper.luigi.period_ranges import (
     RangeBusinessMonthly,
     RangeBusinessQuarterly,
@@ -52,8 +60,12 @@ __all__ = [
     "FilePublicationTarget",
     "GatedDeltaTask",
     "GatedFileTask",
+    "GatedHourTask",
+    "GatedMonthTask",
     "GatedPeriodTask",
+    "GatedQuarterTask",
     "GatedTask",
+    "GatedWeekTask",
     "GatekeeperError",
     "InvalidInput",
     "LeaseHeld",

@@ -62,16 +62,18 @@ class Held:
     """A period another run holds: its latest attempt runs on that run's live lease."""
 
     attempt: Attempt
+    expired: bool = False  # its lease ran out, and no run has taken the period over yet
 
     @property
     def period(self) -> str:
         return self.attempt.period_key
 
     def describe(self) -> str:
-        """``P held by run R until T``."""
+        """``P held by run R until T`` (``, expired: the next run abandons it``)."""
         until = self.attempt.lease_expires_at
         shown = "" if until is None else f" until {until.isoformat()}"
-        return f"{self.period} held by run {self.attempt.run_id}{shown}"
+        late = " (expired: the next run abandons it)" if self.expired else ""
+        return f"{self.period} held by run {self.attempt.run_id}{shown}{late}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,17 +127,18 @@ def first_obstacle(
     causes: Mapping[str, Cause],
 ) -> Obstacle | None:
     """The first obstacle of the keys ``order`` (gaps, in fill order), whatever it is: a
-    key whose latest attempt failed since ``since`` (Failure), runs on another run's live
-    lease at ``now`` (Held: not ``mine``), or has no attempt and a cause in ``causes`` (an
-    upstream failed, abandoned, missing or held: Blocked); None when no key has one."""
+    key whose latest attempt failed since ``since`` (Failure), runs for another run (not
+    ``mine``) on a live lease at ``now`` or on one that expired with no run taking it over
+    yet (Held, ``expired``: a worker that died), or has no attempt and a cause in ``causes``
+    (an upstream failed, abandoned, missing or held: Blocked); None when no key has one."""
     failed = failed_keys(latest, since)
     for key in order:
         found = latest.get(key)
         if key in failed:
             return Failure.from_error(key, latest[key].error)
-        if found is not None and found.state is RunState.RUNNING and found.lease_live(now):
-            if not mine(found.run_id):
-                return Held(found)
+        if found is not None and found.state is RunState.RUNNING and not mine(found.run_id):
+            lapsed = found.lease_expires_at is not None and not found.lease_live(now)
+            return Held(found, expired=lapsed)
         if found is None and key in causes:
             return Blocked(key, causes[key])
     return None

@@ -15,8 +15,9 @@ from gatekeeper.core.records import fingerprint
 from gatekeeper.core.validation import check_optional_name
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
+from gatekeeper.luigi.period_tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget, file_sha256
-from gatekeeper.luigi.tasks import BusinessDateTask, PeriodTask
+from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -165,6 +166,28 @@ class GatedTask(GatedPeriodTask, BusinessDateTask):
     LeaseLost and writes nothing); a retry with the same payload writes nothing, a different
     payload fails with PublicationConflict. ``GatedPeriodTask`` is the same for any period.
     """
+
+
+class GatedHourTask(GatedPeriodTask, BusinessHourTask):
+    """GatedTask for one business hour (``--business-hour 2026-10-23T05``): it publishes one
+    output per hour once the latest attempt of every required job succeeded for that hour
+    (a BusinessHourTask in ``requires()``; a daily one is required for its own date), with the
+    same gate, fencing, retry and republish rules; ``RangeBusinessHourly --of`` fills it."""
+
+
+class GatedWeekTask(GatedPeriodTask, BusinessWeekTask):
+    """GatedTask for one ISO week (``--business-week 2026-W41``); ``RangeBusinessWeekly``
+    fills it. A required daily task is required for its own date (each day of the week)."""
+
+
+class GatedMonthTask(GatedPeriodTask, BusinessMonthTask):
+    """GatedTask for one calendar month (``--business-month 2026-10``);
+    ``RangeBusinessMonthly`` fills it."""
+
+
+class GatedQuarterTask(GatedPeriodTask, BusinessQuarterTask):
+    """GatedTask for one calendar quarter (``--business-quarter 2026-Q4``);
+    ``RangeBusinessQuarterly`` fills it."""
 
 
 class GatedFileTask(GatedTask):

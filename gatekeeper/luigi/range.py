@@ -41,7 +41,7 @@ from gatekeeper.core.progress import cursor_status, range_status
 from gatekeeper.core.schedule import STRATEGIES, Schedule, ScheduleInput, Strategy, resolve_schedule
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import config
+from gatekeeper.luigi import config, first_run
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import filler as fill_filler
 from gatekeeper.luigi.fill import marks
@@ -276,6 +276,7 @@ class RangeBusinessBase(luigi.Task):
         the RangeEvent metrics, log the plan and start the range's watch."""
         session = self.session
         if self.invocation.watch is None:
+            first_run.warn_if_failures_exit_zero()
             profile = job_profile(self, session)
             self.ledger().record_profile(profile)
             self.invocation.requires = profile.requires

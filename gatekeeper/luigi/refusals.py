@@ -1,18 +1,26 @@
 """Luigi's log, one line per refusal: what gatekeeper refuses on purpose (a bad parameter, a
-conflict) is logged as the one line that names it, not a 30-50-line traceback.
+conflict, a period another run holds) is logged as the one line that names it, not a
+30-50-line traceback.
 
 Luigi logs a task whose ``complete()`` or ``requires()`` raised, or that could not be built,
-with the whole traceback; ``OneLineRefusals`` shortens those records to the exception's own
-line, unless DEBUG was asked for. Only the text changes: the record still passes, and Luigi's
-exit code, events, e-mails and the scheduler's explanation are its own.
+or whose ``run()`` failed, with the whole traceback; ``OneLineRefusals`` shortens those records
+to the exception's own line, unless DEBUG was asked for. A ``run()`` refused because another
+run holds the period's lease (LeaseHeld, raised before any user code ran) becomes Luigi's
+headline and ``held_line``: the job, the period, the holder's run and attempt, its lease's
+expiry and the way out (``gatekeeper abandon JOB PERIOD --reason ...``). Only the text
+changes: the record still passes, and Luigi's exit code, events, e-mails and the scheduler's
+explanation are its own.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 
 import luigi.configuration
+
+from gatekeeper.core.errors import LeaseHeld
 
 #: The message Luigi's worker logs, on "luigi-interface", for a task whose ``complete()`` or
 #: ``requires()`` raised (``Worker._log_complete_error``/``_log_dependency_error``: the
@@ -40,7 +48,10 @@ class OneLineRefusals(logging.Filter):
             return True
         message = record.msg if isinstance(record.msg, str) else ""
         exc = record.exc_info[1] if record.exc_info else None
-        if message == UNCAUGHT_HEADLINE and isinstance(exc, self.refusals):
+        if isinstance(exc, LeaseHeld):  # run() refused before the user's code: no trace helps
+            record.msg, record.args = f"{record.getMessage()}: {held_line(exc)}", ()
+            record.exc_info, record.exc_text = None, None
+        elif message == UNCAUGHT_HEADLINE and isinstance(exc, self.refusals):
             record.msg, record.args = f"{type(exc).__name__}: {exc}", ()
             record.exc_info, record.exc_text = None, None
         elif message.startswith(SCHEDULING_ERROR_HEADLINE) and ":\n" in message:
@@ -49,6 +60,26 @@ class OneLineRefusals(logging.Filter):
             if sep and name in self.names:
                 record.msg, record.args = f"{headline}: {self.names[name]}: {text}", ()
         return True
+
+
+def held_line(held: LeaseHeld) -> str:
+    """One line for a period another run holds: ``LeaseHeld: JOB PERIOD is held by run R
+    (attempt N) until T; wait for it to finish or its lease to expire, or, if its worker is
+    dead: gatekeeper abandon JOB PERIOD --reason "..."`` (the job and period quoted for a
+    shell where they need it)."""
+    holder = held.holder
+    job, period = holder.job, holder.period_key
+    until = holder.lease_expires_at
+    if until is None:
+        lease, wait = "running without a lease", "record its outcome"
+    else:
+        lease = f"until {until.isoformat()}"
+        wait = "wait for it to finish or its lease to expire"
+    return (
+        f"LeaseHeld: {job} {period} is held by run {holder.run_id} (attempt {holder.attempt}) "
+        f"{lease}; {wait}, or, if its worker is dead: gatekeeper abandon {shlex.quote(job)} "
+        f'{shlex.quote(period)} --reason "..."'
+    )
 
 
 def _debug_asked() -> bool:

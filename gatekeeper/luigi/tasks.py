@@ -23,7 +23,7 @@ from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import completeness, config
+from gatekeeper.luigi import completeness, config, first_run
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 from gatekeeper.luigi.refusals import log_refusals_in_one_line
 
@@ -53,6 +53,7 @@ def shared_ledger(url: str | None = None) -> Ledger:
     with _ledgers_lock:
         if key not in _ledgers:
             _ledgers[key] = open_ledger(url)
+            first_run.name_ledger(_ledgers[key], url)  # once: which ledger, and why that one
         return _ledgers[key]
 
 

@@ -182,14 +182,15 @@ class RangeWatch:
             ledger, kind, unattempted, self.range.invocation.requires, now, held=True
         )
         by = self.filled_by() if snap.plan.gaps else None
-        # a lease held while another worker fills the range is that worker's: named as filling
-        mine = (lambda run_id: True) if by else is_own_run
+        # a period another run holds is named with its holder even while another worker fills
+        # the range: luigid lists a worker killed with -9 as running until it times out, and a
+        # later period's cause would then stand in for the held one
         return closing_line(
             self.range.task_family,
             self.range.job(),
             snap.plan,
             filled_now=len(own & set(self.keys)),
-            obstacle=first_obstacle(gaps, snap.latest, self.since, now, mine, causes),
+            obstacle=first_obstacle(gaps, snap.latest, self.since, now, is_own_run, causes),
             filled_by=by,
             republished=len(own & set(self.refreshed)),
         )

@@ -1,12 +1,15 @@
-"""mkdocs hook: the command-line and configuration references, generated from the code.
+"""The command-line and configuration references, generated from the code into committed pages.
 
-A page that holds the line ``<!-- generated: cli -->`` gets, in its place, every ``gatekeeper``
-subcommand as ``gatekeeper.cli.build_parser()`` defines it (usage, description, every argument
-with its default and help); ``<!-- generated: config -->`` becomes the table of the
-``[gatekeeper]`` options, read from the ``luigi.Config`` class
+``python tools/references.py`` (or ``python -m tools.references``) rewrites, in
+docs/cli-reference.md, what lies between ``<!-- generated: cli ... -->`` and
+``<!-- end generated: cli -->``: every ``gatekeeper`` subcommand as
+``gatekeeper.cli.build_parser()`` defines it (usage, description, every argument with its
+default and help); and in docs/configuration.md, between the ``config`` markers, the table of
+the ``[gatekeeper]`` options, read from the ``luigi.Config`` class
 (``gatekeeper.luigi.config.gatekeeper``): name, ``gatekeeper`` flag, luigi flag, environment
-variable, luigi.cfg key, default, type, description.
-Built from the code at every build, they cannot go stale.
+variable, luigi.cfg key, default, type, description. ``--check`` writes nothing and exits 1
+naming each page that is not what the code generates (tests/docs/test_references.py runs the
+same comparison). The pages are Markdown a code host shows as they are.
 """
 
 from __future__ import annotations
@@ -14,25 +17,76 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-MARKERS = {"<!-- generated: cli -->": "cli", "<!-- generated: config -->": "config"}
+ROOT = Path(__file__).resolve().parents[1]
+COMMAND = "python tools/references.py"
 
 
-def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """Replace each generation marker line of a page with what it names."""
-    if not any(marker in markdown for marker in MARKERS):
-        return markdown
+def begin(kind: str) -> str:
+    """The line that opens a generated part of a page."""
+    return (
+        f"<!-- generated: {kind} (`{COMMAND}` writes what follows, to the end marker; "
+        "do not edit by hand) -->"
+    )
+
+
+def end(kind: str) -> str:
+    """The line that closes a generated part of a page."""
+    return f"<!-- end generated: {kind} -->"
+
+
+def pages() -> dict[str, tuple[str, Callable[[], str]]]:
+    """Kind -> (the page, relative to the repository, and what generates its part)."""
+    return {
+        "cli": ("docs/cli-reference.md", cli_reference),
+        "config": ("docs/configuration.md", config_reference),
+    }
+
+
+def regenerated(text: str, kind: str, body: str) -> str:
+    """``text`` with its ``kind`` part (between the markers) replaced by ``body``; raises
+    ValueError when the page has no such part."""
+    opening, closing = begin(kind), end(kind)
+    head, found, rest = text.partition(f"\n{opening}\n")
+    if not found:
+        head, found, rest = text.partition(f"\n<!-- generated: {kind} -->\n")  # before markers
+        rest = f"{closing}\n{rest}"
+    _, closed, tail = rest.partition(f"{closing}\n")
+    if not found or not closed:
+        raise ValueError(f"no '{opening}' ... '{closing}' part")
+    return f"{head}\n{opening}\n\n{body.strip()}\n\n{closing}\n{tail}"
+
+
+def stale(root: Path = ROOT, write: bool = False) -> list[str]:
+    """The pages under ``root`` whose generated part is not what the code generates now
+    (relative paths); with ``write``, rewritten so they are. Reads the code in this checkout."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    for marker, kind in MARKERS.items():
-        if marker in markdown:
-            markdown = markdown.replace(
-                marker, cli_reference() if kind == "cli" else config_reference()
-            )
-    return markdown
+    found = []
+    for kind, (page, generate) in pages().items():
+        path = root / page
+        text = path.read_text()
+        fresh = regenerated(text, kind, generate())
+        if fresh != text:
+            found.append(page)
+            if write:
+                path.write_text(fresh)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Regenerate the reference pages (``--check``: only say which are stale, exit 1)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming each stale page"
+    )
+    args = parser.parse_args(argv)
+    found = stale(write=not args.check)
+    for page in found:
+        print(f"{page}: {'stale (run ' + COMMAND + ')' if args.check else 'regenerated'}")
+    return 1 if args.check and found else 0
 
 
 def cli_reference() -> str:
@@ -64,7 +118,8 @@ def _parser_section(parser: argparse.ArgumentParser, name: str, level: int) -> l
     if parser.description:
         out += [_escape(parser.description), ""]
     usage = parser.format_usage().strip().removeprefix("usage: ").replace("\n       ", "\n")
-    out += ["```text", usage, "```", ""]
+    # the usage is text, not a command to run (tests/docs/test_docs.py's convention)
+    out += ["<!-- docs: illustrative usage as argparse prints it -->", "```text", usage, "```", ""]
     rows = [
         _argument_row(action)
         for action in parser._actions
@@ -155,3 +210,7 @@ def _cli_flag(option: str) -> str:
 def _escape(text: str) -> str:
     """One table cell or paragraph: no pipe splits a cell, no newline ends a row."""
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
