@@ -14,6 +14,7 @@ import pytest
 
 import gatekeeper as gk
 from tests.helpers.ledgers import drop_pg_schema, fresh_pg_schema, require_pg
+from tests.helpers.luigi_support import config_state, restore_config
 from tests.helpers.luigid_support import Luigid
 
 
@@ -26,6 +27,40 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = callspec.params.values() if callspec is not None else ()
         if "pg_ledger_url" in getattr(item, "fixturenames", ()) or "postgresql" in params:
             item.add_marker(pytest.mark.postgres)
+
+
+@pytest.fixture(autouse=True)
+def _luigi_config_kept(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test leaves Luigi's process-wide configuration as it found it: one that changes it
+    outside the ``luigi_config`` fixture (or ``configure``) fails, and the next test starts
+    from the configuration as it was."""
+    before = config_state()
+    yield
+    if config_state() != before:
+        restore_config(before)
+        pytest.fail(
+            f"{request.node.nodeid} changed Luigi's process-wide configuration without "
+            "restoring it: set options with the luigi_config fixture",
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def luigi_config() -> Iterator[Any]:
+    """Set options in Luigi's process-wide configuration: ``luigi_config(section, key,
+    value)``; the configuration as it was is restored after the test."""
+    import luigi
+
+    before = config_state()
+    cfg = luigi.configuration.get_config()
+
+    def set_option(section: str, key: str, value: str) -> None:
+        if not cfg.has_section(section):
+            cfg.add_section(section)
+        cfg.set(section, key, value)
+
+    yield set_option
+    restore_config(before)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -21,6 +21,7 @@ from gatekeeper.luigi.freshness import SECTION, freshness_rules
 from gatekeeper.report.freshness import freshness_breaches
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import snapshot
+from tests.helpers.luigi_support import config_state, restore_config
 
 UTC = dt.timezone.utc
 H = dt.timedelta(hours=1)
@@ -39,11 +40,10 @@ def freshness_cfg() -> Iterator[dict[str, str]]:
             cfg.set(SECTION, key, value)
             super().__setitem__(key, value)
 
+    before = config_state()
     live = Live()
     yield live
-    for key in live:
-        if cfg.has_section(SECTION):
-            cfg.remove_option(SECTION, key)
+    restore_config(before)
 
 
 def check(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str, str]:

@@ -11,6 +11,7 @@ from hypothesis import settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import gatekeeper as gk
+from tests.helpers.examples import examples
 
 JOBS = ("A", "B")
 DATES = ("2026-10-22", "2026-10-23")
@@ -87,5 +88,7 @@ class LedgerMachine(RuleBasedStateMachine):
             assert gk.check_ready(self.ledger, JOBS, date).ready is expected_ready
 
 
-LedgerMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+LedgerMachine.TestCase.settings = settings(
+    max_examples=examples(60), stateful_step_count=25, deadline=None
+)
 test_ledger_state_machine = LedgerMachine.TestCase

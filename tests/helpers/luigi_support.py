@@ -19,6 +19,31 @@ from gatekeeper.luigi import tasks
 ROOT = Path(__file__).resolve().parents[2]
 
 
+ConfigState = dict[str, dict[str, str]]
+
+
+def config_state() -> ConfigState:
+    """Luigi's process-wide configuration as it stands: every section's raw options."""
+    cfg = luigi.configuration.get_config()
+    return {section: dict(cfg._sections[section]) for section in cfg.sections()}
+
+
+def restore_config(state: ConfigState) -> None:
+    """Put Luigi's process-wide configuration back to ``state`` (from ``config_state``)."""
+    cfg = luigi.configuration.get_config()
+    for section in cfg.sections():
+        if section not in state:
+            cfg.remove_section(section)
+    for section, options in state.items():
+        if not cfg.has_section(section):
+            cfg.add_section(section)
+        for option in list(cfg._sections[section]):
+            if option not in options:
+                cfg.remove_option(section, option)
+        cfg._sections[section].update(options)
+    Register.clear_instance_cache()
+
+
 def configure(options: dict[str, str]) -> Iterator[None]:
     """Set ``[gatekeeper]`` options in Luigi's live config, restoring them afterwards."""
     cfg = luigi.configuration.get_config()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -82,18 +81,22 @@ def test_collect_endless_page_tokens_stop_at_max_pages(ledger: gk.Ledger, fake: 
 def test_collect_endless_page_tokens_stop_within_the_time_budget(
     sqlite_url: str, fake: Any
 ) -> None:
+    """The budget is read on the listing's clock: here each runs/list page served costs
+    0.125 s of it, so pages start at 0, 0.125, 0.25 and 0.375 s and none at 0.5 s."""
     jobs, client, _ = fake
     jobs.add_run(1, start=T0_MS, date="2026-10-22")
-    jobs.endless, jobs.delay = True, 0.05
+    jobs.endless = True
+
+    def clock() -> float:
+        return 0.125 * len(jobs.list_queries())
+
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
-        started = time.monotonic()
-        with pytest.raises(dbx.ListingIncomplete, match=r"time budget of 0\.4 s spent before"):
-            dbx.collect(ledger, client, job_id=42, job="orders", max_pages=10**6, time_budget=0.4)
-        elapsed = time.monotonic() - started
+        with pytest.raises(dbx.ListingIncomplete, match=r"time budget of 0\.5 s spent before"):
+            bounded = {"max_pages": 10**6, "time_budget": 0.5, "clock": clock}
+            dbx.collect(ledger, client, job_id=42, job="orders", **bounded)
         assert snapshot(ledger) == before
-    assert 0.4 <= elapsed < 1.5  # the request in flight at 0.4 s, then nothing more
-    assert len(jobs.list_queries()) >= 3
+    assert len(jobs.list_queries()) == 4  # none started once the clock reads the budget
 
 
 def test_fetch_retry_delays_count_against_the_time_budget(fake: Any) -> None:

@@ -25,8 +25,8 @@ from tests.helpers.lineage_receiver import Receiver, Silent
 from tests.integrations.test_lineage import WARNING, lineage_config, run_luigi
 
 TIMEOUT = 1.0  # openlineage_timeout of the luigi runs
-DATES = 100  # periods of the fill, each in a task process of its own (the issue's figure)
-START, STOP = "2026-01-01", "2026-04-11"
+DATES = 40  # periods of the fill, each in a task process of its own
+START, STOP = "2026-01-01", "2026-02-10"
 FILL = (
     "--module",
     "tests.helpers.luigi_tasks",
@@ -40,49 +40,48 @@ FILL = (
     "--task-limit",
     str(DATES),
 )
-SUMMARY = re.compile(r"gatekeeper: OpenLineage events of this invocation: (\d+) of (\d+) dropped")
+CLOSING = re.compile(
+    rf"gatekeeper: OpenLineage events of this invocation: {2 * DATES} of {2 * DATES} dropped "
+    r"\(backend down: (\d+), unanswered: (\d+)\), 0 delivered"
+)
 
 
-def fill(folder: Path, url: str | None) -> tuple[str, float]:
-    """The fill into a fresh ledger in ``folder``, lineage on when ``url`` is given; checks
-    that every period succeeded and returns the stderr and the wall time."""
+def fill(folder: Path, url: str) -> str:
+    """The fill into a fresh ledger in ``folder``, lineage sent to ``url``; checks that every
+    period succeeded and returns the stderr."""
     folder.mkdir()
     ledger_url = f"sqlite:///{folder / 'ledger.db'}"
     cfg = lineage_config(folder, ledger_url, openlineage_timeout=str(TIMEOUT))
-    done, seconds = run_luigi(
-        cfg, *FILL, url=url, enabled=None if url is None else "true", workers=2
-    )
+    done, _ = run_luigi(cfg, *FILL, url=url, workers=2)
     assert done.returncode == 0, done.stderr[-3000:]
     with gk.open_ledger(ledger_url) as ledger:
         first = dt.date.fromisoformat(START)
         keys = [str(first + dt.timedelta(days=n)) for n in range(DATES)]
         states = [ledger.latest("TimedTrivial", key) for key in keys]
     assert all(a is not None and a.state is gk.RunState.SUCCEEDED for a in states), states
-    return done.stderr, seconds
+    return done.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.serial  # a wall-time bound over many processes: run alone
 @pytest.mark.parametrize("backend", ["hanging", "answers-500"])
 def test_lineage_backend_down_costs_a_forked_fill_one_timeout(backend: str, tmp_path: Path) -> None:
     """Every period in a task process of its own (the issue: each process learned again that
-    the backend was down, and waited the timeout): the fill takes at most the time without
-    lineage, measured just before and just after, plus one timeout (+20%: it includes loading
-    openlineage-python, once); nothing fails, one warning, one closing count."""
-    _, before = fill(tmp_path / "without", None)
+    the backend was down, and waited the timeout). The first send to go wrong judges the
+    backend down for the whole invocation: only the events in flight or queued by then (at
+    most two task processes at once, each with its START and COMPLETE) are counted against a
+    process's own wait; every later process drops its events without sending or waiting.
+    Nothing fails, one warning, one closing count."""
     with Silent() as silent, Receiver(status=500) as failing:
         url = silent.url if backend == "hanging" else failing.url
-        stderr, seconds = fill(tmp_path / "with", url)
+        stderr = fill(tmp_path / "with", url)
         contacted = silent.accepted if backend == "hanging" else failing.requests
-    _, after = fill(tmp_path / "without-again", None)
-    without_lineage = (before + after) / 2  # the machine's drift between runs: measured around
     assert contacted >= 1  # the backend was tried, and found wanting
-    assert seconds <= (without_lineage + TIMEOUT) * 1.2, (seconds, without_lineage)
     assert stderr.count(WARNING) == 1, stderr[-3000:]
     assert f"within {TIMEOUT:g}s (openlineage_timeout)" in stderr
-    counts = SUMMARY.findall(stderr)
-    assert counts == [(str(2 * DATES), str(2 * DATES))], stderr[-3000:]  # START and COMPLETE
-    assert "0 delivered" in stderr
+    (closing,) = CLOSING.findall(stderr)
+    down, unanswered = int(closing[0]), int(closing[1])
+    assert 1 <= unanswered <= 4, closing  # the processes in flight when the verdict came
+    assert down + unanswered == 2 * DATES, closing  # START and COMPLETE of every period
 
 
 def event() -> Any:
@@ -162,19 +161,17 @@ def test_lineage_delivery_waits_for_a_hanging_backend_once(
         first = Delivery(0.3, shared, emit=client_of(silent.url).emit)
         first.offer(event)
         first.offer(event)
-        sent_by = time.monotonic() + 5  # a loaded machine may start the thread late
+        sent_by = time.monotonic() + 60  # a loaded machine may start the thread late
         while first.sending_since is None and time.monotonic() < sent_by:
             time.sleep(0.005)  # the first event in flight: the backend is the one hanging
-        began = time.monotonic()
+        assert first.sending_since is not None, "the delivery thread never sent"
         first.close()
-        waited = time.monotonic() - began
-        assert 0.0 <= waited < 1.0, waited
+        assert first.ended is Dropped.STALLED and first.waits >= 1  # it waited, then gave up
         assert shared.is_down()
-        began = time.monotonic()
         second = Delivery(0.3, shared, emit=client_of(silent.url).emit)
         second.offer(never_built)
         second.close()
-        assert time.monotonic() - began < 0.05
+        assert (second.waits, second.ended) == (0, None)  # judged down: nothing to wait for
     counts = shared.counts()
     assert (counts.offered, counts.delivered, shared.open_processes()) == (3, 0, 0)
     assert counts.dropped[Dropped.STALLED] == 2 and counts.dropped[Dropped.DOWN] == 1
@@ -193,9 +190,8 @@ def test_lineage_delivery_slow_backend_costs_the_budget_not_the_verdict(
         out = Delivery(0.5, shared, emit=client_of(slow.url).emit)
         for _ in range(10):
             out.offer(event)
-        began = time.monotonic()
         out.close()
-        assert 0.45 <= time.monotonic() - began < 1.0
+        assert out.ended is Dropped.BUDGET and out.waits >= 1  # the wait ran out, not the verdict
     assert not shared.is_down()
     counts = shared.counts()
     assert counts.delivered >= 1 and counts.dropped[Dropped.BUDGET] >= 1
@@ -218,9 +214,8 @@ def test_lineage_delivery_answers_500_judged_down_without_waiting(
         while not shared.is_down() and time.monotonic() < deadline:
             time.sleep(0.01)
         out.offer(never_built)
-        began = time.monotonic()
         out.close()
-        assert time.monotonic() - began < 0.05
+        assert (out.waits, out.ended) == (0, None)  # judged down by the failure: no wait
         assert failing.requests == 1
     counts = shared.counts()
     assert counts.dropped[Dropped.FAILED] == 1 and counts.dropped[Dropped.DOWN] == 1

@@ -26,6 +26,7 @@ from gatekeeper.core.periods import DAILY, Period
 from gatekeeper.core.planning import plan_from_ledger
 from gatekeeper.ledger.run_lines import WEEKDAY_DAYS
 from gatekeeper.ledger.schema import SCHEMA_VERSION
+from tests.helpers.examples import examples
 from tests.helpers.ledgers import T0
 from tests.ledger.test_complete_runs import SPAN, History, shared_ledger, steps
 
@@ -139,7 +140,7 @@ def _days(first: str, last: str) -> range:
 
 
 @settings(
-    max_examples=50,
+    max_examples=examples(50),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -32,6 +32,7 @@ from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import plan_from_ledger
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.ledger.schema import SCHEMA_VERSION
+from tests.helpers.examples import examples
 from tests.helpers.ledgers import T0
 
 SPAN = 5  # periods in the window the histories touch
@@ -177,7 +178,7 @@ def shared_ledger(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Any:
 
 @pytest.mark.parametrize("kind", [DAILY, HOURLY], ids=["daily", "hourly"])
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -811,17 +811,15 @@ def test_publish_lock_wait_past_busy_timeout_is_ledger_error(
     calls: list[str] = []
     try:
         assert entered.wait(WAIT), f"the holder never reached its write: {outcome}"
-        started = time.monotonic()
         with pytest.raises(gk.LedgerError) as caught:
             waiter.publish(CONSUMER, D, UPSTREAM, "fp-1", recorder(calls))
-        elapsed = time.monotonic() - started
     finally:
         release.set()
         thread.join(WAIT)
     try:
         assert not thread.is_alive()
-        assert elapsed < 15, f"busy_timeout=2 waited {elapsed:.1f}s"
         message = str(caught.value)
+        assert "timed out after 2s" in message, message  # the lock wait's own timeout ended it
         assert re.search("timed out|waiting", message, re.IGNORECASE), message
         assert CONSUMER in message and D in message, message
         assert calls == []

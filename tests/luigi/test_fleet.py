@@ -177,16 +177,13 @@ def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
     server = Luigid(tmp_path / "luigid", LUIGID_RETRY)
     server.start()
     try:
-        began = time.monotonic()
         result = run(
             cfg, tmp_path, range_args("gk", "GkRetry2", mine, *KEEP_ALIVE, *scheduler_args(server))
         )
-        took = time.monotonic() - began
         shown = statuses(server, "GkRetry2")
     finally:
         server.stop()
     assert result.returncode == 30, result.stderr[-3000:]
-    assert took < 60
     assert runs(mine) == {"2026-10-01": ["ok"], "2026-10-02": ["ok"], BAD: ["failed", "failed"]}
     assert shown == {"2026-10-01": "DONE", "2026-10-02": "DONE", BAD: "DISABLED"}
     if inline_by_default():

@@ -135,13 +135,11 @@ def test_serve_in_chromium_grid_click_live_update_no_console_errors(
             "--ledger", sqlite_url, "record", "Sales", day[1], "1", "s-1", "succeeded"
         )
         assert recorded.returncode == 0, recorded.stderr
-        began = time.monotonic()
-        wait_for(
+        wait_for(  # the page polls every second; 30 s only bounds a hang
             lambda: cell(browser, "Sales", day[1]).get_attribute("data-state") == "succeeded",
-            5,
+            30,
             "the live update",
         )
-        assert time.monotonic() - began < 5
         assert browser.execute_script("return window.gkMarker") == 1  # no reload
         logs = browser.get_log("browser")
     assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs

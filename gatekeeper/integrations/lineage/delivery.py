@@ -96,6 +96,8 @@ class Delivery:
         self.changed = threading.Condition()
         self.sending_since: float | None = None  # when the event in flight was taken
         self.abandoned = False  # the event in flight was counted dropped already
+        self.waits = 0  # how many times close() waited for the backend (each at most POLL)
+        self.ended: Dropped | None = None  # why close() stopped waiting with events left
         self._emit_fn = emit
         self._thread: threading.Thread | None = None  # started with the first event
         shared.opened(timeout)
@@ -146,15 +148,19 @@ class Delivery:
                 now = time.monotonic()
                 if self.shared.is_down() or now >= deadline or self._stalled():
                     break
+                self.waits += 1
                 self.changed.wait(min(POLL, deadline - now))
             left = bool(self.pending) or self.sending_since is not None
         if left and self.shared.is_down():
+            self.ended = Dropped.DOWN
             self._abandon(Dropped.DOWN)
         elif left and self._stalled():
+            self.ended = Dropped.STALLED
             self._give_up(
                 f"the lineage backend did not answer within {self.timeout:g}s (openlineage_timeout)"
             )
         elif left:
+            self.ended = Dropped.BUDGET
             problem = f"process {os.getpid()} could not deliver its events within "
             warn_once(f"{problem}{self.timeout:g}s (openlineage_timeout)", shared=self.shared)
             self._abandon(Dropped.BUDGET)
