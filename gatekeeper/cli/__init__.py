@@ -30,6 +30,7 @@ from gatekeeper.cli.output import (
     EXIT_CONFLICT,
     EXIT_LEDGER,
     EXIT_NOT_READY,
+    Parser,
     Result,
     global_options,
     open_cli_ledger,
@@ -48,7 +49,7 @@ Command = Callable[[Any, argparse.Namespace], Result]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="gatekeeper",
         description="Inspect and operate a gatekeeper ledger.",
         parents=[global_options(defaults=True)],

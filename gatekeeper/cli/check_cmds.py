@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper.cli.known import check_known
+from gatekeeper.cli.known import refuse_unknown
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
@@ -16,7 +16,7 @@ from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
-from gatekeeper.luigi.freshness import SECTION, freshness_rules
+from gatekeeper.luigi.freshness import SECTION, check_config, freshness_rules
 from gatekeeper.report.freshness import job_freshness
 from gatekeeper.report.windows import JobWindow, job_window
 
@@ -41,7 +41,8 @@ def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
     jobs = [check_name(j, "job") for j in args.jobs] or None
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     if jobs:
-        _check_known(ledger, jobs)
+        refuse_unknown(ledger, jobs)
+    check_config(ledger, args.allow_unknown)
     rules = freshness_rules(ledger, jobs)
     if jobs:
         missing = [j for j in jobs if j not in rules]
@@ -72,16 +73,6 @@ def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
     return Result(data, "\n".join(lines), EXIT_NOT_READY if breaches else EXIT_OK)
 
 
-def _check_known(ledger: LedgerReads, jobs: list[str]) -> None:
-    """``known.check_known``'s refusal (closest names suggested), without its
-    ``--allow-unknown`` hint: a job never run has no period to judge."""
-    try:
-        check_known(ledger, jobs)
-    except InvalidInput as exc:
-        where = f" in the ledger ({ledger.describe()})"
-        raise InvalidInput(exc.field, exc.value, exc.reason, message=exc.reason + where) from None
-
-
 def register(add: Callable[..., Any]) -> None:
     """Add ``check`` to the parser."""
     p = add(
@@ -97,3 +88,10 @@ def register(add: Callable[..., Any]) -> None:
         help="jobs to check (default: every job with a freshness deadline)",
     )
     p.add_argument("--now", help="ISO 8601 with offset (default: the current time)")
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="accept a [gatekeeper.freshness] key naming no job of the ledger (a job not yet "
+        "run) instead of refusing it with the closest known names (exit 2); a JOB given is "
+        "still refused: a job never run has no period to judge",
+    )

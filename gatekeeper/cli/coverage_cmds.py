@@ -16,7 +16,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
-from gatekeeper.luigi.freshness import freshness_rules
+from gatekeeper.luigi.freshness import check_config, freshness_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 
 #: One character per period in the grid of several jobs.
@@ -41,6 +41,7 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every period of each JOB's window at ``--now`` (default: the current time) in one
     state; exit 1 while any job has gaps."""
     check_known(ledger, args.jobs, args.allow_unknown)
+    check_config(ledger, args.allow_unknown)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
     windows = {job: flagged_window(ledger, job, args) for job in dict.fromkeys(args.jobs)}
@@ -237,7 +238,7 @@ def register(add: Callable[..., Any]) -> None:
     window_options(p)
     p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
-    add_allow_unknown(p)
+    add_allow_unknown(p, freshness=True)
     p = add(
         "jobs",
         cmd_jobs,

@@ -4,6 +4,9 @@
 ``plan-recovery --stages`` refuse a job or consumer the ledger has never seen (InvalidInput,
 exit 2, the closest known names suggested) before computing anything; ``--allow-unknown``
 accepts one not yet run (an empty answer, as for any name before its first attempt).
+``abandon`` and ``check`` refuse one the same way, without that hint (``refuse_unknown``:
+a job never run has nothing to abandon or judge). A period key of another kind than the
+job's (an hour for a daily job) is refused naming the job's kind (``check_key``).
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.names import suggest, unknown_names_error
+from gatekeeper.core.periods import kind_of_key, period_key
 from gatekeeper.ledger.names import known_names, unknown
 from gatekeeper.ledger.protocols import LedgerReads
 
@@ -29,12 +34,49 @@ def check_known(
         raise unknown_names_error(kind, suggest(missing, known_names(ledger)), ledger.describe())
 
 
-def add_allow_unknown(parser: Any, kind: str = "job") -> None:
-    """Add ``--allow-unknown`` to a command naming jobs (or consumers)."""
+def refuse_unknown(ledger: LedgerReads, names: Sequence[str], kind: str = "job") -> None:
+    """``check_known``'s refusal (the closest names suggested), without its
+    ``--allow-unknown`` hint, for a command without that option."""
+    try:
+        check_known(ledger, names, kind=kind)
+    except InvalidInput as exc:
+        where = f" in the ledger ({ledger.describe()})"
+        raise InvalidInput(exc.field, exc.value, exc.reason, message=exc.reason + where) from None
+
+
+def check_key(ledger: LedgerReads, job: str, value: Any, field: str = "date") -> str:
+    """The ledger key ``value`` names, refused (InvalidInput naming ``field``) when it is
+    not of ``job``'s period kind (its range's profile, else its recorded periods): an hour
+    for a daily job is a mistake, not a period with nothing recorded. Any kind for a job
+    the ledger does not know. Reads only: one or two queries."""
+    key = period_key(value, field)
+    profile = ledger.job_profile(job)
+    span = ledger.period_span(job)
+    kind = profile.period if profile is not None else kind_of_key(span[0]) if span else None
+    if kind is None or kind.base.owns_key(key):
+        return key
+    name, given = kind.base.name, kind_of_key(key).name
+    example = f" such as {span[0]}" if span else ""
+    raise InvalidInput(
+        field,
+        value,
+        f"{job} is {_a(name)} {name} job: expected {_a(name)} {name} period{example}, "
+        f"got {_a(given)} {given} one",
+    )
+
+
+def _a(word: str) -> str:
+    return "an" if word == "hourly" else "a"
+
+
+def add_allow_unknown(parser: Any, kind: str = "job", freshness: bool = False) -> None:
+    """Add ``--allow-unknown`` to a command naming jobs (or consumers); ``freshness``: one
+    that reads ``[gatekeeper.freshness]`` too (``luigi/freshness.py check_config``)."""
     later = "not yet run" if kind == "job" else "that has not published yet"
+    where = ", given or a [gatekeeper.freshness] key," if freshness else ""
     parser.add_argument(
         "--allow-unknown",
         action="store_true",
-        help=f"accept a {kind} the ledger has never seen (a {kind} {later}) instead of "
-        "refusing it with the closest known names (exit 2)",
+        help=f"accept a {kind}{where} the ledger has never seen (a {kind} {later}) instead "
+        "of refusing it with the closest known names (exit 2)",
     )

@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper.cli.known import add_allow_unknown, check_known
+from gatekeeper.cli.known import add_allow_unknown, check_key, check_known, refuse_unknown
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import printable
@@ -39,15 +39,15 @@ def cmd_record(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Abandon the latest attempt of JOB for DATE (running, its lease live or not). Exit 1,
-    nothing written, when there is no attempt; 3 (StateConflict) when it is not running."""
-    abandoned = ledger.abandon(args.job, args.date, reason=args.reason)
+    nothing written, when there is no attempt; 3 (StateConflict) when it is not running; 2
+    for a job the ledger has never seen (the closest names suggested) or a key of another
+    period kind than the job's."""
+    period_key(args.date)  # a bad date is refused before the names are looked up
+    refuse_unknown(ledger, [args.job])
+    key = check_key(ledger, args.job, args.date)
+    abandoned = ledger.abandon(args.job, key, reason=args.reason)
     if abandoned is None:
-        known = bool(ledger.history(args.job))
-        text = (
-            f"{args.job} has no attempts for {args.date}; nothing abandoned"
-            if known
-            else f"no such job {args.job} in the ledger ({ledger.describe()}); nothing abandoned"
-        )
+        text = f"{args.job} has no attempts for {args.date}; nothing abandoned"
         return Result({"abandoned": None}, text, EXIT_NOT_READY)
     if abandoned.state is RunState.SUCCEEDED:  # its publication had committed
         return Result(
@@ -66,6 +66,8 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
     period_key(args.date)  # a bad date is refused before the names are looked up
     check_known(ledger, args.jobs, args.allow_unknown)
+    for job in dict.fromkeys(args.jobs):
+        check_key(ledger, job, args.date)
     readiness = ledger.readiness(args.jobs, args.date)
     rows = [
         (job, "ready", readiness.evidence[job])
@@ -85,6 +87,8 @@ def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
     if args.date is not None:
         period_key(args.date)
     check_known(ledger, [args.job], args.allow_unknown)
+    if args.date is not None:
+        check_key(ledger, args.job, args.date)
     found = ledger.history(args.job, args.date)
     if not found:
         if args.date is None or not ledger.history(args.job):
@@ -121,6 +125,7 @@ def lease_text(attempt: Any, now: dt.datetime) -> str:
 def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
     period_key(args.date)
     check_known(ledger, [args.consumer], args.allow_unknown, "consumer")
+    check_key(ledger, args.consumer, args.date)
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
         return Result(
@@ -174,6 +179,8 @@ def cmd_stale(ledger: Ledger, args: argparse.Namespace) -> Result:
     if args.since is not None:
         period_key(args.since, "since")
     check_known(ledger, [args.consumer], args.allow_unknown, "consumer")
+    if args.since is not None:
+        check_key(ledger, args.consumer, args.since, "since")
     found = ledger.stale(args.consumer, args.since)
     rows = [
         (

@@ -4,8 +4,10 @@ it opens."""
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from gatekeeper.core.display import printable, redact_url
 from gatekeeper.core.errors import InvalidInput
@@ -14,6 +16,9 @@ from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import config
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
+#: A read-only command waits 5 s for a connection and rides out no outage (a running task's
+#: ledger keeps libpq's 10 s and its 30 s reconnect window): an operator is waiting.
+READ_ONLY_WAITS = {"connect_timeout": 5.0, "reconnect_window": 0.0}
 
 
 class Result:
@@ -44,12 +49,15 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
 
     A read-only command passes ``create=False``: the ledger is opened read-only, and one that
     is not there (a SQLite file that does not exist, a PostgreSQL schema without a ledger) is
-    refused (InvalidInput, exit 2) and not created. A bad URL's message says where it came
+    refused (InvalidInput, exit 2) and not created; a database it cannot reach is given up
+    on at once (``READ_ONLY_WAITS``: LedgerError, exit 4) where the URL sets no
+    ``connect_timeout`` or ``reconnect_window`` of its own. A bad URL's message says where it came
     from, with ``***`` for its password.
     """
     url, source = config.cli_ledger_source(explicit)
+    waits = {} if create else READ_ONLY_WAITS
     try:
-        return open_ledger(url, create=create)
+        return open_ledger(url, create=create, **waits)
     except InvalidInput as exc:
         if not exc.field.startswith("ledger_url"):
             raise
@@ -68,13 +76,56 @@ LEDGER_HELP = (
 )
 
 
-def global_options(defaults: bool) -> argparse.ArgumentParser:
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, but a value that looks negative (``--lateness -2h``) is the value
+    of the option before it when that option takes one, as ``--lateness=-2h`` is: the value
+    is then judged (a negative duration refused, naming the field) instead of argparse
+    taking ``-2h`` for an unknown option and printing its usage. Every parser of the command
+    is one (a subcommand's parser is its parent's class)."""
+
+    #: option strings that take one value, over every parser of the command
+    VALUE_OPTIONS: ClassVar[set[str]] = set()
+    _NEGATIVE = re.compile(r"^-[0-9.]")
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and action.nargs is None:  # one value: store, append
+            Parser.VALUE_OPTIONS.update(action.option_strings)
+        return action
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(self.joined(given), namespace)
+
+    @classmethod
+    def joined(cls, args: Sequence[str]) -> list[str]:
+        """``args`` with ``OPTION VALUE`` as ``OPTION=VALUE`` where the option takes a value
+        and the value looks negative (nothing after ``--`` is touched)."""
+        found: list[str] = []
+        at = 0
+        while at < len(args):
+            arg = args[at]
+            if arg == "--":
+                return found + list(args[at:])
+            following = args[at + 1] if at + 1 < len(args) else ""
+            if arg in cls.VALUE_OPTIONS and cls._NEGATIVE.match(following):
+                found.append(f"{arg}={following}")
+                at += 2
+                continue
+            found.append(arg)
+            at += 1
+        return found
+
+
+def global_options(defaults: bool) -> Parser:
     """``--ledger`` and ``--json``, for the main parser (``defaults``) and each subcommand.
 
     A subcommand's copy has no defaults (SUPPRESS), so a value given before the subcommand is
     not reset by the subcommand's parser; given after, it wins.
     """
-    options = argparse.ArgumentParser(add_help=False)
+    options = Parser(add_help=False)
     options.add_argument(
         "--ledger", metavar="URL", help=LEDGER_HELP, default=None if defaults else argparse.SUPPRESS
     )

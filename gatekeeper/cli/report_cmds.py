@@ -17,7 +17,7 @@ from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.luigi.freshness import freshness_rules
+from gatekeeper.luigi.freshness import check_config, freshness_rules
 from gatekeeper.report.html import JobCoverage, render_report, shown_states
 from gatekeeper.report.states import window_states
 
@@ -28,6 +28,7 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     target = _output_path(args.output)
     jobs = _job_names(args.jobs)
     check_known(ledger, jobs, args.allow_unknown)
+    check_config(ledger, args.allow_unknown)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     rules = freshness_rules(ledger, jobs)
     windows = {job: flagged_window(ledger, job, args) for job in jobs}
@@ -101,4 +102,4 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("jobs", nargs="+", metavar="job")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")
     window_options(p)
-    add_allow_unknown(p)
+    add_allow_unknown(p, freshness=True)

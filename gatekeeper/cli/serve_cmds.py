@@ -19,6 +19,7 @@ from typing import Any
 
 from gatekeeper.cli.output import Result, open_cli_ledger, to_int
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.luigi.freshness import check_config
 from gatekeeper.web.views import parse_window
 
 EXTRA = ("starlette", "uvicorn", "prometheus_client")
@@ -41,7 +42,8 @@ def cmd_serve(_: None, args: argparse.Namespace) -> Result:
 
     from gatekeeper.web.app import build_app
 
-    with open_cli_ledger(args.ledger, create=False) as ledger:
+    with sock, open_cli_ledger(args.ledger, create=False) as ledger:
+        check_config(ledger, args.allow_unknown)  # a typo must not silence an alert
         app = build_app(ledger, window, token)
         host, bound = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
@@ -119,6 +121,13 @@ def register(add: Callable[..., Any]) -> None:
         "--token",
         help=f"require Authorization: Bearer TOKEN (default: ${TOKEN_ENV}); needed to bind "
         "a non-loopback host",
+    )
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="serve a [gatekeeper.freshness] key naming no job of the ledger (a job not yet "
+        "run) instead of refusing it with the closest known names (exit 2); /metrics counts "
+        "such keys in gatekeeper_config_unknown_jobs",
     )
     p.add_argument(
         "--insecure",

@@ -22,7 +22,13 @@ from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW
 __all__ = ["Ledger", "LedgerReads", "open_ledger"]
 
 
-def open_ledger(url: str, *, create: bool = True) -> Ledger:
+def open_ledger(
+    url: str,
+    *,
+    create: bool = True,
+    connect_timeout: float | None = None,
+    reconnect_window: float | None = None,
+) -> Ledger:
     """Open (creating or migrating its schema if needed) the ledger at ``url``.
 
     ``sqlite:///relative.db``, ``sqlite:////absolute.db`` or ``postgresql://user@host/db``
@@ -30,6 +36,11 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
     (default 30), the longest wait for a lock, and ``reconnect_window=SECONDS`` (default 30),
     how long an operation rides out a database it cannot reach before it fails. A SQLite URL
     also takes ``synchronous=full`` (the default) or ``normal``.
+
+    ``connect_timeout`` and ``reconnect_window`` replace the defaults (libpq's
+    ``connect_timeout`` 10, ``reconnect_window`` 30) where the URL sets neither: a command
+    that only reads gives up on an unreachable database at once (``gatekeeper``'s read-only
+    commands pass 5 and 0) while a running task rides out a blip.
 
     ``create=False`` opens an existing ledger read-only: nothing is created, migrated or
     written (a SQLite file opened ``mode=ro``, a PostgreSQL session whose transactions are
@@ -73,23 +84,28 @@ def open_ledger(url: str, *, create: bool = True) -> Ledger:
                 shown,
                 f"no ledger file {os.path.abspath(path)}; nothing was created (check the path)",
             )
-        return Ledger(SqliteDialect(path, synchronous, not create), url, *_waits(options))
+        return Ledger(
+            SqliteDialect(path, synchronous, not create), url, *_waits(options, reconnect_window)
+        )
     if scheme in ("postgresql", "postgres"):
         from gatekeeper.ledger.postgres import PostgresDialect
 
         if not url.startswith(f"{scheme}://"):
             raise InvalidInput("ledger_url", shown, "expected postgresql://[user@]host/db")
         pg_options = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
-        return Ledger(PostgresDialect(url, not create), url, *_waits(pg_options))
+        dialect = PostgresDialect(url, not create, connect_timeout)
+        return Ledger(dialect, url, *_waits(pg_options, reconnect_window))
     raise InvalidInput("ledger_url", shown, "unsupported scheme; use sqlite:/// or postgresql://")
 
 
-def _waits(options: dict[str, str]) -> tuple[float, float]:
-    """(busy_timeout, reconnect_window) from the URL's options; InvalidInput naming either."""
+def _waits(options: dict[str, str], reconnect_window: float | None) -> tuple[float, float]:
+    """(busy_timeout, reconnect_window) from the URL's options, else the defaults (the
+    caller's ``reconnect_window`` first); InvalidInput naming either."""
+    window = DEFAULT_RECONNECT_WINDOW if reconnect_window is None else reconnect_window
     return tuple(  # type: ignore[return-value]
         check_busy_timeout(options[name], f"ledger_url.{name}") if name in options else default
         for name, default in (
             ("busy_timeout", DEFAULT_BUSY_TIMEOUT),
-            ("reconnect_window", DEFAULT_RECONNECT_WINDOW),
+            ("reconnect_window", window),
         )
     )

@@ -70,7 +70,7 @@ class SqlConnection:
         except self.dialect.driver_errors() as exc:
             mask_exception(exc, self.secrets)  # libpq may quote the password it could not parse
             raise LedgerError(
-                f"cannot open ledger {self.describe()}: {exc}",
+                f"cannot open ledger {self.describe()}: {self.shown(exc)}",
                 retryable=False,
                 unreachable=self.dialect.reachable_later,
             ) from exc
@@ -101,8 +101,9 @@ class SqlConnection:
         return self.shown(self.dialect.describe())
 
     def shown(self, text: object) -> str:
-        """``text`` (a message, a driver error) with the URL's password masked."""
-        return mask(text, self.secrets)
+        """``text`` (a message, a driver error) with the URL's password masked, on one line
+        (libpq's messages carry a newline and a tab: a message is one line)."""
+        return " ".join(mask(text, self.secrets).split())
 
     @property
     def connection(self) -> Any:

@@ -65,6 +65,10 @@ class Ledger:
         and requirements), or None; reads only."""
         return self._profiles.of(job)
 
+    def profiles_requiring(self, job: str) -> list[JobProfile]:
+        """The recorded profiles that require ``job``, by job name; reads only."""
+        return self._profiles.requiring(job)
+
     def record_profile(self, profile: JobProfile) -> bool:
         """Record ``job``'s profile; False (nothing written) when it is already recorded."""
         return self._profiles.record(profile)

@@ -49,11 +49,12 @@ def _driver() -> Any:
     return psycopg
 
 
-def split_schema(url: str) -> tuple[str, str | None]:
+def split_schema(url: str, connect_timeout: float | None = None) -> tuple[str, str | None]:
     """Return (libpq URL, schema): ``schema=``, ``busy_timeout=`` and ``reconnect_window=``
     removed from the query,
-    libpq defaults (``application_name=gatekeeper``, ``connect_timeout=10``) added where the
-    URL sets none. Raises InvalidInput for a schema that is not one SQL identifier."""
+    libpq defaults (``application_name=gatekeeper``, ``connect_timeout=10``, or the
+    ``connect_timeout`` given) added where the URL sets none. Raises InvalidInput for a
+    schema that is not one SQL identifier."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
     schemas = [v for k, v in query if k == "schema"]
@@ -61,7 +62,10 @@ def split_schema(url: str) -> tuple[str, str | None]:
     if len(schemas) > 1 or (schemas and not _IDENTIFIER.match(schemas[0])):
         raise InvalidInput("ledger_url.schema", schemas, "expected one SQL identifier")
     given = {k for k, _ in rest}
-    rest += [(k, v) for k, v in LIBPQ_DEFAULTS if k not in given]
+    defaults = dict(LIBPQ_DEFAULTS)
+    if connect_timeout is not None:  # libpq takes whole seconds; 2 is its shortest
+        defaults["connect_timeout"] = str(max(2, int(connect_timeout)))
+    rest += [(k, v) for k, v in defaults.items() if k not in given]
     return urlunsplit(parts._replace(query=urlencode(rest))), (schemas[0] if schemas else None)
 
 
@@ -73,9 +77,9 @@ class PostgresDialect(Dialect):
     locks_keys = True
     pipelines = True  # psycopg's pipeline mode; BEGIN takes no lock
 
-    def __init__(self, url: str, read_only: bool = False):
+    def __init__(self, url: str, read_only: bool = False, connect_timeout: float | None = None):
         self._psycopg = _driver()
-        self.conninfo, self.schema = split_schema(url)
+        self.conninfo, self.schema = split_schema(url, connect_timeout)
         self.read_only = read_only
 
     def connect(self, busy_timeout: float) -> Any:

@@ -8,6 +8,7 @@ written only when something changed); ``gatekeeper status`` and the report read 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -53,23 +54,18 @@ class JobProfiles:
         rows = self.sql.read(
             f"SELECT {_COLUMNS} FROM gk_jobs WHERE job = ?", (check_name(job, "job"),)
         )
-        if not rows:
-            return None
-        row = rows[0]
-        calendar = row[10] or "all"
-        return JobProfile(
-            row[0],
-            parse_period(row[1], "gk_jobs.period_kind").on(_calendar(calendar)),
-            row[2],
-            lateness=row[3],
-            catchup=row[4],
-            strategy=row[5],
-            start=row[6],
-            stop=row[7],
-            requires=JobProfile.parse_requires(row[8]),
-            freshness=row[9],
-            calendar=calendar,
+        return _profile(rows[0]) if rows else None
+
+    def requiring(self, job: str) -> list[JobProfile]:
+        """The recorded profiles whose requirements name ``job`` (the ranges it ran under as
+        a dependency), by job name; one query, reads only."""
+        wanted = check_name(job, "job")
+        rows = self.sql.read(
+            f"SELECT {_COLUMNS} FROM gk_jobs WHERE requires LIKE ? ESCAPE '!' ORDER BY job",
+            (f"%{_like(json.dumps(wanted))}%",),  # as requires_json writes it
         )
+        found = [_profile(row) for row in rows]  # SQLite's LIKE ignores case: exactly, here
+        return [p for p in found if any(r.job == wanted for r in p.requires)]
 
     def freshness(self) -> dict[str, str]:
         """Job -> the ``freshness`` its task class declared (recorded by its range), for every
@@ -118,6 +114,29 @@ class JobProfiles:
         kind = kind_of_key(rows[0][0])
         keys = [k for r in rows for k in r if kind.owns_key(k)]
         return min(keys), max(keys)
+
+
+def _like(text: str) -> str:
+    """``text`` as a LIKE pattern matching itself (escape character ``!``)."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+
+
+def _profile(row: Sequence[Any]) -> JobProfile:
+    """The JobProfile of one ``gk_jobs`` row (``_COLUMNS``)."""
+    calendar = row[10] or "all"
+    return JobProfile(
+        row[0],
+        parse_period(row[1], "gk_jobs.period_kind").on(_calendar(calendar)),
+        row[2],
+        lateness=row[3],
+        catchup=row[4],
+        strategy=row[5],
+        start=row[6],
+        stop=row[7],
+        requires=JobProfile.parse_requires(row[8]),
+        freshness=row[9],
+        calendar=calendar,
+    )
 
 
 def _calendar(name: str) -> Any:

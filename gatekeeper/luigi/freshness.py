@@ -58,12 +58,13 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
     of every job with one: each job of the ledger a ``[gatekeeper.freshness]`` key names
     (exactly or as its family), and each whose profile records its class's ``freshness``.
 
-    A key naming no job of the ledger is an InvalidInput with the closest names (a typo must
-    not silence a deadline). Reads the ledger (one or two queries); writes nothing."""
+    A key naming no job of the ledger names none here: every reader refuses it first
+    (``check_config``). Reads the ledger (one or two queries); writes nothing."""
     settings = configured()
     recorded = ledger.recorded_freshness()
     if jobs is None:
-        jobs = _configured_jobs(ledger, settings) + sorted(recorded)
+        configured_jobs = _configured_jobs(known_names(ledger), settings) if settings else []
+        jobs = configured_jobs + sorted(recorded)
     rules: Rules = {}
     for job in dict.fromkeys(jobs):
         found = choose_within(job, settings, recorded.get(job))
@@ -72,17 +73,36 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
     return rules
 
 
-def _configured_jobs(ledger: LedgerReads, settings: dict[str, dt.timedelta]) -> list[str]:
-    """The ledger's jobs the keys of ``settings`` name; InvalidInput for a key naming none."""
+def check_config(ledger: LedgerReads, allow_unknown: bool = False) -> tuple[str, ...]:
+    """The one check of ``[gatekeeper.freshness]`` every reader makes before it judges
+    (``check``, ``status``, ``report``, ``serve``): each duration parses, and each key names
+    a job of the ledger (exactly or as its family). A key naming none is an InvalidInput
+    with the closest names (a typo must not silence a deadline), unless ``allow_unknown``
+    (a job not yet run): then the keys naming none are returned (``serve`` exposes them as
+    ``gatekeeper_config_unknown_jobs``). Reads the ledger (one query, with keys); writes
+    nothing."""
+    settings = configured()
     if not settings:
-        return []
+        return ()
     names = known_names(ledger)
-    jobs = [n for n in names if n in settings or n.split("(", 1)[0] in settings]
-    named = set(jobs) | {n.split("(", 1)[0] for n in jobs}
-    missing = [key for key in settings if key not in named]
-    if missing:
+    named = {n for job in _configured_jobs(names, settings) for n in (job, _family(job))}
+    missing = tuple(key for key in settings if key not in named)
+    if missing and not allow_unknown:
         error = unknown_names_error("job", suggest(missing, names), ledger.describe())
         raise InvalidInput(
-            f"[{SECTION}]", error.value, error.reason, message=f"[{SECTION}]: {error.reason}"
+            f"[{SECTION}]",
+            error.value,
+            error.reason,
+            message=f"[{SECTION}]: {error.reason} in the ledger ({ledger.describe()}); "
+            "--allow-unknown accepts a job not yet run",
         )
-    return jobs
+    return missing
+
+
+def _family(job: str) -> str:
+    return job.split("(", 1)[0]
+
+
+def _configured_jobs(names: Sequence[str], settings: dict[str, dt.timedelta]) -> list[str]:
+    """The jobs of ``names`` the keys of ``settings`` name (exactly or as their family)."""
+    return [n for n in names if n in settings or _family(n) in settings]

@@ -9,6 +9,12 @@ lateness: the environment over luigi.cfg, which the caller reads), else the defa
 period kind is the ledger's (its profile's, with its calendar, else that of its recorded
 keys); a given ``period`` only sets it for a job the ledger does not know, and contradicting
 the ledger is an error. The window runs on through the job's last recorded period.
+
+A job with no profile of its own that the recorded profiles of other jobs require (run only as
+a dependency of their ranges) takes its profile from theirs (``required_window``): the kind,
+calendar, zone, lateness and catch-up of the first of them (by name) of its recorded keys'
+kind, and the window that covers each one's window shifted by each requirement's period
+offset (open-ended when one of them is).
 """
 
 from __future__ import annotations
@@ -45,12 +51,15 @@ def job_window(
     given: ScheduleInput = NOTHING,
     settings: ScheduleInput = NOTHING,
 ) -> JobWindow:
-    """``job``'s window (see the module docstring); two or three queries. Raises
+    """``job``'s window (see the module docstring); two to four queries. Raises
     InvalidInput for a ``period`` that contradicts the ledger, no ``start`` for a job with no
     recorded period, or a bad field (naming it)."""
-    found = ledger.job_profile(job)
+    own = ledger.job_profile(job)
     span = ledger.period_span(job)
-    kind = _kind(job, given.period, found, span)
+    found = own
+    if own is None and span is not None:  # run only as a dependency of ranges?
+        found = required_window(job, span, ledger.profiles_requiring(job))
+    kind = _kind(job, given.period, found, span, own is not None)
     recorded = ScheduleInput(
         start=span[0] if span else None,
     )
@@ -73,7 +82,7 @@ def job_window(
     )
     return JobWindow(
         schedule=schedule,
-        requires=found.requires if found else _published_requires(ledger, job, span),
+        requires=own.requires if own else _published_requires(ledger, job, span),
         through=span[1] if span and schedule.kind.owns_key(span[1]) else None,
     )
 
@@ -91,8 +100,47 @@ def _profile_input(found: JobProfile | None) -> ScheduleInput:
     )
 
 
+def required_window(
+    job: str, span: tuple[str, str], consumers: list[JobProfile]
+) -> JobProfile | None:
+    """The profile of ``job`` (no profile of its own, recorded keys ``span``) that the
+    profiles of ``consumers`` (those requiring it) say: see the module docstring. None when
+    none of them planned a window of the kind of its keys. Pure."""
+    base = kind_of_key(span[0]).base
+    planned = [c for c in consumers if c.start is not None and c.period.base is base]
+    if not planned:
+        return None
+    kind = planned[0].period
+    starts: list[int] = []
+    stops: list[int | None] = []
+    for consumer in planned:
+        offsets = [r.offset for r in consumer.requires if r.job == job]
+        starts.append(kind.rank(consumer.start) + min(offsets))
+        if consumer.stop is None:
+            stops.append(None)
+        else:
+            stops.append(kind.rank(consumer.stop) + max(offsets))
+    first = planned[0]
+    stop = None if None in stops else kind.key(kind.at(max(s for s in stops if s is not None)))
+    return JobProfile(
+        job,
+        kind,
+        first.timezone,
+        lateness=first.lateness,
+        catchup=first.catchup,
+        strategy=first.strategy,
+        start=kind.key(kind.at(min(starts))),
+        stop=stop,
+        calendar=first.calendar,
+    )
+
+
 def _kind(
-    job: str, given: object, found: JobProfile | None, span: tuple[str, str] | None
+    job: str,
+    given: object,
+    found: JobProfile | None,
+    span: tuple[str, str] | None,
+    own: bool = True,
 ) -> Period:
     """The period kind: the profile's, else that of the job's recorded keys; a given period
     sets a job the ledger does not know, and must agree with one it does."""
@@ -103,7 +151,11 @@ def _kind(
     if known is not None and kind.base is known.base:
         return known  # with the calendar the ledger knows
     if known is not None:
-        source = "its range's profile" if found else "its recorded periods"
+        source = (
+            ("its range's profile" if own else "the ranges that required it")
+            if found
+            else "its recorded periods"
+        )
         raise InvalidInput(
             "period", given, f"{job} is {known.name} in the ledger ({source}); drop --period"
         )

@@ -15,12 +15,14 @@ import hmac
 import json
 import time
 from base64 import b64encode
+from collections.abc import Callable
 from typing import Any
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import mask, url_secrets
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, LedgerError
 from gatekeeper.ledger import Ledger
+from gatekeeper.luigi.freshness import check_config
 from gatekeeper.web import metrics, page, views
 
 COOKIE = "gatekeeper_token"
@@ -37,8 +39,14 @@ _HEADERS = {
 }
 
 
-def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) -> Any:
-    """The ASGI application over ``ledger`` (opened read-only) with the default ``window``."""
+def build_app(
+    ledger: Ledger,
+    window: dt.timedelta,
+    token: str | None = None,
+    clock: Callable[[], dt.datetime] = utc_now,
+) -> Any:
+    """The ASGI application over ``ledger`` (opened read-only) with the default ``window``,
+    judging every answer at ``clock()`` (default: the current time)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -69,17 +77,23 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
 
         return handler
 
-    cache = _Recent(lambda chosen: views.job_views(ledger, chosen, utc_now()))
+    def judge(chosen: dt.timedelta) -> tuple[Any, ...]:
+        """The grid of ``chosen`` at ``clock()``, and the ``[gatekeeper.freshness]`` keys
+        naming no job of the ledger (served by ``--allow-unknown``)."""
+        return (*views.job_views(ledger, chosen, clock()), check_config(ledger, True))
+
+    cache = _Recent(judge)
 
     def window_of(request: Request) -> dt.timedelta:
         given = request.query_params.get("window")
         return window if given is None else views.parse_window(given)
 
     def jobs(request: Request) -> Response:
-        found, skipped = cache.get(window_of(request))
+        found, skipped, unknown = cache.get(window_of(request))
         cells = request.query_params.get("cells") == "1"
         body = [{**v.summary(), **({"cells": v.cells()} if cells else {})} for v in found]
-        return JSONResponse({"jobs": body, "skipped": skipped}, headers=_HEADERS)
+        data = {"jobs": body, "skipped": skipped, "config_unknown_jobs": list(unknown)}
+        return JSONResponse(data, headers=_HEADERS)
 
     def periods(request: Request) -> Response:
         q = request.query_params
@@ -87,7 +101,7 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
             ledger,
             request.path_params["job"],
             window_of(request),
-            utc_now(),
+            clock(),
             q.get("start") or None,
             q.get("stop") or None,
         )
@@ -95,18 +109,19 @@ def build_app(ledger: Ledger, window: dt.timedelta, token: str | None = None) ->
 
     def period(request: Request) -> Response:
         p = request.path_params
-        found = views.period_detail(ledger, p["job"], p["period"], utc_now())
+        found = views.period_detail(ledger, p["job"], p["period"], clock())
         return JSONResponse(found, headers=_HEADERS)
 
     def scrape(request: Request) -> Response:
-        found, _ = cache.get(window_of(request))
+        found, _, unknown = cache.get(window_of(request))
         return Response(
-            metrics.exposition(ledger, found), headers={"Content-Type": "text/plain; version=0.0.4"}
+            metrics.exposition(ledger, found, unknown),
+            headers={"Content-Type": "text/plain; version=0.0.4"},
         )
 
     def index(request: Request) -> Response:
         chosen = window_of(request)
-        found, skipped = cache.get(chosen)
+        found, skipped, _ = cache.get(chosen)
         text = page.render(found, skipped, chosen, ledger.describe())
         return HTMLResponse(text, headers={**_HEADERS, "Content-Security-Policy": _CSP})
 

@@ -5,7 +5,9 @@ per job over the serve window), into a fresh CollectorRegistry: nothing is kept 
 scrapes, so a job that leaves the ledger leaves the exposition.
 
 Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) for every job with a deadline, from
-the view's ``freshness`` (``freshness_families``).
+the view's ``freshness`` (``freshness_families``); ``gatekeeper_config_unknown_jobs``, how
+many ``[gatekeeper.freshness]`` keys name no job of the ledger (served by ``--allow-unknown``:
+a key whose deadline judges nothing, which an alert can see).
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from gatekeeper.report.states import PeriodState, counts
 from gatekeeper.web.views import JobView
 
 
-def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
-    """The metric families of ``views`` (prometheus_client ``GaugeMetricFamily`` objects)."""
+def families(
+    ledger: LedgerReads, views: Sequence[JobView], unknown: Sequence[str] = ()
+) -> list[Any]:
+    """The metric families of ``views`` and of the ``[gatekeeper.freshness]`` keys naming
+    no job (``unknown``), as prometheus_client ``GaugeMetricFamily`` objects."""
     from prometheus_client.core import GaugeMetricFamily
 
     periods = GaugeMetricFamily(
@@ -55,7 +60,13 @@ def families(ledger: LedgerReads, views: Sequence[JobView]) -> list[Any]:
         lag.add_metric([view.job], view.lag_seconds)
         running.add_metric([view.job], view.running)
         expired.add_metric([view.job], view.expired)
-    return [periods, through, lag, running, expired, *freshness_families(ledger, views)]
+    config = GaugeMetricFamily(
+        "gatekeeper_config_unknown_jobs",
+        "[gatekeeper.freshness] keys naming no job of the ledger (a typo, or a job not yet "
+        "run; served with --allow-unknown): their deadlines judge nothing.",
+        value=len(unknown),
+    )
+    return [periods, through, lag, running, expired, *freshness_families(ledger, views), config]
 
 
 def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
@@ -76,12 +87,13 @@ def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterabl
     return (breached,)
 
 
-def exposition(ledger: LedgerReads, views: Sequence[JobView]) -> bytes:
-    """The Prometheus text exposition of ``views`` (a fresh registry per call); reads only."""
+def exposition(ledger: LedgerReads, views: Sequence[JobView], unknown: Sequence[str] = ()) -> bytes:
+    """The Prometheus text exposition of ``views`` and ``unknown`` (``families``; a fresh
+    registry per call); reads only."""
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)
-    found = families(ledger, views)
+    found = families(ledger, views, unknown)
 
     class _Collector:
         def collect(self) -> Iterable[Any]:

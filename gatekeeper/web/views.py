@@ -65,8 +65,13 @@ class JobView:
 
     @property
     def lag_seconds(self) -> float:
-        """``now`` minus ``through_end`` (never negative)."""
-        return max(0.0, (self.plan.now - self.through_end).total_seconds())
+        """``now`` (or, for a window that ends before it, its end: a finished backfill does
+        not lag) minus ``through_end``; never negative."""
+        plan = self.plan
+        until = plan.now
+        if plan.stop is not None:
+            until = min(until, plan.period.interval(plan.stop, plan.timezone).start)
+        return max(0.0, (until - self.through_end).total_seconds())
 
     def summary(self) -> dict[str, Any]:
         """The ``/api/jobs`` entry: kind, calendar, window, counts per state,
@@ -114,6 +119,8 @@ MAX_WINDOW = dt.timedelta(days=3660)
 def parse_window(value: Any) -> dt.timedelta:
     """``--window`` or ``?window=``: a positive duration such as ``90d``, at most
     MAX_WINDOW; raises InvalidInput naming ``window``."""
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise InvalidInput("window", value, "negative; expected a positive duration such as 90d")
     window = parse_lateness(value, "window")
     if window <= dt.timedelta(0):
         raise InvalidInput("window", value, "expected a positive duration such as 90d")

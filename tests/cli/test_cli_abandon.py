@@ -39,7 +39,7 @@ def test_abandon_records_the_running_attempt_abandoned_with_the_reason(ledger_ur
             "run-1) is already succeeded; only a running latest attempt can be abandoned",
         ),
         (("Load", "2026-10-24", "--reason", "why"), 1, "Load has no attempts for 2026-10-24"),
-        (("Lode", D, "--reason", "why"), 1, "no such job Lode in the ledger"),
+        (("Lode", D, "--reason", "why"), 2, "no such job 'Lode' (did you mean 'Load'?)"),
         (("Load", D, "--reason", ""), 2, "invalid reason=''"),
         (("Load", D, "--reason", " why"), 2, "invalid reason=' why'"),
         (("Load", "2026-02-30", "--reason", "why"), 2, "business_date"),

@@ -11,12 +11,14 @@ import datetime as dt
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -200,6 +202,43 @@ def showcase(ledger: gk.Ledger, days: int = 40) -> str:
         "HourlyClicks", (hour - dt.timedelta(hours=1)).isoformat(), "h-now", lease_seconds=3600
     )
     return corrected
+
+
+@contextlib.contextmanager
+def in_thread(url: str, clock: Callable[[], dt.datetime]) -> Iterator[str]:
+    """``gatekeeper serve``'s application over ``url`` (read-only) judged at ``clock()``
+    (a faked clock: the subprocess reads the real one), on a real uvicorn server in a thread
+    of this process on a free port; yields its base URL."""
+    import uvicorn
+
+    from gatekeeper.web.app import build_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    with gk.open_ledger(url, create=False) as ledger:
+        app = build_app(ledger, dt.timedelta(days=90), clock=clock)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not server.started:
+                assert time.monotonic() < deadline and thread.is_alive(), "never started"
+                time.sleep(0.02)
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+        finally:
+            server.should_exit = True
+            thread.join(10)
+            sock.close()
+
+
+def read(url: str) -> str:
+    """The body of a GET of ``url`` that must answer 200."""
+    with _OPENER.open(url, timeout=20) as response:
+        assert response.status == 200, response.status
+        return str(response.read().decode("utf-8"))
 
 
 def _lower(headers: Any) -> dict[str, str]:
