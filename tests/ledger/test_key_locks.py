@@ -1,0 +1,122 @@
+"""Every writer of a key waits for that key's lock (PostgreSQL), and a write that waits past
+``busy_timeout`` says what it waited for (both backends)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+from tests.helpers.ledgers import T0, snapshot, succeed
+
+D = "2026-10-22"
+
+
+# -- PostgreSQL: every writer of a key waits for that key's lock -------------------------------
+# On SQLite ``_lock_key`` does nothing (BEGIN IMMEDIATE already serializes every writer), so
+# mutmut (SQLite only) cannot see which key a write locks; these cases can. Each holds one key's
+# lock in an open transaction and starts a write on another connection: the write must wait for
+# exactly that key (and not for another key of the same kind).
+def _record(ledger: gk.Ledger) -> Any:
+    return ledger.record("Load", D, 1, "load-1", "succeeded", T0)
+
+
+def _begin(ledger: gk.Ledger) -> Any:
+    return ledger.begin_attempt("Load", D, "load-1", lease_seconds=60).attempt
+
+
+def _publish(ledger: gk.Ledger) -> Any:
+    return ledger.publish("Report", D, ["Dim"], "fp")
+
+
+def _fenced_publish(ledger: gk.Ledger) -> Any:
+    return ledger.publish("Report", D, ["Dim"], "fp", producer="pub-1")
+
+
+@pytest.mark.parametrize(
+    ("write", "key"),
+    [
+        (_record, ("attempt", "Load", D)),
+        (_begin, ("attempt", "Load", D)),
+        (_publish, ("publication", "Report", D)),
+        (_fenced_publish, ("attempt", "Report", D)),  # the fence: the producer's attempt key
+    ],
+)
+def test_postgresql_write_waits_for_its_keys_lock(
+    pg_ledger_url: str, write: Any, key: tuple[str, str, str]
+) -> None:
+    with gk.open_ledger(pg_ledger_url) as holder, gk.open_ledger(pg_ledger_url) as writer:
+        succeed(holder, "Dim", D, run_id="dim-1")
+        holder.begin_attempt("Report", D, "pub-1", lease_seconds=60)
+        other = (key[0], key[1], "2026-10-21")
+        for held, waits in [(other, False), (key, True)]:
+            ended: list[Any] = []  # the write's result or refusal: only its timing matters here
+
+            def run(ended: list[Any] = ended) -> None:
+                try:
+                    ended.append(write(writer))
+                except gk.GatekeeperError as exc:  # begin_attempt again: LeaseHeld
+                    ended.append(exc)
+
+            thread = threading.Thread(target=run)
+            with holder.transaction():
+                holder.sql.lock_key(*held)
+                thread.start()
+                thread.join(1.0 if waits else 10.0)
+                assert thread.is_alive() is waits, f"{write.__name__} under the lock of {held}"
+            thread.join(10.0)
+            assert not thread.is_alive() and len(ended) == 1
+
+
+@pytest.mark.parametrize(
+    ("hold", "wait", "what"),
+    [
+        (
+            lambda tx: tx.sql.lock_key(
+                "publication", "Report", D
+            ),  # PostgreSQL's lock; SQLite: the tx
+            lambda ledger: ledger.republish(
+                "Report", D, ["Dim"], "fp2", reason="late rows", now=T0
+            ),
+            f"publication Report {D}",
+        ),
+        (
+            lambda tx: tx.execute(
+                "UPDATE gk_attempts SET updated_at = updated_at WHERE run_id = ?", ("load-1",)
+            ),  # the attempt's row lock on PostgreSQL
+            lambda ledger: ledger.heartbeat("load-1", lease_seconds=60),
+            "the lease of run load-1",
+        ),
+        (
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
+            lambda ledger: ledger.begin_attempt("Load", D, "load-2", lease_seconds=60),
+            f"attempt Load {D}",
+        ),
+        (
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
+            lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
+            f"attempt Load {D}",
+        ),
+    ],
+)
+def test_lock_timeout_names_what_the_write_waited_for(
+    ledger_url: str, hold: Any, wait: Any, what: str
+) -> None:
+    sep = "&" if "?" in ledger_url else "?"
+    with (
+        gk.open_ledger(ledger_url) as holder,
+        gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter,
+    ):
+        succeed(holder, "Dim", D, run_id="dim-1")
+        holder.publish("Report", D, ["Dim"], "fp", now=T0)
+        holder.begin_attempt("Load", D, "load-1", lease_seconds=60)
+        before = snapshot(holder)
+        with holder.transaction():
+            hold(holder)
+            holder.execute("UPDATE gk_schema SET version = version")
+            with pytest.raises(gk.LedgerError) as caught:
+                wait(waiter)
+        assert snapshot(holder) == before
+    assert f"timed out after 0.2s waiting for {what} (busy_timeout)" in str(caught.value)
