@@ -103,9 +103,8 @@ def parse_lateness(value: Any, field: str = "lateness") -> dt.timedelta:
         )
     text = "".join(value.split()).lower()
     if len(text) > MAX_DURATION_CHARS:  # int() of thousands of digits is refused, and slow
-        raise InvalidInput(
-            field, value[:40] + "...", f"longer than {MAX_DURATION_CHARS} characters"
-        )
+        cut = value if len(value) <= 40 else value[:40] + "..."
+        raise InvalidInput(field, cut, f"longer than {MAX_DURATION_CHARS} characters")
     if text.startswith("-"):
         raise InvalidInput(field, value, "negative; a period cannot be due before it ends")
     if text == "0":
