@@ -225,11 +225,18 @@ class _Health:
             return 503, {"status": "unavailable", "message": message}
 
     def read(self) -> tuple[int, dict[str, Any]]:
+        """(status, body); a connection that dropped (a database restarted since the last
+        read) is reopened and asked once more, no more: ``/healthz`` does not ride out."""
         ledger = self.ledger
-        try:
-            version, now = ledger.schema_version(), ledger.db_now()
-        except GatekeeperError as exc:
-            return 503, {"status": "unavailable", "message": str(exc)}
+        for again in (True, False):
+            try:
+                version, now = ledger.schema_version(), ledger.db_now()
+                break
+            except LedgerError as exc:
+                if not (again and exc.unreachable):
+                    return 503, {"status": "unavailable", "message": str(exc)}
+            except GatekeeperError as exc:
+                return 503, {"status": "unavailable", "message": str(exc)}
         if version == 0:  # the ledger's tables are gone
             return 503, {"status": "unavailable", "message": f"no ledger in {ledger.describe()}"}
         return 200, {"status": "ok", "ledger": ledger.describe(), "db_now": now.isoformat()}
