@@ -236,7 +236,7 @@ def ticks(period: Period, first: int, last: int) -> list[tuple[int, str, str]]:
                 found.append((column, "major", f"{_MONTHS[at.month - 1]} {at.year}"))
             if at.day in (1, 8, 15, 22):
                 found.append((column, "minor", str(at.day)))
-        elif period.name == "hourly":
+        elif period.name == "hourly" and isinstance(at, dt.datetime):
             if at.hour == 0 or n == first:
                 found.append((column, "major", f"{_MONTHS[at.month - 1]} {at.day}"))
             if at.hour % 6 == 0:

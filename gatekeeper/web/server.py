@@ -37,10 +37,10 @@ def protocol(header_timeout: float) -> type[Any]:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class BoundedH11(H11Protocol):  # type: ignore[misc]
+    class BoundedH11(H11Protocol):
         _header_deadline: Any = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm()
 
