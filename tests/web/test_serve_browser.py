@@ -174,9 +174,11 @@ def test_serve_grid_reads_dates_titles_unwrapped_words_and_causes(
 
     from tests.helpers.serve import showcase
 
+    slashed = "a/b?c#</script>"  # a name the ledger accepts, reachable from the page too
+    failed = str(today() - dt.timedelta(days=4))  # Orders failed; DailySalesLoad blocked
     with gk.open_ledger(sqlite_url) as ledger:
         showcase(ledger)
-    failed = str(today() - dt.timedelta(days=4))  # Orders failed; DailySalesLoad blocked
+        ledger.record(slashed, failed, 1, "sl-1", "succeeded", dt.datetime.now(dt.timezone.utc))
     held = str(today() - dt.timedelta(days=1))  # DimCustomer running on a live lease
     with start(sqlite_url) as server:
         browser.get(server.url)
@@ -235,6 +237,9 @@ def test_serve_grid_reads_dates_titles_unwrapped_words_and_causes(
         wait_for(lambda: panel.get_attribute("data-period") == failed, 5, "the failed period")
         assert "RuntimeError: disk full on /data" in panel.text
         assert browser.execute_script(WRAPPED) == []
+        cell(browser, slashed, failed).click()
+        wait_for(lambda: panel.get_attribute("data-job") == slashed, 5, "the slashed job")
+        assert "sl-1" in panel.text
         # a held period: its holder and the lease's expiry
         cell(browser, "DimCustomer", held).click()
         wait_for(lambda: panel.get_attribute("data-job") == "DimCustomer", 5, "the held period")
