@@ -9,6 +9,7 @@ it prints names the ledger with ``***`` for its password.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib
 import ipaddress
 import os
@@ -19,7 +20,9 @@ from typing import Any
 
 from gatekeeper.cli.output import Result, open_cli_ledger, to_int
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.luigi.freshness import check_config
+from gatekeeper.web.server import HEADER_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
 from gatekeeper.web.views import parse_window
 
 EXTRA = ("starlette", "uvicorn", "prometheus_client")
@@ -32,19 +35,24 @@ def cmd_serve(_: None, args: argparse.Namespace) -> Result:
     port = to_int(args.port, "port")
     if port > 65535:
         raise InvalidInput("port", args.port, "expected 0 to 65535")
+    limits = parse_limits(args)
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
     if token is not None and not token.strip():
         raise InvalidInput("token", "", "empty")
     check_exposure(args.host, token, args.insecure)
     require_extra()
     sock = listen(args.host, port)
-    import uvicorn
-
+    from gatekeeper.web import server
     from gatekeeper.web.app import build_app
 
-    with sock, open_cli_ledger(args.ledger, create=False) as ledger:
+    with (
+        sock,
+        open_cli_ledger(args.ledger, create=False) as ledger,
+        open_cli_ledger(args.ledger, create=False) as health,
+    ):
         check_config(ledger, args.allow_unknown)  # a typo must not silence an alert
-        app = build_app(ledger, window, token)
+        health.sql.reconnect_window = 0  # /healthz says at once that the ledger is away
+        app = build_app(ledger, window, token, health)
         host, bound = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         print(
@@ -53,9 +61,27 @@ def cmd_serve(_: None, args: argparse.Namespace) -> Result:
             file=sys.stderr,
             flush=True,
         )
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(app, sock, limits)
     return Result({"stopped": True}, "gatekeeper serve: stopped")
+
+
+def parse_limits(args: argparse.Namespace) -> Any:
+    """``--header-timeout``, ``--keep-alive`` (durations, 1 s to 1 h) and
+    ``--max-connections`` (1 to 100,000) as ``server.Limits``; InvalidInput naming each."""
+    from gatekeeper.web.server import Limits
+
+    header = parse_lateness(args.header_timeout, "header_timeout")
+    keep = parse_lateness(args.keep_alive, "keep_alive")
+    for field, given, span in (
+        ("header_timeout", args.header_timeout, header),
+        ("keep_alive", args.keep_alive, keep),
+    ):
+        if not dt.timedelta(seconds=1) <= span <= dt.timedelta(hours=1):
+            raise InvalidInput(field, given, "expected a duration from 1s to 1h")
+    most = to_int(args.max_connections, "max_connections")
+    if not 1 <= most <= 100_000:
+        raise InvalidInput("max_connections", args.max_connections, "expected 1 to 100000")
+    return Limits(header.total_seconds(), int(keep.total_seconds()), most)
 
 
 def is_loopback(host: str) -> bool:
@@ -128,6 +154,23 @@ def register(add: Callable[..., Any]) -> None:
         help="serve a [gatekeeper.freshness] key naming no job of the ledger (a job not yet "
         "run) instead of refusing it with the closest known names (exit 2); /metrics counts "
         "such keys in gatekeeper_config_unknown_jobs",
+    )
+    p.add_argument(
+        "--header-timeout",
+        default=f"{HEADER_TIMEOUT:g}s",
+        help="close a connection whose request headers are not complete after this long "
+        f"(default: {HEADER_TIMEOUT:g}s)",
+    )
+    p.add_argument(
+        "--keep-alive",
+        default=f"{KEEP_ALIVE}s",
+        help=f"close a connection idle between requests after this long (default: {KEEP_ALIVE}s)",
+    )
+    p.add_argument(
+        "--max-connections",
+        default=str(MAX_CONNECTIONS),
+        help="beyond this many open connections a request is answered 503 "
+        f"(default: {MAX_CONNECTIONS})",
     )
     p.add_argument(
         "--insecure",

@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from gatekeeper.core.errors import InvalidInput
 
 UTC = dt.timezone.utc
+#: The longest duration text parsed (``1000000d2h30m15s`` is 16): a bound on its digits
+MAX_DURATION_CHARS = 32
 _DURATION = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 
 
@@ -100,6 +102,9 @@ def parse_lateness(value: Any, field: str = "lateness") -> dt.timedelta:
             field, value, f"expected a timedelta or a string like 2h, got {type(value).__name__}"
         )
     text = "".join(value.split()).lower()
+    if len(text) > MAX_DURATION_CHARS:  # int() of thousands of digits is refused, and slow
+        cut = value if len(value) <= 40 else value[:40] + "..."
+        raise InvalidInput(field, cut, f"longer than {MAX_DURATION_CHARS} characters")
     if text.startswith("-"):
         raise InvalidInput(field, value, "negative; a period cannot be due before it ends")
     if text == "0":

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,7 +44,9 @@ def check_name(value: Any, field: str) -> str:
     """Return ``value`` if it names something (a job, consumer, run ID, producer...): a
     non-empty string without surrounding blanks, NUL bytes, lone surrogates (which no database
     stores faithfully), control characters or bidi controls (which would drive a terminal or
-    reorder what a reader sees: ``abc\u202egnp.exe``); raises InvalidInput."""
+    reorder what a reader sees: ``abc\u202egnp.exe``), or invisible and format characters
+    (Unicode category Cf, such as U+200B and U+FEFF, and the soft hyphen U+00AD: ``Sales``
+    and ``Sa\u200bles`` would look alike); raises InvalidInput."""
     name = check_reason(value, field)
     unsafe = UNSAFE.search(name)
     if unsafe:
@@ -53,7 +56,20 @@ def check_name(value: Any, field: str) -> str:
             f"contains the control character {printable(unsafe.group())} (a name may not "
             "contain control or bidi characters)",
         )
+    invisible = next((c for c in name if c == "\u00ad" or unicodedata.category(c) == "Cf"), None)
+    if invisible is not None:  # Sales and Sa\u200bles would be two jobs that look alike
+        raise InvalidInput(
+            field,
+            value,
+            f"contains the invisible character {_codepoint(invisible)} "
+            f"({unicodedata.name(invisible, 'format character')}; a name may not contain "
+            "invisible or format characters)",
+        )
     return name
+
+
+def _codepoint(char: str) -> str:
+    return f"\\u{ord(char):04x}"
 
 
 def check_reason(value: Any, field: str) -> str:

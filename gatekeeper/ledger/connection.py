@@ -143,12 +143,18 @@ class SqlConnection:
         """Run one statement (``?`` placeholders on every backend) and return the cursor.
 
         Placeholders are translated by a tokenizer; a statement that would control the
-        transaction, or several statements, raise InvalidInput.
+        transaction, or several statements, raise InvalidInput. Outside a transaction a
+        driver error is a LedgerError (``outages.wrap``: a dropped connection is reopened on
+        next use), so none reaches a caller unwrapped.
         """
-        if self._in_tx:
+        if self._in_tx:  # ``transaction`` wraps its driver errors
             return self._send(prepare(sql, self.dialect.name), tuple(params))
-        self._usable()
-        return self._conn.execute(prepare(sql, self.dialect.name), tuple(params))
+        with self._lock:
+            self._usable()
+            try:
+                return self._conn.execute(prepare(sql, self.dialect.name), tuple(params))
+            except self.dialect.driver_errors() as exc:  # the one boundary outside one
+                raise self._wrap(exc, committing=False) from exc
 
     def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> Any:
         """Run one statement for each parameter row (``?`` placeholders); returns the cursor."""

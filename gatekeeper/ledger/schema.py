@@ -181,7 +181,7 @@ def migrate(sql: SqlCore) -> None:
     try:  # an up-to-date ledger opens without waiting for the write lock
         if read_version(sql) == SCHEMA_VERSION:
             return
-    except sql.dialect.driver_errors():
+    except LedgerError:
         pass  # e.g. the schema table is being created right now: decide under the lock
     with sql.migration("the schema migration"):
         version = read_version(sql)

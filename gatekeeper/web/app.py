@@ -1,31 +1,43 @@
 """The Starlette application of ``gatekeeper serve``: routes, the bearer token, errors.
 
-Every route reads only (the ledger is opened read-only by the command). Handlers are
-``async`` and read the ledger on the event loop's thread: one connection, one request at a
-time, which a dashboard and a scraper need no more than. With a token, every route but
-``/healthz`` requires ``Authorization: Bearer TOKEN`` (or the cookie set by opening
-``/?token=TOKEN`` once in a browser), compared in constant time; else 401.
+Every route reads only (the ledger is opened read-only by the command). The ledger's reads
+and the rendering of an answer run on a worker thread, one request at a time on the one
+connection (a dashboard and a scraper need no more), never on the event loop: ``/healthz``
+asks its own connection (``health``), in at most ``HEALTH_DEADLINE`` seconds, whatever
+another request is doing. Every error is JSON (``{"error", "message"}``, with ``field`` and
+``value`` for bad input), 404 and 405 included, and every text of an answer is shown as the
+CLI shows it: control and bidi characters escaped (``display.printable``). A job is
+addressed by its name as one percent-encoded path segment (``/`` is ``%2F``), so every name
+the ledger accepts is reachable. With a token, every route but ``/healthz`` requires
+``Authorization: Bearer TOKEN`` (or the cookie set by opening ``/?token=TOKEN`` once in a
+browser), compared in constant time; else 401.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import hmac
 import json
+import threading
 import time
 from base64 import b64encode
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from gatekeeper.core.clock import utc_now
-from gatekeeper.core.display import mask, url_secrets
+from gatekeeper.core.display import mask, printable, url_secrets
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, LedgerError
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.freshness import check_config
 from gatekeeper.web import metrics, page, views
 
 COOKIE = "gatekeeper_token"
+#: ``/healthz`` answers 503 when its ledger has not answered within this many seconds
+HEALTH_DEADLINE = 0.8
+_JOBS = "/api/jobs/"
 _SCRIPT_HASH = b64encode(hashlib.sha256(page.SCRIPT.encode()).digest()).decode()
 _CSP = (
     "default-src 'none'; connect-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; "
@@ -39,32 +51,52 @@ _HEADERS = {
 }
 
 
+def shown(data: Any) -> Any:
+    """``data`` (JSON values) with every string, keys too, as the CLI shows it
+    (``printable``: control and bidi characters escaped)."""
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {printable(k): shown(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [shown(v) for v in data]
+    return data
+
+
 def build_app(
     ledger: Ledger,
     window: dt.timedelta,
     token: str | None = None,
+    health: Ledger | None = None,
     clock: Callable[[], dt.datetime] = utc_now,
 ) -> Any:
     """The ASGI application over ``ledger`` (opened read-only) with the default ``window``,
-    judging every answer at ``clock()`` (default: the current time)."""
+    judging every answer at ``clock()`` (default: the current time); ``/healthz`` asks
+    ``health`` (a second read-only connection; default ``ledger``)."""
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
     from starlette.routing import Route
 
     secrets = url_secrets(ledger.url)
+    one_at_a_time = threading.Lock()  # one request at a time on the ledger's connection
 
     def secret(text: str) -> str:
         return mask(text, secrets)
+
+    def answer_json(body: Any, status: int = 200) -> Response:
+        return JSONResponse(shown(body), status, headers=_HEADERS)
 
     def error(status: int, exc: GatekeeperError) -> Response:
         body: dict[str, Any] = {"error": type(exc).__name__, "message": secret(str(exc))}
         if isinstance(exc, InvalidInput):
             body.update(field=exc.field, value=secret(str(exc.value)))
-        return JSONResponse(body, status, headers=_HEADERS)
+        return answer_json(body, status)
 
-    def answer(fn: Any) -> Any:
-        async def handler(request: Request) -> Response:
+    def on_thread(request: Request, fn: Any) -> Response:
+        with one_at_a_time:
             try:
                 result: Response = fn(request)
                 return result
@@ -74,6 +106,11 @@ def build_app(
                 return error(400, exc)
             except LedgerError as exc:
                 return error(503, exc)
+
+    def answer(fn: Any) -> Any:
+        async def handler(request: Request) -> Response:
+            result: Response = await run_in_threadpool(on_thread, request, fn)
+            return result
 
         return handler
 
@@ -92,25 +129,30 @@ def build_app(
         found, skipped, unknown = cache.get(window_of(request))
         cells = request.query_params.get("cells") == "1"
         body = [{**v.summary(), **({"cells": v.cells()} if cells else {})} for v in found]
-        data = {"jobs": body, "skipped": skipped, "config_unknown_jobs": list(unknown)}
-        return JSONResponse(data, headers=_HEADERS)
+        return answer_json({"jobs": body, "skipped": skipped, "config_unknown_jobs": list(unknown)})
 
-    def periods(request: Request) -> Response:
+    def periods(request: Request, job: str) -> Response:
         q = request.query_params
         found = views.job_periods(
             ledger,
-            request.path_params["job"],
+            job,
             window_of(request),
             clock(),
             q.get("start") or None,
             q.get("stop") or None,
         )
-        return JSONResponse(found, headers=_HEADERS)
+        return answer_json(found)
 
-    def period(request: Request) -> Response:
-        p = request.path_params
-        found = views.period_detail(ledger, p["job"], p["period"], clock())
-        return JSONResponse(found, headers=_HEADERS)
+    def period(request: Request, job: str, key: str) -> Response:
+        return answer_json(views.period_detail(ledger, job, key, clock()))
+
+    def job_route(request: Request) -> Response:
+        parts = _segments(request.scope)
+        if len(parts) == 2 and parts[1] == "periods":
+            return periods(request, parts[0])
+        if len(parts) == 3 and parts[1] == "periods":
+            return period(request, parts[0], parts[2])
+        raise HTTPException(404)
 
     def scrape(request: Request) -> Response:
         found, _, unknown = cache.get(window_of(request))
@@ -125,19 +167,30 @@ def build_app(
         text = page.render(found, skipped, chosen, ledger.describe())
         return HTMLResponse(text, headers={**_HEADERS, "Content-Security-Policy": _CSP})
 
+    probe = _Health(health or ledger)
+
     async def healthz(request: Request) -> Response:
-        try:
-            version, now = ledger.schema_version(), ledger.db_now()
-        except GatekeeperError as exc:
-            body = {"status": "unavailable", "message": secret(str(exc))}
-            return JSONResponse(body, 503, headers=_HEADERS)
-        if version == 0:  # the ledger's tables are gone
-            body = {"status": "unavailable", "message": f"no ledger in {ledger.describe()}"}
-            return JSONResponse(body, 503, headers=_HEADERS)
-        return JSONResponse(
-            {"status": "ok", "ledger": ledger.describe(), "db_now": now.isoformat()},
-            headers=_HEADERS,
-        )
+        status, body = await probe.check()
+        if "message" in body:
+            body = {**body, "message": secret(body["message"])}
+        return answer_json(body, status)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        code = getattr(exc, "status_code", 500)
+        words = {404: "NotFound", 405: "MethodNotAllowed"}
+        message = {
+            404: f"no route {request.method} {request.url.path}",
+            405: f"{request.method} is not allowed on {request.url.path}",
+        }
+        body = {
+            "error": words.get(code, "HTTPError"),
+            "message": message.get(code, getattr(exc, "detail", "error")),
+        }
+        return answer_json(body, code)
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        body = {"error": "InternalError", "message": f"{type(exc).__name__} (see the server log)"}
+        return answer_json(body, 500)
 
     app = Starlette(
         routes=[
@@ -145,13 +198,61 @@ def build_app(
             Route("/healthz", healthz),
             Route("/metrics", answer(scrape)),
             Route("/api/jobs", answer(jobs)),
-            Route("/api/jobs/{job}/periods", answer(periods)),
-            Route("/api/jobs/{job}/periods/{period}", answer(period)),
-        ]
+            Route(_JOBS + "{rest:path}", answer(job_route)),
+        ],
+        exception_handlers={HTTPException: not_found, Exception: failed},
     )
     if token is None:
         return app
     return _Guard(app, token, RedirectResponse, JSONResponse)
+
+
+def _segments(scope: Any) -> list[str]:
+    """The path after ``/api/jobs/`` as its segments, each percent-decoded (from the raw
+    path: ``%2F`` in a job's name is part of it); InvalidInput for one that is not UTF-8."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else scope["path"]
+    rest = path[len(_JOBS) :] if path.startswith(_JOBS) else ""
+    try:
+        return [unquote(part, errors="strict") for part in rest.split("/")]
+    except UnicodeDecodeError:
+        raise InvalidInput("path", rest, "not UTF-8 once percent-decoded") from None
+
+
+class _Health:
+    """``/healthz``'s judgement: its ledger's schema version and clock, read on a worker
+    thread, at most one read at a time (a call while one is under way waits for it), waited
+    for at most ``HEALTH_DEADLINE`` seconds."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self.pending: asyncio.Future[tuple[int, dict[str, Any]]] | None = None
+
+    async def check(self) -> tuple[int, dict[str, Any]]:
+        if self.pending is None or self.pending.done():
+            self.pending = asyncio.get_running_loop().run_in_executor(None, self.read)
+        try:
+            return await asyncio.wait_for(asyncio.shield(self.pending), HEALTH_DEADLINE)
+        except asyncio.TimeoutError:
+            message = f"the ledger did not answer within {HEALTH_DEADLINE:g}s"
+            return 503, {"status": "unavailable", "message": message}
+
+    def read(self) -> tuple[int, dict[str, Any]]:
+        """(status, body); a connection that dropped (a database restarted since the last
+        read) is reopened and asked once more, no more: ``/healthz`` does not ride out."""
+        ledger = self.ledger
+        for again in (True, False):
+            try:
+                version, now = ledger.schema_version(), ledger.db_now()
+                break
+            except LedgerError as exc:
+                if not (again and exc.unreachable):
+                    return 503, {"status": "unavailable", "message": str(exc)}
+            except GatekeeperError as exc:
+                return 503, {"status": "unavailable", "message": str(exc)}
+        if version == 0:  # the ledger's tables are gone
+            return 503, {"status": "unavailable", "message": f"no ledger in {ledger.describe()}"}
+        return 200, {"status": "ok", "ledger": ledger.describe(), "db_now": now.isoformat()}
 
 
 class _Recent:

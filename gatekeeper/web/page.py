@@ -47,7 +47,13 @@ background:#f6f8fa;border-left:1px solid #d0d7de;padding:12px 16px;font-size:12p
 #panel[hidden]{display:none}
 #panel table{border-collapse:collapse;width:100%}
 #panel td,#panel th{border-bottom:1px solid #d0d7de;padding:2px 4px;text-align:left;
-vertical-align:top;overflow-wrap:anywhere}
+vertical-align:top;overflow-wrap:normal;word-break:normal}
+#panel td span,#panel th{white-space:nowrap}
+#panel .cause{font-weight:600}
+.ticks{display:grid;grid-template-columns:260px auto;gap:0 10px}
+.scale{position:relative;height:26px;font-size:10px;color:#57606a;white-space:nowrap}
+.scale span{position:absolute;border-left:1px solid #afb8c1;padding-left:2px;line-height:12px}
+.scale .major{top:0;font-weight:600}.scale .minor{top:13px}
 #panel a{cursor:pointer;color:#0969da}
 #live{margin-left:auto}
 """
@@ -71,11 +77,14 @@ filter.addEventListener('input',function(){applyFilter();
  try{sessionStorage.setItem('gk-filter',filter.value);}catch(e){}});
 document.querySelector('select[name=window]').addEventListener('change',function(e){
  e.target.form.submit();});
+function words(td,text){String(text).split(' ').forEach(function(w,i){
+ if(i){td.appendChild(document.createTextNode(' '));}td.appendChild(el('span',w));});return td;}
 function table(head,lines){var t=el('table'),h=el('tr');
  head.forEach(function(x){h.appendChild(el('th',x));});t.appendChild(h);
  lines.forEach(function(line){var tr=el('tr');line.forEach(function(x){
   if(x instanceof Node){var td=el('td');td.appendChild(x);tr.appendChild(td);}
-  else{tr.appendChild(el('td',x));}});t.appendChild(tr);});return t;}
+  else{tr.appendChild(words(el('td'),x===null||x===undefined?'':x));}});
+  t.appendChild(tr);});return t;}
 function anchor(job,period){return '#'+new URLSearchParams({job:job,period:period}).toString();}
 function link(job,period){var a=el('a',job+' '+period);a.setAttribute('data-job',job);
  a.setAttribute('data-period',period);a.setAttribute('href',anchor(job,period));return a;}
@@ -88,6 +97,8 @@ function show(job,period){
   var close=el('button','close');close.addEventListener('click',function(){panel.hidden=true;
    history.replaceState(null,'',location.pathname+location.search);});
   panel.appendChild(close);panel.appendChild(el('h2',d.job+' '+d.period));
+  if(d.state){panel.appendChild(el('p','state: '+d.state,'state'));}
+  if(d.cause){panel.appendChild(el('p',d.cause,'cause'));}
   panel.appendChild(el('h3','attempts ('+d.attempts.length+')'));
   panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error'],
    d.attempts.map(function(a){return [a.attempt,a.state,a.run_id,a.started_at,
@@ -119,7 +130,8 @@ function update(data){
   if(cells.length!==j.cells.length||(cells.length&&
    cells[0].getAttribute('data-period')!==j.cells[0][0])){changed=true;return;}
   j.cells.forEach(function(c,i){if(cells[i].getAttribute('data-state')!==c[1]){
-   cells[i].setAttribute('data-state',c[1]);}
+   cells[i].setAttribute('data-state',c[1]);
+   cells[i].setAttribute('title',j.job+' '+c[0]+': '+c[1].replace('_',' '));}
    cells[i].classList.toggle('ct',c[0]===j.contiguous_through);});
   r.querySelector('.counts').textContent=Object.keys(j.counts).filter(function(s){
    return j.counts[s];}).map(function(s){return j.counts[s]+' '+s;}).join(', ');
@@ -198,9 +210,49 @@ def _axis(period: Period, views: Sequence[JobView]) -> str:
     span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
     note = " (hours in UTC)" if kind == "hourly" else ""
     rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
+    ticks = _ticks(period, first, max(ends, default=first))
     return (
         f'<section class="axis" data-kind="{kind}"><h2>{kind} <span class="meta">'
-        f"{_text(span)}{note}</span></h2>{rows}</section>"
+        f"{_text(span)}{note}</span></h2>{ticks}{rows}</section>"
+    )
+
+
+#: the pixels of one column of the grid (a cell and its gap: ``.cells i``)
+COLUMN = 8
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def ticks(period: Period, first: int, last: int) -> list[tuple[int, str, str]]:
+    """The axis labels of columns ``first`` .. ``last`` (ordinals of ``period``): ``(column,
+    "major" or "minor", text)``. Daily: the month (``Nov 2026``) where one starts, days 1, 8,
+    15 and 22; hourly (UTC): the day (``Dec 3``) at midnight, hours 00, 06, 12 and 18; other
+    kinds: every sixth period's key. The first column carries a major label too (a daily
+    one unless a month starts within ten columns)."""
+    found = []
+    for n in range(first, last + 1):
+        at, column = period.at(n), n - first
+        if period.name == "daily":
+            if at.day == 1 or (n == first and at.day < 22):  # no label a few columns long
+                found.append((column, "major", f"{_MONTHS[at.month - 1]} {at.year}"))
+            if at.day in (1, 8, 15, 22):
+                found.append((column, "minor", str(at.day)))
+        elif period.name == "hourly" and isinstance(at, dt.datetime):
+            if at.hour == 0 or n == first:
+                found.append((column, "major", f"{_MONTHS[at.month - 1]} {at.day}"))
+            if at.hour % 6 == 0:
+                found.append((column, "minor", f"{at.hour:02d}"))
+        elif (n - first) % 6 == 0:
+            found.append((column, "major", period.key(at)))
+    return found
+
+
+def _ticks(period: Period, first: int, last: int) -> str:
+    spans = "".join(
+        f'<span class="{size}" style="left:{column * COLUMN}px">{_text(text)}</span>'
+        for column, size, text in ticks(period, first, last)
+    )
+    return (
+        f'<div class="ticks" aria-hidden="true"><div></div><div class="scale">{spans}</div></div>'
     )
 
 
@@ -211,10 +263,11 @@ def _row(view: JobView, offset: int) -> str:
     shown = ", ".join(f"{n} {s.value}" for s, n in counts(view.states).items() if n)
     cells = "".join(
         f'<i data-job="{job}" data-period="{_text(s.period)}" data-state="{s.state.value}"'
+        f' title="{job} {_text(s.period)}: {s.state.value.replace("_", " ")}"'
         f"{' class=ct' if s.period == through else ''}></i>"
         for s in view.states
     )
-    pad = f'<span class="pad" style="width:{offset * 8}px"></span>' if offset else ""
+    pad = f'<span class="pad" style="width:{offset * COLUMN}px"></span>' if offset else ""
     return (
         f'<div class="row" data-job="{job}"><div><div class="name">{job}</div>'
         f'<div class="counts">{_text(shown)}</div><div class="facts">through '

@@ -33,7 +33,7 @@ from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
 from gatekeeper.report.freshness import job_freshness
-from gatekeeper.report.states import PeriodStatus, counts, window_states
+from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 from gatekeeper.report.windows import JobWindow, job_window
 
 
@@ -210,22 +210,83 @@ def job_periods(
     shown = window_of(ledger, job, start, stop)
     if start is None:
         shown = served(shown, window, now)
+    bounded(shown, now, start, stop)
     plan, states = window_states(ledger, job, now=now, task_limit=50, window=shown)
     return {"job": job, **plan.to_json(), "periods": [s.to_json() for s in states]}
+
+
+def bounded(found: JobWindow, now: dt.datetime, start: str | None, stop: str | None) -> None:
+    """Refuse a range a request names (``start``, ``stop``; the window's own bounds where
+    not given) whose periods span more than MAX_WINDOW, from its start to its stop (``now``
+    without one): the rule of ``--window``. InvalidInput names ``start`` when it alone
+    makes the range too long, else ``stop``."""
+    schedule = found.schedule
+    kind, zone = schedule.kind, schedule.zone
+    first = kind.interval(schedule.start, zone).start
+    try:
+        end = now if schedule.stop is None else kind.interval(schedule.stop, zone).start
+    except InvalidInput:  # beyond the datetime range: too long whatever the start
+        end = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+    if end - first <= MAX_WINDOW:
+        return
+    early = min(end, now) - first > MAX_WINDOW  # too long even if it stopped by now
+    field, value = ("start", start) if start and (early or not stop) else ("stop", stop)
+    shown = "now" if schedule.stop is None else kind.key(schedule.stop)
+    raise InvalidInput(
+        field,
+        value,
+        f"{kind.key(schedule.start)} .. {shown} is longer than {MAX_WINDOW.days}d (the "
+        "longest range served)",
+    )
 
 
 def period_detail(ledger: LedgerReads, job: str, period: str, now: dt.datetime) -> dict[str, Any]:
     """Every attempt of ``job`` for ``period`` and every revision of its publication (with
     each upstream of its evidence). Reads only; raises InvalidInput / UnknownJob."""
     job = check_job(ledger, job)
-    kind = window_of(ledger, job).schedule.kind
+    found = window_of(ledger, job)
+    kind = found.schedule.kind
     key = parse_period_key(period, kind, "period")
     return {
         "job": job,
         "period": key,
         "kind": kind.name,
+        **period_cause(ledger, job, key, found, now),
         "attempts": [attempt_json(a, now) for a in ledger.attempts(job, key)],
         "publications": [publication_json(p) for p in ledger.publications(job, key)],
+    }
+
+
+def period_cause(
+    ledger: LedgerReads, job: str, key: str, found: JobWindow, now: dt.datetime
+) -> dict[str, Any]:
+    """The state of ``job``'s period ``key`` as ``gatekeeper status`` judges it, and why it
+    waits: ``blocked_by`` (the upstream's cause, state ``blocked``), ``held_by`` (its own
+    attempt running on a live lease: run ID, attempt, until) and ``cause``, one line saying
+    either (None otherwise). A few queries; reads only."""
+    kind = found.schedule.kind
+    one = found.schedule.with_(start=key, stop=kind.at(kind.rank(key) + 1))
+    _, states = window_states(
+        ledger, job, now=now, task_limit=None, window=dataclasses.replace(found, schedule=one)
+    )
+    status = next((s for s in states if s.period == key), None)
+    if status is None:
+        return {"state": None, "blocked_by": None, "held_by": None, "cause": None}
+    blocked = status.cause if status.state is PeriodState.BLOCKED else None
+    held = None
+    if status.state is PeriodState.RUNNING and status.lease_expires_at is not None:
+        until = status.lease_expires_at.isoformat()
+        held = {"run_id": status.run_id, "attempt": status.attempt, "until": until}
+    cause = None
+    if blocked is not None:
+        cause = f"blocked: {blocked.describe()}"
+    elif held is not None:
+        cause = f"held by run {held['run_id']} (attempt {held['attempt']}) until {until}"
+    return {
+        "state": status.state.value,
+        "blocked_by": None if blocked is None else blocked.to_json(),
+        "held_by": held,
+        "cause": cause,
     }
 
 

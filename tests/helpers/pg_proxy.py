@@ -12,7 +12,7 @@ Armed (``arm``), at the first ``COMMIT`` whose transaction's statements satisfy 
 - ``request``: the COMMIT is not sent; both sides are closed (the server rolls back).
 
 ``refuse()`` makes every new connection close at once (the database unreachable through the
-proxy), ``accept()`` undoes it.
+proxy), ``accept()`` undoes it; ``drop()`` closes every connection made so far (a restart).
 """
 
 from __future__ import annotations
@@ -200,6 +200,12 @@ class PgProxy:
 
     def accept(self) -> None:
         self.refusing = False
+
+    def drop(self) -> None:
+        """Close every connection made so far (as a server restart does); new ones are
+        forwarded unless ``refuse`` was called."""
+        for pair in list(self.pairs):
+            pair.close()
 
     def url(self, url: str) -> str:
         """``url`` (a postgresql:// URL) pointed at this proxy."""

@@ -4,11 +4,13 @@ tests drive (selenium and Debian's chromium-driver):
     python -m tests.helpers.serve_screenshot docs/img/serve.png
 
 It writes the showcase ledger (``serve.showcase``) in a temporary folder, starts the real
-``gatekeeper serve``, opens the corrected period of the consumer and saves the page.
+``gatekeeper serve``, opens the consumer's period blocked by its failed upstream (its cause
+named in the panel) and saves the page.
 """
 
 from __future__ import annotations
 
+import datetime
 import sys
 import tempfile
 import time
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import gatekeeper as gk
-from tests.helpers.serve import showcase, start
+from tests.helpers.serve import showcase, start, today
 
 
 def chrome(width: int = 1280, height: int = 760) -> Any:
@@ -42,7 +44,8 @@ def main(target: str) -> None:
     with tempfile.TemporaryDirectory(prefix="gk-serve-shot-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'ledger.db'}"
         with gk.open_ledger(url) as ledger:
-            period = showcase(ledger)
+            showcase(ledger)
+        period = today() - datetime.timedelta(days=4)  # Orders failed: DailySalesLoad blocked
         with start(url) as server:
             driver = chrome()
             try:

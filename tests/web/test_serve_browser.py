@@ -143,3 +143,109 @@ def test_serve_in_chromium_grid_click_live_update_no_console_errors(
         assert browser.execute_script("return window.gkMarker") == 1  # no reload
         logs = browser.get_log("browser")
     assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
+
+
+SCALE = (
+    "var out=[];document.querySelectorAll('.axis').forEach(function(a){"
+    "var cells=Array.from(a.querySelectorAll('.cells i')).map(function(c){"
+    "return [c.getAttribute('data-period'),c.getBoundingClientRect().left];});"
+    "a.querySelectorAll('.scale span').forEach(function(s){out.push([a.getAttribute('data-kind'),"
+    "s.className,s.textContent,s.getBoundingClientRect().left,cells]);});});return out;"
+)
+#: the words of the panel's cells (each a span) that a line break cut in two
+WRAPPED = (
+    "return Array.from(document.querySelectorAll('#panel td span, #panel th')).filter("
+    "function(s){return s.textContent&&s.getClientRects().length>1;}).map(function(s){"
+    "return s.textContent;});"
+)
+MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def test_serve_grid_reads_dates_titles_unwrapped_words_and_causes(
+    browser: Any, sqlite_url: str
+) -> None:
+    """The axis carries months and days (daily) and days and hours (hourly), each label over
+    the column of its period; every cell has a title naming its job, period and state; the
+    panel's columns break only between words; a blocked period's panel (and
+    /api/jobs/JOB/periods/PERIOD) names its cause, a held one its holder and expiry."""
+    from selenium.webdriver.common.by import By
+
+    from tests.helpers.serve import showcase
+
+    slashed = "a/b?c#</script>"  # a name the ledger accepts, reachable from the page too
+    failed = str(today() - dt.timedelta(days=4))  # Orders failed; DailySalesLoad blocked
+    with gk.open_ledger(sqlite_url) as ledger:
+        showcase(ledger)
+        ledger.record(slashed, failed, 1, "sl-1", "succeeded", dt.datetime.now(dt.timezone.utc))
+    held = str(today() - dt.timedelta(days=1))  # DimCustomer running on a live lease
+    with start(sqlite_url) as server:
+        browser.get(server.url)
+        labels = browser.execute_script(SCALE)
+        kinds = {(kind, size) for kind, size, *_ in labels}
+        assert kinds == {("daily", "major"), ("daily", "minor"), ("hourly", "major")} | {
+            ("hourly", "minor")
+        }
+        for kind, size, text, left, cells in labels:
+            under = [p for p, x in cells if abs(x - left) < 1.5]
+            assert under, (kind, text)
+            for period in under:  # every row's cell in that column is the labelled period
+                if kind == "daily":
+                    day = dt.date.fromisoformat(period)
+                    want = (
+                        f"{MONTHS[day.month - 1]} {day.year}" if size == "major" else str(day.day)
+                    )
+                else:
+                    hour = dt.datetime.fromisoformat(period.replace("Z", "+00:00"))
+                    want = (
+                        f"{MONTHS[hour.month - 1]} {hour.day}"
+                        if size == "major"
+                        else f"{hour.hour:02d}"
+                    )
+                assert text == want, (kind, size, period)
+        minors = {text for kind, size, text, *_ in labels if (kind, size) == ("daily", "minor")}
+        assert minors <= {"1", "8", "15", "22"} and len(minors) >= 2
+        assert {t for k, s, t, *_ in labels if (k, s) == ("hourly", "minor")} <= {
+            "00",
+            "06",
+            "12",
+            "18",
+        }
+        titles = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.cells i')).map(function(c){"
+            "return [c.getAttribute('data-job'),c.getAttribute('data-period'),"
+            "c.getAttribute('data-state'),c.getAttribute('title')];});"
+        )
+        assert titles and all(t == f"{j} {p}: {s.replace('_', ' ')}" for j, p, s, t in titles)
+        panel = browser.find_element(By.ID, "panel")
+        # a blocked period: its cause, in the panel and in its JSON
+        cell(browser, "DailySalesLoad", failed).click()
+        wait_for(lambda: panel.get_attribute("data-period") == failed, 5, "the blocked period")
+        detail = server.get(f"/api/jobs/DailySalesLoad/periods/{failed}").json()
+        listed = server.get(f"/api/jobs/DailySalesLoad/periods?start={failed}").json()
+        assert detail["state"] == "blocked" and detail["held_by"] is None
+        assert detail["blocked_by"] == listed["periods"][0]["blocked_by"]
+        assert detail["blocked_by"]["job"] == "Orders"
+        assert detail["blocked_by"]["state"] == "failed"
+        cause = panel.find_element(By.CSS_SELECTOR, ".cause").text
+        assert cause == detail["cause"] and cause.startswith(f"blocked: Orders {failed} failed")
+        assert "disk full" in cause
+        # the failed upstream: every word of its row on one line
+        cell(browser, "Orders", failed).click()
+        wait_for(lambda: panel.get_attribute("data-job") == "Orders", 5, "the failed one")
+        wait_for(lambda: panel.get_attribute("data-period") == failed, 5, "the failed period")
+        assert "RuntimeError: disk full on /data" in panel.text
+        assert browser.execute_script(WRAPPED) == []
+        cell(browser, slashed, failed).click()
+        wait_for(lambda: panel.get_attribute("data-job") == slashed, 5, "the slashed job")
+        assert "sl-1" in panel.text
+        # a held period: its holder and the lease's expiry
+        cell(browser, "DimCustomer", held).click()
+        wait_for(lambda: panel.get_attribute("data-job") == "DimCustomer", 5, "the held period")
+        detail = server.get(f"/api/jobs/DimCustomer/periods/{held}").json()
+        assert detail["held_by"]["run_id"] == f"c-{held}" and detail["blocked_by"] is None
+        cause = panel.find_element(By.CSS_SELECTOR, ".cause").text
+        assert cause == detail["cause"] and cause.startswith(f"held by run c-{held} (attempt 1)")
+        assert detail["held_by"]["until"] in cause
+        assert browser.execute_script(WRAPPED) == []
+        logs = browser.get_log("browser")
+    assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
