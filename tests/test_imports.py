@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "gatekeeper"
 
 #: the optional extras' packages: a module may need one (the extra names it when missing)
@@ -78,6 +80,8 @@ def modules() -> list[str]:
     return found
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # a forked child per module: about 20 s, minutes on a loaded machine
 def test_every_module_imports_in_a_fresh_interpreter() -> None:
     names = modules()
     assert "gatekeeper.web.app" in names and "gatekeeper.core.schedule" in names
