@@ -9,8 +9,8 @@ import datetime as dt
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import luigi
 import pytest
 
 import gatekeeper as gk
@@ -25,23 +25,18 @@ T = dt.datetime(2026, 10, 2, 1, tzinfo=UTC)
 
 
 @pytest.fixture
-def typo(sqlite_url: str) -> Iterator[gk.Ledger]:
+def typo(sqlite_url: str, luigi_config: Any) -> Iterator[gk.Ledger]:
     """A SQLite ledger (the rule reads names only: ``check_config`` is tested on both
     backends below) with ``Load`` (2026-10-01 and 02 succeeded); ``[gatekeeper.freshness]``
     in Luigi's live config says ``Load = 6h`` and, mistyped, ``Lod = 6h``."""
     ledger = gk.open_ledger(sqlite_url)
     for key in ("2026-10-01", "2026-10-02"):
         ledger.record("Load", key, 1, f"l-{key}", "succeeded", T, now=T)
-    cfg = luigi.configuration.get_config()
-    if not cfg.has_section(SECTION):
-        cfg.add_section(SECTION)
-    cfg.set(SECTION, "Load", "6h")
-    cfg.set(SECTION, "Lod", "6h")
+    luigi_config(SECTION, "Load", "6h")
+    luigi_config(SECTION, "Lod", "6h")
     try:
         yield ledger
     finally:
-        cfg.remove_option(SECTION, "Load")
-        cfg.remove_option(SECTION, "Lod")
         ledger.close()
 
 
@@ -92,21 +87,16 @@ def test_allow_unknown_accepts_the_key_and_judges_the_rest(
         assert out.exists()
 
 
-def test_check_config_is_one_rule_for_exact_names_and_families(ledger: gk.Ledger) -> None:
+def test_check_config_is_one_rule_for_exact_names_and_families(
+    ledger: gk.Ledger, luigi_config: Any
+) -> None:
     ledger.record("RegionLoad(region=eu)", "2026-10-01", 1, "r-1", "succeeded", T, now=T)
-    cfg = luigi.configuration.get_config()
-    if not cfg.has_section(SECTION):
-        cfg.add_section(SECTION)
-    try:
-        cfg.set(SECTION, "RegionLoad", "2h")  # a family names its jobs
-        assert check_config(ledger) == ()
-        cfg.set(SECTION, "RegionLoda", "2h")
-        with pytest.raises(gk.InvalidInput, match="did you mean 'RegionLoad"):
-            check_config(ledger)
-        assert check_config(ledger, allow_unknown=True) == ("RegionLoda",)
-    finally:
-        cfg.remove_option(SECTION, "RegionLoad")
-        cfg.remove_option(SECTION, "RegionLoda")
+    luigi_config(SECTION, "RegionLoad", "2h")  # a family names its jobs
+    assert check_config(ledger) == ()
+    luigi_config(SECTION, "RegionLoda", "2h")
+    with pytest.raises(gk.InvalidInput, match="did you mean 'RegionLoad"):
+        check_config(ledger)
+    assert check_config(ledger, allow_unknown=True) == ("RegionLoda",)
 
 
 def test_serve_with_allow_unknown_exposes_the_unknown_keys(typo: gk.Ledger) -> None:
