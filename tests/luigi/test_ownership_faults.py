@@ -390,6 +390,7 @@ RACE_DATES = [dt.date(2026, 9, 1) + dt.timedelta(days=n) for n in range(30)]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # two racing ranges, then maybe a rerun: each waited up to 240 s
 def test_two_forward_ranges_attempt_every_period_once(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     command = luigi_command(
