@@ -1,4 +1,6 @@
-"""The real ``gatekeeper`` command in a subprocess: exit codes, tables and JSON."""
+"""The ``gatekeeper`` command: exit codes, tables and JSON, in process; every exit code and
+the ledger found through luigi.cfg are also checked as the shell sees them, in a real process
+(``process=True``)."""
 
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def test_cli_record_ready_history(sqlite_url: str) -> None:
 def test_cli_ready_not_ready_exits_1_and_names_blocker(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:  # a known job, never run for 2026-10-23
         ledger.record("DimCustomer", "2026-10-22", 1, "r-1022", "succeeded", T0)
-    done = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer")
+    done = gatekeeper("--ledger", sqlite_url, "ready", "2026-10-23", "DimCustomer", process=True)
     assert done.returncode == 1
     assert "NOT READY" in done.stdout and "missing" in done.stdout
 
@@ -107,7 +109,8 @@ def test_cli_bad_input_exits_2_names_field_and_writes_nothing(
 ) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         before = snapshot(ledger)
-    done = gatekeeper("--ledger", sqlite_url, *args)
+    # the first case as the shell sees it, the others in process
+    done = gatekeeper("--ledger", sqlite_url, *args, process=args[1] == "2026-02-30")
     assert done.returncode == 2, done.stdout + done.stderr
     assert field in done.stderr
     with gk.open_ledger(sqlite_url) as ledger:
@@ -118,7 +121,16 @@ def test_cli_conflict_exits_3(sqlite_url: str) -> None:
     with gk.open_ledger(sqlite_url) as ledger:
         ledger.record("A", "2026-10-23", 1, "r1", "succeeded", T0)
     done = gatekeeper(
-        "--ledger", sqlite_url, "record", "A", "2026-10-23", "1", "r1", "failed", "--json"
+        "--ledger",
+        sqlite_url,
+        "record",
+        "A",
+        "2026-10-23",
+        "1",
+        "r1",
+        "failed",
+        "--json",
+        process=True,
     )
     assert done.returncode == 3
     assert json.loads(done.stdout)["error"] == "StateConflict"
@@ -134,6 +146,7 @@ def test_cli_unavailable_ledger_exits_4() -> None:
         "1",
         "r1",
         "running",
+        process=True,
     )
     assert done.returncode == 4 and "LedgerError" in done.stderr
 
@@ -163,6 +176,7 @@ def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
         "succeeded",
         cwd=tmp_path,
         env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg")},
+        process=True,
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "from-cfg.db").exists()
@@ -173,6 +187,7 @@ def test_cli_ledger_url_from_luigi_cfg_then_env(tmp_path: Path) -> None:
         "A",
         cwd=tmp_path,
         env={"LUIGI_CONFIG_PATH": str(tmp_path / "luigi.cfg"), "GATEKEEPER_LEDGER_URL": env_url},
+        process=True,
     )
     assert done.returncode == 2  # the env's ledger wins, and a read-only command creates none
     assert "$GATEKEEPER_LEDGER_URL" in done.stderr and "from-env.db" in done.stderr

@@ -1,4 +1,4 @@
-"""`gatekeeper abandon` in a subprocess: what it changes, its refusals and exit codes, on both
+"""`gatekeeper abandon` (in process): what it changes, its refusals and exit codes, on both
 backends. (The worker it frees, killed or frozen: tests/luigi/test_abandon.py.)"""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Names (job, run ID, consumer, producer...) that contain one are refused, naming the field and
 showing the value escaped, and nothing is written. Free text (an attempt's error, a
 republication's reason) is stored as given and shown escaped by every command's output, its
-``--json`` (``json.dumps`` escapes them) and the HTML report. Real subprocesses of the
-``gatekeeper`` command on a SQLite file and a PostgreSQL schema (the ``ledger_url`` fixture).
+``--json`` (``json.dumps`` escapes them) and the HTML report. The ``gatekeeper`` command, in
+process, on a SQLite file and a PostgreSQL schema (the ``ledger_url`` fixture).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real ``gatekeeper plan-recovery`` command in a subprocess, in both modes."""
+"""The ``gatekeeper plan-recovery`` command (in process), in both modes."""
 
 from __future__ import annotations
 

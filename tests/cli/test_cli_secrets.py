@@ -1,8 +1,9 @@
 """A ledger URL's password never reaches a terminal, a log or a file: it is shown as ``***``.
 
-Every path that prints or describes a URL, through the real ``gatekeeper`` command in a
-subprocess (SQLite files in tmp_path, real PostgreSQL schemas; the test server trusts local
-connections, so a URL with a password opens it). Refusals also write nothing.
+Every path that prints or describes a URL, through the ``gatekeeper`` command in process
+(its stdout and stderr as a process's; SQLite files in tmp_path, real PostgreSQL schemas; the
+test server trusts local connections, so a URL with a password opens it). Refusals also write
+nothing.
 """
 
 from __future__ import annotations

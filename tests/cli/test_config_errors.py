@@ -42,6 +42,7 @@ def test_cli_set_variable_in_luigi_cfg_is_used(tmp_path: Path) -> None:
         "running",
         cwd=tmp_path,
         env=clean_env(GK_TEST_DSN="sqlite:///from-env-var.db"),
+        process=True,  # luigi.cfg found in the working directory by a real process
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "from-env-var.db").exists()

@@ -1,8 +1,8 @@
 """``gatekeeper status`` (every period in one state) and ``gatekeeper jobs``, on both backends.
 
 The ledger is real (a SQLite file, a PostgreSQL schema); only the clock is fixed (``now=``,
-``--now``). Tables are read in-process through ``gatekeeper.cli.main``; exit codes and JSON
-also through the real ``python -m gatekeeper.cli`` in a subprocess.
+``--now``). Tables, exit codes and JSON are read in process through ``gatekeeper.cli.main``
+(``tests/helpers/in_process.py``).
 """
 
 from __future__ import annotations

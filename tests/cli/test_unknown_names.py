@@ -1,6 +1,6 @@
 """Unknown names are errors: every command naming a job or consumer the ledger has never seen
 exits 2 with the closest known names and writes nothing; ``--allow-unknown`` keeps the answer
-for a name not yet run. Real ``gatekeeper`` processes on both backends."""
+for a name not yet run. The ``gatekeeper`` command in process, on both backends."""
 
 from __future__ import annotations
 

@@ -72,11 +72,10 @@ def run(
     )
 
 
-def recipe_config(folder: Path, ledger_url: str) -> Path:
-    """The test luigi.cfg with the README recipe's keep-alive (its [retcode] is already in)."""
-    cfg = write_config(folder, ledger_url)
-    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")
-    return cfg
+def recipe_config(folder: Path, ledger_url: str, *, luigi_polling: bool = False) -> Path:
+    """The test luigi.cfg with the README recipe's keep-alive (its [retcode] is already in);
+    ``luigi_polling``: the worker polls on Luigi's defaults, not the tests' short ones."""
+    return write_config(folder, ledger_url, keep_alive=True, luigi_polling=luigi_polling)
 
 
 def start(

@@ -248,8 +248,7 @@ def test_fleet_resources_are_never_exceeded_across_ranges_and_plain_tasks(
     control = tmp_path / "control"
     control.mkdir()
     (control / "sleep").write_text("0.3")
-    cfg = write_config(tmp_path, sqlite_url)
-    cfg.write_text(cfg.read_text() + "[worker]\nkeep_alive = true\n")  # wait for db, as Luigi
+    cfg = write_config(tmp_path, sqlite_url, keep_alive=True)  # wait for db, as Luigi
     server = Luigid(tmp_path / "luigid", "[resources]\ndb = 1\n")
     server.start()
     processes: list[subprocess.Popen[str]] = []
@@ -354,11 +353,13 @@ def test_fleet_processes_started_together_share_a_forward_fill(
 ) -> None:
     """2, 3 and 4 ``luigi`` processes started at the same instant on one luigid (forward,
     ``--workers 2``, 40 dates, a 0.2 s body, the README recipe's [retcode] and keep-alive):
-    each process runs at least one period, every date is attempted once, each exits 0."""
+    each process runs at least one period, every date is attempted once, each exits 0. The
+    two-process case polls on Luigi's defaults (1 s plus up to 5 s of jitter), the others on
+    the tests' short polling: a race the jitter would show is still seen."""
     control = tmp_path / "control"
     control.mkdir()
     (control / "sleep").write_text("0.2")
-    cfg = recipe_config(tmp_path, pg_ledger_url)
+    cfg = recipe_config(tmp_path, pg_ledger_url, luigi_polling=processes == 2)
     server = Luigid(tmp_path / "luigid")
     server.start()
     started: list[subprocess.Popen[str]] = []
