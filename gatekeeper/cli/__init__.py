@@ -24,6 +24,7 @@ from gatekeeper.cli import (
     recovery_cmds,
     report_cmds,
     serve_cmds,
+    verify_cmds,
 )
 from gatekeeper.cli.output import (
     EXIT_BAD_INPUT,
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         collect_cmds,
         check_cmds,
         serve_cmds,
+        verify_cmds,
     ):
         module.register(add)
     return parser

@@ -30,6 +30,7 @@ from gatekeeper.ledger.requests import WriteFn
 from gatekeeper.ledger.reservations import ReservationStore
 from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW, SqlCore
 from gatekeeper.ledger.staleness import StalenessStore
+from gatekeeper.ledger.verify import Violation, verify
 
 T = TypeVar("T")
 
@@ -394,6 +395,11 @@ class Ledger:
     def publications(self, consumer: str, business_date: Any) -> list[Publication]:
         """Every revision of the publication for the period, newest first; reads only."""
         return self._publications.publications(consumer, business_date)
+
+    def verify(self, jobs: Iterable[str] = ()) -> list[Violation]:
+        """Every violation of the ledger's invariants (``ledger/verify.py``), of ``jobs``
+        alone when given; one read transaction of set-based queries, writes nothing."""
+        return verify(self.sql, [check_name(j, "job") for j in jobs])
 
     def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
         """Publications of ``consumer`` (periods >= ``since``) whose newest revision's

@@ -56,6 +56,11 @@ class Dialect:
         """The statement that opens a write transaction."""
         return "BEGIN"
 
+    def read_transaction_sql(self) -> tuple[str, ...]:
+        """The statements that open a read transaction: one snapshot for every query in it
+        (SQLite's deferred ``BEGIN`` takes it at the first read and writes nothing)."""
+        return ("BEGIN",)
+
     def setup_sql(self) -> tuple[str, ...]:
         """Statements run once, in their own transaction, before the schema is migrated."""
         return ()

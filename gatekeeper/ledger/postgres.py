@@ -100,6 +100,10 @@ class PostgresDialect(Dialect):
             settings.append("SET default_transaction_read_only = on")
         return settings
 
+    def read_transaction_sql(self) -> tuple[str, ...]:
+        """One snapshot for every query (``REPEATABLE READ``), read-only whatever the session."""
+        return ("BEGIN ISOLATION LEVEL REPEATABLE READ", "SET TRANSACTION READ ONLY")
+
     def settle_session(self, sql: SqlCore, baseline: Any) -> str | None:
         """After ``write`` returned, in its transaction, one round trip: every setting back to
         the connection's own (``RESET`` then the ledger's, session-wide: they hold after the

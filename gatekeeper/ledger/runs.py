@@ -78,6 +78,38 @@ _PUBLISHED = (  # a row flagged 2 when the job has published the period
     "WHERE consumer = ? AND period = ? LIMIT 1) AS p"
 )
 
+#: the full scan the runs must equal: each (job, period) whose latest attempt succeeded, and
+#: whether the job has published it (``AND a.job ...`` may follow)
+SCAN = (
+    "SELECT a.job, a.period, EXISTS (SELECT 1 FROM gk_publications p "
+    "WHERE p.consumer = a.job AND p.period = a.period) FROM gk_attempts a "
+    "WHERE a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
+    "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)"
+)
+
+#: the jobs whose profile bridges weekends (``run_lines.bridges``)
+BRIDGED_JOBS = "SELECT job FROM gk_jobs WHERE calendar IS NOT NULL AND calendar <> 'all'"
+
+#: a run as stored: (job, published flag, line tag) -> its (first, last) key pairs, ascending
+Derived = dict[tuple[str, int, str], list[tuple[str, str]]]
+
+
+def derive(rows: Iterable[tuple[str, str, object]], bridged: set[str]) -> Derived:
+    """The runs ``gk_complete_runs`` holds for the rows of ``SCAN`` (job, period, published),
+    each on the line its job's profile gives (``bridged``: the jobs that bridge weekends):
+    the one derivation the migrations, a profile's new calendar and ``verify.py`` share."""
+    found: dict[tuple[str, int, str, Period], list[int]] = {}
+    for job, period, published in rows:
+        tag, kind = line_of(job in bridged, period)
+        n = kind.ordinal(period)
+        found.setdefault((job, 0, tag, kind), []).append(n)
+        if published:
+            found.setdefault((job, 1, tag, kind), []).append(n)
+    derived: Derived = {}
+    for (job, flag, tag, kind), ordinals in found.items():
+        derived.setdefault((job, flag, tag), []).extend(PeriodRuns.of(kind, ordinals).key_pairs())
+    return {key: sorted(pairs) for key, pairs in derived.items()}
+
 
 @dataclass(frozen=True, slots=True)
 class Line:
@@ -275,32 +307,16 @@ class CompleteRuns:
             "DELETE FROM gk_complete_runs" + (f" WHERE {among}" if among else ""), params
         )
         where = f" AND a.{among}" if among else ""
-        rows = self.sql.execute(
-            "SELECT a.job, a.period, EXISTS (SELECT 1 FROM gk_publications p "
-            "WHERE p.consumer = a.job AND p.period = a.period) FROM gk_attempts a "
-            "WHERE a.state = 'succeeded' AND a.attempt = (SELECT MAX(b.attempt) "
-            "FROM gk_attempts b WHERE b.job = a.job AND b.period = a.period)" + where,
-            params,
-        ).fetchall()
+        rows = self.sql.execute(SCAN + where, params).fetchall()
         bridged = self.bridged_jobs() if tagged else set()
-        found: dict[tuple[str, int, str, Period], list[int]] = {}
-        for job, period, published in rows:
-            tag, kind = line_of(job in bridged, period)
-            n = kind.ordinal(period)
-            found.setdefault((job, 0, tag, kind), []).append(n)
-            if published:
-                found.setdefault((job, 1, tag, kind), []).append(n)
-        for (job, flag, tag, kind), ordinals in sorted(found.items(), key=lambda i: i[0][:3]):
-            runs = _Runs(job, flag, tag if tagged else None, kind)
-            for first, last in PeriodRuns.of(kind, ordinals).key_pairs():
+        for (job, flag, tag), pairs in sorted(derive(rows, bridged).items()):
+            runs = _Runs(job, flag, tag if tagged else None, DAILY)  # the kind is not used
+            for first, last in pairs:
                 self._insert(runs, first, last)
 
     def bridged_jobs(self) -> set[str]:
         """The jobs whose profile bridges weekends (``run_lines.bridges``); one read."""
-        rows = self.sql.execute(
-            "SELECT job FROM gk_jobs WHERE calendar IS NOT NULL AND calendar <> 'all'"
-        ).fetchall()
-        return {str(row[0]) for row in rows}
+        return {str(row[0]) for row in self.sql.execute(BRIDGED_JOBS).fetchall()}
 
 
 @dataclass(frozen=True, slots=True)

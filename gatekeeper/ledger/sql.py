@@ -211,6 +211,34 @@ class SqlCore(SqlConnection):
         except Exception:  # noqa: BLE001 - the transaction's own error is the one raised
             self._discard = self._discard or self._settled  # what it held may be held still
 
+    @contextlib.contextmanager
+    def read_transaction(self) -> Iterator[Callable[[str, tuple[Any, ...]], list[Any]]]:
+        """One read transaction (``Dialect.read_transaction_sql``: a single snapshot, read-only
+        on PostgreSQL), rolled back at the end; yields a function that fetches every row of a
+        query (``?`` placeholders) in it. Writes nothing; driver errors are LedgerError."""
+        with self._lock:
+            if self._in_tx:
+                raise AssertionError("a read transaction inside a transaction")
+            self.riding_out(self._usable)
+            conn, errors = self._conn, self.dialect.driver_errors()
+
+            def rows(text: str, params: tuple[Any, ...] = ()) -> list[Any]:
+                try:
+                    return list(conn.execute(prepare(text, self.dialect.name), params).fetchall())
+                except errors as exc:
+                    raise self._wrap(exc, committing=False) from exc
+
+            try:
+                try:
+                    for statement in self.dialect.read_transaction_sql():
+                        conn.execute(statement)
+                except errors as exc:
+                    raise self._wrap(exc, committing=False) from exc
+                yield rows
+            finally:
+                with contextlib.suppress(Exception):
+                    conn.execute("ROLLBACK")
+
     # -- a publisher's session -----------------------------------------------------------------
     def settle_session(self) -> str | None:
         """After a publisher's ``write`` returned, in its transaction: put its session back

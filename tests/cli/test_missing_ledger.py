@@ -26,6 +26,7 @@ READ_ONLY = {
     "report": ["A", "--start", D, "--stop", "2026-10-25", "-o", "{tmp}/coverage.html"],
     "plan-recovery": ["--stages", "A,B", "--business-date", D],
     "check": ["A"],
+    "verify": [],
 }
 
 

@@ -37,6 +37,7 @@ COMMANDS = {
     "ready": ([D, "Sales", "Upstream"], "READY"),
     "report": (["Sales", *WINDOW, "-o", "{out}/coverage.html"], "wrote"),
     "plan-recovery": (["--stages", "Upstream,Sales", "--business-date", D], "Upstream"),
+    "verify": ([], "ok: 10 invariants hold"),
 }
 FEW = ("history", "jobs", "status")
 
