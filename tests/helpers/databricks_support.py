@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gatekeeper as gk
 from tests.helpers.databricks_fake import TOKEN
+from tests.helpers.in_process import gatekeeper_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,8 +26,13 @@ def rows(ledger: gk.Ledger, job: str = "orders") -> list[tuple[str, int, str, st
     return [(a.business_date, a.attempt, a.run_id, a.state.value) for a in ledger.history(job)]
 
 
-def command(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The installed ``gatekeeper`` console script, run from the repository root."""
+def command(
+    *args: str, env: dict[str, str], process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The ``gatekeeper`` command in ``env``, run from the repository root: in process, or the
+    installed console script (``process``)."""
+    if not process:
+        return gatekeeper_in_process(*args, cwd=ROOT, env=env)
     exe = shutil.which("gatekeeper", path=str(Path(sys.executable).parent))
     assert exe, "the gatekeeper console script is not installed next to this Python"
     return subprocess.run(

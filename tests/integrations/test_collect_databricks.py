@@ -533,6 +533,7 @@ def test_command_without_databricks_sdk_says_what_to_install(tmp_path: Path) -> 
         "--job",
         "orders",
         env=env,
+        process=True,  # the SDK hidden from a fresh interpreter
     )
     assert done.returncode == 1
     assert "pip install 'luigi-gatekeeper[databricks]'" in done.stderr

@@ -25,6 +25,7 @@ from gatekeeper.integrations.delta import runner as delta_runner
 from gatekeeper.integrations.delta.history import app_id
 from gatekeeper.integrations.delta.table import table_fingerprint
 from tests.helpers.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
+from tests.helpers.in_process import gatekeeper_in_process
 from tests.helpers.ledgers import snapshot, succeed
 from tests.helpers.luigi_support import build, configure, luigi_command, luigi_env, write_config
 
@@ -95,12 +96,7 @@ def run_task(task: gk.GatedDeltaTask) -> None:
 
 
 def gatekeeper_cli(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "--ledger", url, *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return gatekeeper_in_process("--ledger", url, *args)
 
 
 # -- publish, retry, a second date (both backends) ---------------------------------------------

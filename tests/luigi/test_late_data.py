@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import logging
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 import gatekeeper as gk
 from example_pipelines.sales import DailySalesLoad, DimCustomer
 from gatekeeper.core.gate import Watermarks
+from tests.helpers.in_process import gatekeeper_in_process
 from tests.helpers.ledgers import T0, count_rows, snapshot, succeed
 from tests.helpers.luigi_support import build, failures_of
 from tests.helpers.luigi_tasks import FeedReport
@@ -210,12 +210,7 @@ def test_cli_stale_and_evidence_show_revisions(sqlite_url: str) -> None:
         new = succeed(ledger, "Dim", D, attempt=2)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return gatekeeper_in_process("--ledger", sqlite_url, *args)
 
     stale = cli("stale", "Report", "--json")
     assert stale.returncode == 1

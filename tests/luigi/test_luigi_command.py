@@ -6,13 +6,13 @@ import datetime as dt
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 import gatekeeper as gk
+from tests.helpers.in_process import gatekeeper_in_process
 from tests.helpers.ledgers import count_rows, snapshot
 from tests.helpers.luigi_support import luigi_command, luigi_env, run_luigi, write_config
 
@@ -157,11 +157,7 @@ def test_killed_worker_blocks_until_lease_expires_then_is_abandoned(
     refused = run_luigi(cfg, *args, cwd=tmp_path)  # within the lease: fails fast
     assert refused.returncode == 30, refused.stderr
     assert "LeaseHeld" in refused.stderr + refused.stdout
-    history = subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, "history", "Controlled"],
-        capture_output=True,
-        text=True,
-    )
+    history = gatekeeper_in_process("--ledger", sqlite_url, "history", "Controlled")
     assert "running" in history.stdout and "until" in history.stdout
     with gk.open_ledger(sqlite_url) as ledger:
         assert snapshot(ledger) == rows  # the refused run recorded nothing

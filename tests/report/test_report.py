@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from gatekeeper.core.planning import plan_range
 from gatekeeper.report.assets import PALETTE
 from gatekeeper.report.html import JobCoverage, render_report
 from gatekeeper.report.states import PeriodState, PeriodStatus
+from tests.helpers.in_process import gatekeeper_in_process
 from tests.helpers.ledgers import snapshot
 from tests.helpers.report_browser import (
     JOBS,
@@ -238,13 +237,7 @@ def test_cli_report_bad_input_exits_2_and_writes_nothing(
     else:
         jobs += extra
     flat = [f"{k}={v}" for k, v in base.items()]  # --lateness=-2h is not read as an option
-    done = subprocess.run(
-        [sys.executable, "-m", "gatekeeper.cli", "--ledger", sqlite_url, "report", *jobs, *flat],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = gatekeeper_in_process("--ledger", sqlite_url, "report", *jobs, *flat)
     assert done.returncode == 2, done.stderr
     assert "InvalidInput" in done.stderr and field in done.stderr
     assert ledger_and(tmp_path) == ["ledger.db"]
