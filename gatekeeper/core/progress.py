@@ -6,7 +6,9 @@ clock) and returns text; nothing is read or written. ``fill/watch.py`` fetches a
 - ``closing_line``: the one INFO line a range run ends with, success or failure:
   ``gatekeeper: RangeBusinessDaily JOB: filled N/M due (K this run); republished R stale;
   OBSTACLE; G gaps remain; S skipped by policy; next due at T`` (parts that do not apply left
-  out). "K this run" counts the periods this invocation's own runs completed, never another
+  out; gaps left by ``task_limit`` alone, with no obstacle, read ``task_limit reached: G gaps
+  left for the next invocation``, and the run exits 0 as Luigi's ``RangeDaily`` does).
+  "K this run" counts the periods this invocation's own runs completed, never another
   process's. OBSTACLE is the first obstacle in fill order (period order; newest first for a
   reverse fill; ``first_obstacle``): ``failed
   at P (Error: message)``, ``P held by run R until T``, ``P waiting on Orders, held by run R
@@ -158,7 +160,8 @@ def closing_line(
     ``filled_now`` how many due periods this invocation's own runs completed, ``republished``
     how many stale publications they republished, ``obstacle`` the first thing, in fill
     order, that kept a period from this run (``first_obstacle``), ``filled_by`` the other
-    worker still filling it (under luigid)."""
+    worker still filling it (under luigid). Gaps left with no obstacle were left by
+    ``task_limit``: the line says so, and the run exits 0 as Luigi's ``RangeDaily`` does."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
     if republished:
         parts.append(f"republished {republished} stale")
@@ -166,6 +169,8 @@ def closing_line(
         parts.append(obstacle.describe())
     if plan.gaps and filled_by:
         parts.append(f"{len(plan.gaps)} gaps being filled by {filled_by}")
+    elif plan.gaps and obstacle is None and plan.task_limit is not None:
+        parts.append(f"task_limit reached: {len(plan.gaps)} gaps left for the next invocation")
     elif plan.gaps:
         parts.append(f"{len(plan.gaps)} gaps remain")
     if plan.skipped_by_policy:

@@ -68,7 +68,13 @@ HEAD = "gatekeeper: RangeBusinessDaily Controlled: "
             "filled 3/10 due (3 this run); failed at 2026-10-04 "
             "(RuntimeError: injected failure for 2026-10-04); 7 gaps remain",
         ),
-        (DAYS[:4], {"task_limit": 4}, 4, None, "filled 4/10 due (4 this run); 6 gaps remain"),
+        (
+            DAYS[:4],
+            {"task_limit": 4},
+            4,
+            None,
+            "filled 4/10 due (4 this run); task_limit reached: 6 gaps left for the next invocation",
+        ),
         (
             DAYS[-1:],
             {"catchup": "none"},
@@ -328,7 +334,8 @@ def test_luigi_range_ends_with_one_closing_line_in_every_outcome(
     limited = run_luigi(cfg, *range_cmd(tmp_path, "--task-limit", "3"), cwd=tmp_path)
     assert limited.returncode == 0, limited.stderr
     assert closing_lines(limited) == [
-        "gatekeeper: RangeBusinessDaily Controlled: filled 6/10 due (3 this run); 4 gaps remain"
+        "gatekeeper: RangeBusinessDaily Controlled: filled 6/10 due (3 this run); "
+        "task_limit reached: 4 gaps left for the next invocation"
     ]
 
     filled = run_luigi(cfg, *range_cmd(tmp_path), cwd=tmp_path)
