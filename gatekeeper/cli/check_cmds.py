@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper.cli.known import refuse_unknown
+from gatekeeper.cli.known import check_freshness_keys, refuse_unknown
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
@@ -16,7 +16,7 @@ from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
-from gatekeeper.luigi.freshness import SECTION, check_config, freshness_rules
+from gatekeeper.luigi.freshness import SECTION, freshness_rules
 from gatekeeper.report.freshness import job_freshness
 from gatekeeper.report.windows import JobWindow, job_window
 
@@ -42,7 +42,7 @@ def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     if jobs:
         refuse_unknown(ledger, jobs)
-    check_config(ledger, args.allow_unknown)
+    check_freshness_keys(ledger, args.allow_unknown, strict=not jobs)
     rules = freshness_rules(ledger, jobs)
     if jobs:
         missing = [j for j in jobs if j not in rules]
@@ -92,6 +92,7 @@ def register(add: Callable[..., Any]) -> None:
         "--allow-unknown",
         action="store_true",
         help="accept a [gatekeeper.freshness] key naming no job of the ledger (a job not yet "
-        "run) instead of refusing it with the closest known names (exit 2); a JOB given is "
-        "still refused: a job never run has no period to judge",
+        "run) instead of refusing it with the closest known names (exit 2, with no JOB) or "
+        "warning of it (with JOBs); a JOB given is still refused: a job never run has no "
+        "period to judge",
     )

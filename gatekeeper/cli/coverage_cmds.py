@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gatekeeper.cli.check_cmds import freshness_of
-from gatekeeper.cli.known import add_allow_unknown, check_known
+from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.clock import utc_now
@@ -16,7 +16,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
-from gatekeeper.luigi.freshness import check_config, freshness_rules
+from gatekeeper.luigi.freshness import freshness_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 
 #: One character per period in the grid of several jobs.
@@ -41,7 +41,7 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every period of each JOB's window at ``--now`` (default: the current time) in one
     state; exit 1 while any job has gaps."""
     check_known(ledger, args.jobs, args.allow_unknown)
-    check_config(ledger, args.allow_unknown)
+    check_freshness_keys(ledger, args.allow_unknown, strict=False)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
     windows = {job: flagged_window(ledger, job, args) for job in dict.fromkeys(args.jobs)}

@@ -7,10 +7,13 @@ accepts one not yet run (an empty answer, as for any name before its first attem
 ``abandon`` and ``check`` refuse one the same way, without that hint (``refuse_unknown``:
 a job never run has nothing to abandon or judge). A period key of another kind than the
 job's (an hour for a daily job) is refused naming the job's kind (``check_key``).
+A ``[gatekeeper.freshness]`` key naming no job stops only the gates an alert relies on
+(``check_freshness_keys``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +22,7 @@ from gatekeeper.core.names import suggest, unknown_names_error
 from gatekeeper.core.periods import kind_of_key, period_key
 from gatekeeper.ledger.names import known_names, unknown
 from gatekeeper.ledger.protocols import LedgerReads
+from gatekeeper.luigi.freshness import check_config, unknown_keys_line
 
 
 def check_known(
@@ -73,10 +77,26 @@ def add_allow_unknown(parser: Any, kind: str = "job", freshness: bool = False) -
     """Add ``--allow-unknown`` to a command naming jobs (or consumers); ``freshness``: one
     that reads ``[gatekeeper.freshness]`` too (``luigi/freshness.py check_config``)."""
     later = "not yet run" if kind == "job" else "that has not published yet"
-    where = ", given or a [gatekeeper.freshness] key," if freshness else ""
+    keys = (
+        "; and a [gatekeeper.freshness] key naming none without the warning line"
+        if freshness
+        else ""
+    )
     parser.add_argument(
         "--allow-unknown",
         action="store_true",
-        help=f"accept a {kind}{where} the ledger has never seen (a {kind} {later}) instead "
-        "of refusing it with the closest known names (exit 2)",
+        help=f"accept a {kind} the ledger has never seen (a {kind} {later}) instead "
+        f"of refusing it with the closest known names (exit 2){keys}",
     )
+
+
+def check_freshness_keys(ledger: LedgerReads, allow_unknown: bool, strict: bool) -> None:
+    """``[gatekeeper.freshness]`` keys naming no job of the ledger (a typo, or a job not yet
+    run): refused (InvalidInput, exit 2, the closest names) when ``strict`` (``check`` of
+    every job, ``serve``: a typo must not silence an alert), else one warning line on stderr
+    and the command goes on judging the rest (``check JOB``, ``status``, ``report``);
+    ``--allow-unknown`` accepts them silently. A bad duration is refused either way. Reads
+    the ledger; writes nothing."""
+    missing = check_config(ledger, allow_unknown or not strict)
+    if missing and not allow_unknown:
+        print(f"gatekeeper: warning: {unknown_keys_line(ledger, missing)}", file=sys.stderr)

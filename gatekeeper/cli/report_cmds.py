@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from gatekeeper.cli.check_cmds import freshness_of
-from gatekeeper.cli.known import add_allow_unknown, check_known
+from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
 from gatekeeper.cli.output import Result, table
 from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.luigi.freshness import check_config, freshness_rules
+from gatekeeper.luigi.freshness import freshness_rules
 from gatekeeper.report.html import JobCoverage, render_report, shown_states
 from gatekeeper.report.states import window_states
 
@@ -28,7 +28,7 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     target = _output_path(args.output)
     jobs = _job_names(args.jobs)
     check_known(ledger, jobs, args.allow_unknown)
-    check_config(ledger, args.allow_unknown)
+    check_freshness_keys(ledger, args.allow_unknown, strict=False)
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     rules = freshness_rules(ledger, jobs)
     windows = {job: flagged_window(ledger, job, args) for job in jobs}

@@ -250,13 +250,16 @@ def _builtin(name: str) -> Calendar:
 
 
 #: Where the calendars a configuration defines come from (``set_definitions``): the Luigi
-#: adapter reads ``[gatekeeper.calendars]`` of luigi.cfg; None: none are defined.
-_definitions: Callable[[], Mapping[str, Calendar]] | None = None
+#: adapter reads ``[gatekeeper.calendars]`` of luigi.cfg, one name at a time; None: none are
+#: defined.
+_definitions: Callable[[str], Calendar | None] | None = None
 
 
-def set_definitions(source: Callable[[], Mapping[str, Calendar]] | None) -> None:
-    """Name the source of defined calendars (called at every lookup of a name that is not
-    a built-in one, so it should cache what it read)."""
+def set_definitions(source: Callable[[str], Calendar | None] | None) -> None:
+    """Name the source of defined calendars: ``source(name)`` is the calendar the
+    configuration defines under ``name`` (None when it defines none), raising InvalidInput
+    for that name's line only, so a bad line stops only what uses its calendar. Called at
+    every lookup of a name, so it should cache what it read."""
     global _definitions
     _definitions = source
 
@@ -269,7 +272,9 @@ def parse_calendar(
     raises InvalidInput naming ``field`` for anything else."""
     if isinstance(value, str):
         if defined is None and _definitions is not None and _NAME.match(value):
-            defined = _definitions()
+            found = _definitions(value)
+            if found is not None:
+                return found
         if defined and (value in defined or value.lower() in defined):
             return defined.get(value) or defined[value.lower()]
         try:

@@ -47,6 +47,16 @@ _KNOWN_SQL = (
 )
 
 
+#: one row when any table has any row: the ledger has a history
+_ANY_SQL = "SELECT 1 WHERE " + " OR ".join(f"EXISTS (SELECT 1 FROM {t})" for t, _ in _TABLES)
+
+
+def has_names(ledger: LedgerReads) -> bool:
+    """True when the ledger knows any name (an attempt, a profile, a publication or a
+    reservation); False for a new, empty one. One query of four index probes; reads only."""
+    return bool(ledger.read(_ANY_SQL))
+
+
 def unknown(ledger: LedgerReads, names: Sequence[str], field: str = "job") -> list[str]:
     """The ``names`` no attempt, profile, publication or reservation carries, in the
     order given (each once). One query; reads only. Raises InvalidInput (naming ``field``)

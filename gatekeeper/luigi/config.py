@@ -427,22 +427,29 @@ def schedule_settings() -> ScheduleInput:
 
 #: ``[gatekeeper.calendars]``: the calendars luigi.cfg defines (docs/calendars.md)
 CALENDARS = "gatekeeper.calendars"
-_calendars: tuple[tuple[tuple[str, str], ...], dict[str, Any]] | None = None
+_calendars: dict[tuple[str, str], Any] = {}  # (key, its line) -> the calendar it defines
 _calendars_lock = threading.Lock()
 
 
-def defined_calendars() -> dict[str, Any]:
-    """The calendars ``[gatekeeper.calendars]`` of luigi.cfg defines, by name, parsed once
-    for as long as the section reads the same; InvalidInput naming the key for a bad line."""
-    global _calendars
+def defined_calendar(name: str) -> Any:
+    """The calendar ``[gatekeeper.calendars]`` of luigi.cfg defines under ``name`` (keys are
+    case-insensitive), None when it defines none. Only that key's line is read, parsed once
+    for as long as it reads the same: a bad line stops only what uses its calendar
+    (InvalidInput naming the key and the word), never ``--version`` or another job."""
     from gatekeeper.core.calendars import parse_calendar_overrides
 
     parser = luigi.configuration.get_config()
-    items = tuple(parser.items(CALENDARS)) if parser.has_section(CALENDARS) else ()
+    key = name.lower()
+    if not parser.has_option(CALENDARS, key):
+        return None
+    try:
+        line = str(parser.get(CALENDARS, key))
+    except configparser.Error as exc:
+        raise (config_error(exc) or InvalidInput(f"{CALENDARS}.{key}", None, str(exc))) from None
     with _calendars_lock:
-        if _calendars is None or _calendars[0] != items:
-            _calendars = (items, parse_calendar_overrides(dict(items)))
-        return _calendars[1]
+        if (key, line) not in _calendars:
+            _calendars[(key, line)] = parse_calendar_overrides({key: line})[key]
+        return _calendars[(key, line)]
 
 
-core_calendars.set_definitions(defined_calendars)  # a task's calendar may be one of these
+core_calendars.set_definitions(defined_calendar)  # a task's calendar may be one of these

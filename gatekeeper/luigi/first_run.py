@@ -15,6 +15,7 @@ import luigi.configuration
 import luigi.retcodes
 
 from gatekeeper.ledger import Ledger
+from gatekeeper.ledger.names import has_names
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 
@@ -56,9 +57,31 @@ def ledger_source(url: str) -> str:
 def name_ledger(ledger: Ledger, url: str) -> None:
     """Log, once per URL, at INFO, the ledger a task opened: ``gatekeeper: ledger: sqlite file
     gatekeeper.db (the default: no [gatekeeper] ledger_url)``; the password is never shown
-    (``describe()``). Reads the configuration only."""
-    if _first(f"ledger {url}"):
-        logger.info("gatekeeper: ledger: %s (%s)", ledger.describe(), ledger_source(url))
+    (``describe()``). A ledger that knows no name yet (new, or a typo in its URL forking a
+    fleet's history) is also a WARNING naming where its URL came from and where to correct
+    it. Reads the configuration and the ledger (one query); writes nothing."""
+    if not _first(f"ledger {url}"):
+        return
+    source = ledger_source(url)
+    logger.info("gatekeeper: ledger: %s (%s)", ledger.describe(), source)
+    if not has_names(ledger):
+        logger.warning(
+            "gatekeeper: %s is a new, empty ledger (%s): this run starts its history; if "
+            "another ledger was meant, %s",
+            ledger.describe(),
+            source,
+            _where_to_look(url),
+        )
+
+
+def _where_to_look(url: str) -> str:
+    """Where the URL of a new, empty ledger can be corrected, for its warning."""
+    if url != config.ledger_url():
+        return "check the ledger URL the task gives"
+    found = config.origin("ledger_url")
+    if found.source is config.Source.DEFAULT:
+        return f"set [{config.SECTION}] ledger_url or ${config.env_var('ledger_url')}"
+    return f"check {found.describe()}"
 
 
 def warn_if_failures_exit_zero() -> None:

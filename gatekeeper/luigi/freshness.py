@@ -23,7 +23,7 @@ import luigi
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import choose_within, parse_freshness
-from gatekeeper.core.names import suggest, unknown_names_error
+from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.names import known_names
 from gatekeeper.ledger.protocols import LedgerReads
@@ -58,8 +58,8 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
     of every job with one: each job of the ledger a ``[gatekeeper.freshness]`` key names
     (exactly or as its family), and each whose profile records its class's ``freshness``.
 
-    A key naming no job of the ledger names none here: every reader refuses it first
-    (``check_config``). Reads the ledger (one or two queries); writes nothing."""
+    A key naming no job of the ledger names none here (``check_config`` finds those).
+    Reads the ledger (one or two queries); writes nothing."""
     settings = configured()
     recorded = ledger.recorded_freshness()
     if jobs is None:
@@ -76,11 +76,11 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
 def check_config(ledger: LedgerReads, allow_unknown: bool = False) -> tuple[str, ...]:
     """The one check of ``[gatekeeper.freshness]`` every reader makes before it judges
     (``check``, ``status``, ``report``, ``serve``): each duration parses, and each key names
-    a job of the ledger (exactly or as its family). A key naming none is an InvalidInput
-    with the closest names (a typo must not silence a deadline), unless ``allow_unknown``
-    (a job not yet run): then the keys naming none are returned (``serve`` exposes them as
-    ``gatekeeper_config_unknown_jobs``). Reads the ledger (one query, with keys); writes
-    nothing."""
+    a job of the ledger (exactly or as its family). The keys naming none are returned (their
+    deadlines judge nothing; ``serve`` exposes them as ``gatekeeper_config_unknown_jobs``);
+    unless ``allow_unknown``, they are an InvalidInput with the closest names, for the
+    readers that must not go on with a typo silencing a deadline (``check`` of every job,
+    ``serve``). Reads the ledger (one query, with keys); writes nothing."""
     settings = configured()
     if not settings:
         return ()
@@ -88,15 +88,29 @@ def check_config(ledger: LedgerReads, allow_unknown: bool = False) -> tuple[str,
     named = {n for job in _configured_jobs(names, settings) for n in (job, _family(job))}
     missing = tuple(key for key in settings if key not in named)
     if missing and not allow_unknown:
-        error = unknown_names_error("job", suggest(missing, names), ledger.describe())
+        reason = _unknown_reason(missing, names)
         raise InvalidInput(
             f"[{SECTION}]",
-            error.value,
-            error.reason,
-            message=f"[{SECTION}]: {error.reason} in the ledger ({ledger.describe()}); "
+            missing,
+            reason,
+            message=f"[{SECTION}]: {reason} in the ledger ({ledger.describe()}); "
             "--allow-unknown accepts a job not yet run",
         )
     return missing
+
+
+def unknown_keys_line(ledger: LedgerReads, missing: Sequence[str]) -> str:
+    """One line for keys of ``[gatekeeper.freshness]`` naming no job of the ledger, with the
+    closest names, for a reader that goes on without them: ``[gatekeeper.freshness]: no such
+    job 'Lod' (did you mean 'Load'?) in the ledger (...): its deadline judges nothing``.
+    Reads the ledger (one query); writes nothing."""
+    reason = _unknown_reason(missing, known_names(ledger))
+    its = "its deadline judges" if len(missing) == 1 else "their deadlines judge"
+    return f"[{SECTION}]: {reason} in the ledger ({ledger.describe()}): {its} nothing"
+
+
+def _unknown_reason(missing: Sequence[str], names: Sequence[str]) -> str:
+    return describe_unknown("job", suggest(missing, names))
 
 
 def _family(job: str) -> str:

@@ -15,6 +15,7 @@ explanation are its own.
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import sys
 
@@ -79,6 +80,26 @@ def held_line(held: LeaseHeld) -> str:
         f"LeaseHeld: {job} {period} is held by run {holder.run_id} (attempt {holder.attempt}) "
         f"{lease}; {wait}, or, if its worker is dead: gatekeeper abandon {shlex.quote(job)} "
         f'{shlex.quote(period)} --reason "..."'
+    )
+
+
+def refuse_at_import(exc: BaseException) -> None:
+    """Under the ``luigi`` command, end it for a refusal found while it imports the user's
+    module (a class on a calendar whose ``[gatekeeper.calendars]`` line is bad): one line on
+    stderr naming the key and the word, exit 2, as the ``gatekeeper`` command refuses bad
+    input (Luigi imports ``--module`` before its own error handling, so it would print a
+    traceback and exit 1). Elsewhere, or with DEBUG asked for, returns: the caller raises."""
+    if not under_luigi_command() or _debug_asked():
+        return
+    print(f"luigi: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    raise SystemExit(2) from None
+
+
+def under_luigi_command() -> bool:
+    """This process is the ``luigi`` command (its console script, or ``python -m luigi``)."""
+    program = sys.argv[0] if sys.argv else ""
+    return os.path.basename(program) == "luigi" or program.endswith(
+        os.path.join("luigi", "__main__.py")
     )
 
 

@@ -25,7 +25,7 @@ from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import completeness, config, first_run
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
-from gatekeeper.luigi.refusals import log_refusals_in_one_line
+from gatekeeper.luigi.refusals import log_refusals_in_one_line, refuse_at_import
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 # a bad parameter (or a refused --attempt) is one line in Luigi's log, not a traceback
@@ -202,9 +202,14 @@ class PeriodTask(RecordedRun, luigi.Task):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Record ``run()`` however the class gets it: defined in its body, assigned
         (``run = function``), decorated, or inherited from a mixin or an intermediate base
-        that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``."""
+        that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``: a bad one
+        is InvalidInput (under the ``luigi`` command, one line and exit 2: ``refusals.py``)."""
         super().__init_subclass__(**kwargs)
-        kind = cls.period_kind.on(cls.calendar)
+        try:
+            kind = cls.period_kind.on(cls.calendar)
+        except InvalidInput as exc:  # a bad calendar: under `luigi`, one line and exit 2
+            refuse_at_import(exc)
+            raise
         if kind is not cls.period_kind:  # else inherited as it is (a mixin sets none)
             cls.period_kind = kind
         found = inspect.getattr_static(cls, "run")
