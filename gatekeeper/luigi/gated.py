@@ -9,7 +9,7 @@ from typing import Any
 
 import luigi
 
-from gatekeeper.core.errors import GatekeeperError, InvalidInput, NotReady, PublicationConflict
+from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict
 from gatekeeper.core.gate import Watermarks
 from gatekeeper.core.records import fingerprint
 from gatekeeper.core.validation import check_optional_name
@@ -59,25 +59,19 @@ class GatedPeriodTask(PeriodTask):
         return newest is not None and newest.reason == self.republish_reason
 
     def required_jobs(self) -> list[Any]:
-        """The jobs the gate requires: each BusinessDateTask in ``requires()``.
-
-        An upstream for another date must be declared explicitly: override this and return
-        ``(job, date)`` for it. Raises GatekeeperError for an undeclared one.
+        """The requirements the gate judges: each period task in ``requires()``, for the
+        period it is built for. One for this period is its job; one for another period (a
+        finer one, or ``self.previous_period()``'s) is the pair ``(job, period key)``, and
+        the evidence names that period. Override for an upstream that is no task here.
         """
         jobs: list[Any] = []
         for task in luigi.task.flatten(self.requires()):
             if not isinstance(task, PeriodTask):
                 continue
-            if task.period_kind.base is not self.period_kind.base:
-                jobs.append((task.job_id, task.period_key))  # a finer period: its own key
-                continue
-            if task.period_key != self.period_key:
-                raise GatekeeperError(
-                    f"{self.job_id} {self.period_key}: requires() returns {task.job_id} for "
-                    f"{task.period_key}; declare an upstream for another date explicitly by "
-                    "overriding required_jobs() with (job, date)"
-                )
-            jobs.append(task.job_id)
+            if task.period_key == self.period_key:
+                jobs.append(task.job_id)
+            else:  # a finer period, or another one of this kind: its own key
+                jobs.append((task.job_id, task.period_key))
         if not jobs:
             raise InvalidInput(
                 "required_jobs",

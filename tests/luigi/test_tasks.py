@@ -165,7 +165,9 @@ def test_gated_task_rerun_with_same_output_is_noop_and_different_is_conflict(
     assert ledger_cfg.publication("DailySalesLoad", D) == published
 
 
-def test_undeclared_upstream_for_other_date_is_refused(ledger_cfg: gk.Ledger) -> None:
+def test_gated_task_upstream_for_other_date_is_required_for_that_date(
+    ledger_cfg: gk.Ledger,
+) -> None:
     class Yesterday(gk.GatedTask):
         def requires(self) -> Trivial:
             return Trivial(business_date=self.business_date - dt.timedelta(days=1))
@@ -173,18 +175,18 @@ def test_undeclared_upstream_for_other_date_is_refused(ledger_cfg: gk.Ledger) ->
         def build(self) -> int:
             return 1
 
-    with pytest.raises(gk.GatekeeperError, match="declare an upstream for another date"):
-        Yesterday(business_date=D).required_jobs()
+    assert Yesterday(business_date=D).required_jobs() == [("Trivial", "2026-10-22")]
 
-    class DeclaredYesterday(Yesterday):
+    class DeclaredYesterday(Yesterday):  # declaring it again changes nothing
         def required_jobs(self) -> list[Any]:
             return [("Trivial", self.business_date - dt.timedelta(days=1))]
 
-    assert build(DeclaredYesterday(business_date=D)).scheduling_succeeded
-    pub = ledger_cfg.publication("DeclaredYesterday", D)
-    assert pub is not None and pub.items[0].business_date == "2026-10-22"
-    upstream = ledger_cfg.latest("Trivial", D - dt.timedelta(1))
-    assert upstream is not None and pub.evidence == {"Trivial@2026-10-22": upstream.run_id}
+    for consumer in (Yesterday, DeclaredYesterday):
+        assert build(consumer(business_date=D)).scheduling_succeeded
+        pub = ledger_cfg.publication(consumer.__name__, D)
+        assert pub is not None and pub.items[0].business_date == "2026-10-22"
+        upstream = ledger_cfg.latest("Trivial", D - dt.timedelta(1))
+        assert upstream is not None and pub.evidence == {"Trivial@2026-10-22": upstream.run_id}
 
 
 def query_counter(ledger: gk.Ledger) -> list[str]:
