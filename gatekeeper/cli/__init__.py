@@ -1,6 +1,7 @@
 """The ``gatekeeper`` command: parse, call the library, format (a table or ``--json``).
 
-Exit codes: 0 ok or ready, 1 not ready / refused, 2 bad input, 3 conflict, 4 ledger unavailable.
+Exit codes: 0 ok or ready, 1 not ready / refused, 2 bad input, 3 conflict, 4 ledger unavailable,
+5 (``ready``, ``evidence``) not a business day of the job's calendar: nothing to do.
 Each command module registers its subcommands; this module only dispatches. ``--ledger`` and
 ``--json`` are accepted before or after the subcommand. A reader that goes away (``| head``)
 ends the command quietly with the exit code it had determined. What reaches the terminal is

@@ -6,7 +6,8 @@ exit 2, the closest known names suggested) before computing anything; ``--allow-
 accepts one not yet run (an empty answer, as for any name before its first attempt).
 ``abandon`` and ``check`` refuse one the same way, without that hint (``refuse_unknown``:
 a job never run has nothing to abandon or judge). A period key of another kind than the
-job's (an hour for a daily job) is refused naming the job's kind (``check_key``).
+job's (an hour for a daily job) is refused naming the job's kind (``check_key``); one off
+the calendar the job's profile records is named so (``off_calendar``).
 A ``[gatekeeper.freshness]`` key naming no job stops only the gates an alert relies on
 (``check_freshness_keys``).
 """
@@ -67,6 +68,20 @@ def check_key(ledger: LedgerReads, job: str, value: Any, field: str = "date") ->
         f"{job} is {_a(name)} {name} job: expected {_a(name)} {name} period{example}, "
         f"got {_a(given)} {given} one",
     )
+
+
+def off_calendar(ledger: LedgerReads, job: str, key: str) -> str | None:
+    """Why ``key`` (of ``job``'s kind: ``check_key``) is no business period of the calendar
+    ``job``'s profile records (``not a business day of weekdays (the previous is ...)``);
+    None when it is one, or when the ledger records no profile of the job. Reads only: one
+    query."""
+    found = ledger.job_profile(job)
+    if found is None or not found.period.owns_key(key):
+        return None
+    label = found.period.base.label(key)
+    if found.period.is_business(label):
+        return None
+    return str(found.period.not_business(label))  # type: ignore[attr-defined]
 
 
 def _a(word: str) -> str:

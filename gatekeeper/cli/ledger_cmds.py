@@ -7,8 +7,14 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from gatekeeper.cli.known import add_allow_unknown, check_key, check_known, refuse_unknown
-from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table
+from gatekeeper.cli.known import (
+    add_allow_unknown,
+    check_key,
+    check_known,
+    off_calendar,
+    refuse_unknown,
+)
+from gatekeeper.cli.output import EXIT_NOT_BUSINESS, EXIT_NOT_READY, EXIT_OK, Result, table
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.display import printable
 from gatekeeper.core.periods import period_key
@@ -64,20 +70,42 @@ def cmd_abandon(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def cmd_ready(ledger: Ledger, args: argparse.Namespace) -> Result:
-    period_key(args.date)  # a bad date is refused before the names are looked up
+    """The gate for DATE: exit 0 ready, 1 not. A job whose recorded calendar has no business
+    day on DATE is not judged (``non_business``); when that is every job, exit 5 (nothing to
+    do today), so a cron can tell a holiday from "not ready"."""
+    key = period_key(args.date)  # a bad date is refused before the names are looked up
     check_known(ledger, args.jobs, args.allow_unknown)
+    off: dict[str, str] = {}
     for job in dict.fromkeys(args.jobs):
         check_key(ledger, job, args.date)
-    readiness = ledger.readiness(args.jobs, args.date)
+        reason = off_calendar(ledger, job, key)
+        if reason is not None:
+            off[job] = reason
+    judged = [job for job in args.jobs if job not in off]
+    if not judged:
+        rows = [(job, "non_business", "") for job in off]
+        data = {"business_date": key, "ready": False, "business_day": False, "required": []}
+        text = f"{key}: NOT A BUSINESS DAY (nothing to do)\n" + _off_text(rows, off)
+        return Result({**data, "non_business": off}, text, EXIT_NOT_BUSINESS)
+    readiness = ledger.readiness(judged, args.date)
     rows = [
-        (job, "ready", readiness.evidence[job])
+        (job, "non_business", "")
+        if job in off
+        else (job, "ready", readiness.evidence[job])
         if job in readiness.evidence
         else (job, readiness.blockers[job], "")
-        for job in readiness.required
+        for job in dict.fromkeys(args.jobs)
     ]
     text = f"{readiness.business_date}: {'READY' if readiness else 'NOT READY'}\n"
-    text += table(rows, ("job", "status", "run_id"))
-    return Result(readiness.to_json(), text, EXIT_OK if readiness else EXIT_NOT_READY)
+    data = {**readiness.to_json(), "business_day": True, "non_business": off}
+    return Result(data, text + _off_text(rows, off), EXIT_OK if readiness else EXIT_NOT_READY)
+
+
+def _off_text(rows: list[tuple[str, str, str]], off: dict[str, str]) -> str:
+    """The table of ``ready``, then why each job off its calendar is not judged."""
+    lines = [table(rows, ("job", "status", "run_id"))]
+    lines.extend(f"{job}: {reason}" for job, reason in off.items())
+    return "\n".join(lines)
 
 
 def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
@@ -128,11 +156,12 @@ def cmd_evidence(ledger: Ledger, args: argparse.Namespace) -> Result:
     check_key(ledger, args.consumer, args.date)
     revisions = ledger.publications(args.consumer, args.date)
     if not revisions:
-        return Result(
-            {"consumer": args.consumer, "business_date": args.date, "revisions": []},
-            f"{args.consumer} {args.date}: not published",
-            EXIT_NOT_READY,
-        )
+        data = {"consumer": args.consumer, "business_date": args.date, "revisions": []}
+        off = off_calendar(ledger, args.consumer, period_key(args.date))
+        if off is not None:  # a day off its calendar: nothing to publish, exit 5
+            text = f"{args.consumer} {args.date}: nothing to publish: {off}"
+            return Result({**data, "non_business": off}, text, EXIT_NOT_BUSINESS)
+        return Result(data, f"{args.consumer} {args.date}: not published", EXIT_NOT_READY)
     lines = []
     tables = {r.revision: r.table_version for r in ledger.reservations.of(args.consumer, args.date)}
     for pub in revisions:
@@ -238,7 +267,12 @@ def register(add: Callable[..., Any]) -> None:
     p.add_argument("job")
     p.add_argument("date")
     p.add_argument("--reason", required=True, help="why (stored as the attempt's error)")
-    p = add("ready", cmd_ready, "Is every job's latest attempt succeeded for DATE? (exit 1 if not)")
+    p = add(
+        "ready",
+        cmd_ready,
+        "Is every job's latest attempt succeeded for DATE? (exit 1 if not; 5 if DATE is a "
+        "business day of none of the jobs' calendars)",
+    )
     p.add_argument("date")
     p.add_argument("jobs", nargs="+", metavar="job")
     add_allow_unknown(p)

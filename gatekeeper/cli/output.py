@@ -16,6 +16,9 @@ from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.luigi import config
 
 EXIT_OK, EXIT_NOT_READY, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LEDGER = 0, 1, 2, 3, 4
+#: ``ready`` and ``evidence`` on a day off the job's recorded calendar: nothing to do, which
+#: a cron must tell from "not ready" (1) without treating it as ready (0).
+EXIT_NOT_BUSINESS = 5
 #: A read-only command waits 5 s for a connection and rides out no outage (a running task's
 #: ledger keeps libpq's 10 s and its 30 s reconnect window): an operator is waiting.
 READ_ONLY_WAITS = {"connect_timeout": 5.0, "reconnect_window": 0.0}

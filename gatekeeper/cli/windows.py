@@ -54,5 +54,5 @@ def window_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--calendar",
         help="weekdays, holidays:CC, exchange:MIC...: the business calendar the job follows "
-        "(default: its range's, else all)",
+        "(default: its range's, else all; contradicting its range's is refused)",
     )

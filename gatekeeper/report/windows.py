@@ -8,7 +8,8 @@ lateness: the environment over luigi.cfg, which the caller reads), else the defa
 ``start`` defaults to the window the range planned, else the job's first recorded period. The
 period kind is the ledger's (its profile's, with its calendar, else that of its recorded
 keys); a given ``period`` only sets it for a job the ledger does not know, and contradicting
-the ledger is an error. The window runs on through the job's last recorded period.
+the ledger is an error, as is a given ``calendar`` contradicting the job's own profile. The
+window runs on through the job's last recorded period.
 
 A job with no profile of its own that the recorded profiles of other jobs require (run only as
 a dependency of their ranges) takes its profile from theirs (``required_window``): the kind,
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gatekeeper.core.calendars import parse_calendar
 from gatekeeper.core.causes import JobProfile, Requirement
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Period, kind_of_key, parse_period
@@ -60,6 +62,7 @@ def job_window(
     if own is None and span is not None:  # run only as a dependency of ranges?
         found = required_window(job, span, ledger.profiles_requiring(job))
     kind = _kind(job, given.period, found, span, own is not None)
+    _check_calendar(job, given.calendar, own)
     recorded = ScheduleInput(
         start=span[0] if span else None,
     )
@@ -160,6 +163,19 @@ def _kind(
             "period", given, f"{job} is {known.name} in the ledger ({source}); drop --period"
         )
     return kind
+
+
+def _check_calendar(job: str, given: object, own: JobProfile | None) -> None:
+    """A given calendar must agree with the one the job's own profile records (one it runs
+    only as a dependency of other ranges follows theirs, and a given one sets it)."""
+    if given is None or own is None or given == own.calendar:
+        return
+    if parse_calendar(given).name != own.calendar:
+        raise InvalidInput(
+            "calendar",
+            given,
+            f"{job} follows {own.calendar} in the ledger (its range's profile); drop --calendar",
+        )
 
 
 def _published_requires(
