@@ -74,6 +74,12 @@ class Ledger:
         """Record ``job``'s profile; False (nothing written) when it is already recorded."""
         return self._profiles.record(profile)
 
+    def record_schedule(self, schedule: JobProfile) -> bool:
+        """Record ``job``'s own period kind, calendar and zone (``schedule``, a profile with
+        no window: its class's), keeping what a range planned for it; False (nothing
+        written) when they are already recorded."""
+        return self._profiles.record_schedule(schedule)
+
     def recorded_freshness(self) -> dict[str, str]:
         """Job -> the freshness its task class declared (its profile), for every job with one;
         reads only."""

@@ -1,7 +1,9 @@
 """Job profiles (``gk_jobs``): what a job is known to be besides its attempts.
 
 A range records its job's profile as it takes a fill up (``JobProfiles.record``: one upsert,
-written only when something changed); ``gatekeeper status`` and the report read it
+written only when something changed); an attempt, and a range reaching a task class through
+``requires()``, record the job's own kind, calendar and zone (``JobProfiles.record_schedule``:
+no window invented, a range's kept); ``gatekeeper status`` and the report read it
 (``JobProfiles.of``) to plan a job's window as its range did, and to name what blocks a period.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gatekeeper.core.causes import Cause, JobProfile, Requirement, blocking_cause
@@ -80,6 +83,30 @@ class JobProfiles:
         are rebuilt in the same transaction, under its runs lock."""
         if self.of(profile.job) == profile:
             return False
+        self._write(profile)
+        return True
+
+    def record_schedule(self, schedule: JobProfile) -> bool:
+        """Record the job's own period kind, calendar and zone (``schedule``: its class's,
+        with no window), keeping what a range planned for it (window, lateness, catch-up,
+        requirements, freshness; and its zone, which the range's flags may have set). False,
+        writing nothing, when the ledger already holds them. One read, and one upsert when
+        they changed (``record``'s, rebuilding the job's runs when its calendar moves them)."""
+        held = self.of(schedule.job)
+        if held is None:
+            self._write(schedule)
+            return True
+        zone = held.timezone if held.start is not None else schedule.timezone
+        own = (schedule.period, schedule.calendar, zone)
+        if (held.period, held.calendar, held.timezone) == own:
+            return False
+        self._write(
+            replace(held, period=schedule.period, calendar=schedule.calendar, timezone=zone)
+        )
+        return True
+
+    def _write(self, profile: JobProfile) -> None:
+        """Upsert ``profile`` in one transaction (see ``record``)."""
         values = (
             profile.job,
             profile.period.name,
@@ -103,7 +130,6 @@ class JobProfiles:
                 runs.rebuild([profile.job])
 
         self.sql.run_in_transaction(upsert, f"the profile of {profile.job}")
-        return True
 
     def span(self, job: str) -> tuple[str, str] | None:
         """``job``'s first and last recorded period key (attempts, or publications as a

@@ -29,7 +29,7 @@ from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import config
+from gatekeeper.luigi import config, own_schedule
 from gatekeeper.luigi.completeness import outputs_exist
 from gatekeeper.luigi.lease import Heartbeat, wait_while_held
 
@@ -140,6 +140,7 @@ class RecordedRun:
     def _run_as_attempt(self, work: Callable[[], Any]) -> Any:
         ledger = self.ledger()
         self.before_attempt(ledger)
+        own_schedule.record(ledger, self)  # the job's own calendar: once per process
         lease = config.lease_seconds()
         events = config.lineage()  # read once per attempt
         lineage.configured(

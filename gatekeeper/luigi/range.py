@@ -41,7 +41,7 @@ from gatekeeper.core.progress import cursor_status, range_status
 from gatekeeper.core.schedule import STRATEGIES, Schedule, ScheduleInput, Strategy, resolve_schedule
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import config, first_run
+from gatekeeper.luigi import config, first_run, own_schedule
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import filler as fill_filler
 from gatekeeper.luigi.fill import marks
@@ -58,7 +58,9 @@ from gatekeeper.luigi.range_session import (
     emit_metrics,
     independent_chunks,
     job_profile,
+    sample_task,
     stale_refreshes,
+    upstream_tasks,
 )
 from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
 
@@ -279,6 +281,8 @@ class RangeBusinessBase(luigi.Task):
             first_run.warn_if_failures_exit_zero()
             profile = job_profile(self, session)
             self.ledger().record_profile(profile)
+            for dep in upstream_tasks(sample_task(self, session)):  # each on its own calendar
+                own_schedule.record(self.ledger(), dep)
             self.invocation.requires = profile.requires
             self.fire_metrics()
             logger.info(

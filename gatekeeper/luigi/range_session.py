@@ -233,16 +233,12 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
     gatekeeper tasks of the same kind, each at its period offset, read from the task of the
     first scheduled period; ``requires()`` declares only, so calling it is safe)."""
     plan = session.plan
-    sample = rng.task_for(plan.scheduled[0] if plan.scheduled else rng.first_business_label())
+    sample = sample_task(rng, session)
     kind = sample.period_kind  # offsets count the consumer's business periods
     own = kind.ordinal(sample.period_key)
     requires = []
-    for dep in luigi.task.flatten(sample.requires()):
-        if (
-            isinstance(dep, PeriodTask)
-            and dep.period_kind.base is kind.base
-            and kind.is_business(dep.period_key)
-        ):
+    for dep in upstream_tasks(sample):
+        if dep.period_kind.base is kind.base and kind.is_business(dep.period_key):
             found = Requirement(dep.job_id, kind.ordinal(dep.period_key) - own)
             if found not in requires:
                 requires.append(found)
@@ -259,6 +255,18 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
         stop=None if stop is None else plan.key(stop),
         freshness=class_freshness(rng.of_class()),
     )
+
+
+def sample_task(rng: Any, session: FillSession) -> PeriodTask:
+    """The period task of the first scheduled period (else the window's first)."""
+    plan = session.plan
+    return rng.task_for(plan.scheduled[0] if plan.scheduled else rng.first_business_label())
+
+
+def upstream_tasks(task: Any) -> list[PeriodTask]:
+    """The gatekeeper period tasks ``task`` requires (``requires()`` declares only, so
+    calling it is safe), in its order."""
+    return [dep for dep in luigi.task.flatten(task.requires()) if isinstance(dep, PeriodTask)]
 
 
 def class_freshness(cls: Any) -> str | None:

@@ -11,16 +11,19 @@ keys); a given ``period`` only sets it for a job the ledger does not know, and c
 the ledger is an error, as is a given ``calendar`` contradicting the job's own profile. The
 window runs on through the job's last recorded period.
 
-A job with no profile of its own that the recorded profiles of other jobs require (run only as
-a dependency of their ranges) takes its profile from theirs (``required_window``): the kind,
-calendar, zone, lateness and catch-up of the first of them (by name) of its recorded keys'
-kind, and the window that covers each one's window shifted by each requirement's period
-offset (open-ended when one of them is).
+A job's period kind, calendar and zone are its own: recorded from its class whenever it is
+attempted or planned (``luigi/own_schedule.py``), never taken from whoever required it. A job
+with no window of its own that the recorded profiles of other jobs require (run only as a
+dependency of their ranges) takes its window from theirs (``required_window``): the lateness
+and catch-up of the first of them (by name) of its recorded keys' kind, and the window that
+covers each one's window shifted by each requirement's period offset (open-ended when one of
+them is), on its own recorded kind, calendar and zone (``on_own_schedule``). Its upstreams
+are its profile's, else the (job, period) pairs of its newest publication (``_published``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.calendars import parse_calendar
@@ -59,9 +62,10 @@ def job_window(
     own = ledger.job_profile(job)
     span = ledger.period_span(job)
     found = own
-    if own is None and span is not None:  # run only as a dependency of ranges?
-        found = required_window(job, span, ledger.profiles_requiring(job))
-    kind = _kind(job, given.period, found, span, own is not None)
+    planned = own is not None and own.start is not None  # a range of its own planned it
+    if not planned and span is not None:  # run only as a dependency of ranges?
+        found = on_own_schedule(required_window(job, span, ledger.profiles_requiring(job)), own)
+    kind = _kind(job, given.period, found, span, planned)
     _check_calendar(job, given.calendar, own)
     recorded = ScheduleInput(
         start=span[0] if span else None,
@@ -85,7 +89,7 @@ def job_window(
     )
     return JobWindow(
         schedule=schedule,
-        requires=own.requires if own else _published_requires(ledger, job, span),
+        requires=_requires(ledger, job, own, span, kind),
         through=span[1] if span and schedule.kind.owns_key(span[1]) else None,
     )
 
@@ -138,6 +142,15 @@ def required_window(
     )
 
 
+def on_own_schedule(derived: JobProfile | None, own: JobProfile | None) -> JobProfile | None:
+    """The window ``derived`` from the ranges that required a job, on the job's ``own``
+    recorded period kind, calendar and zone (its class's); either alone when the other is
+    None. Pure."""
+    if derived is None or own is None:
+        return derived or own
+    return replace(derived, period=own.period, timezone=own.timezone, calendar=own.calendar)
+
+
 def _kind(
     job: str,
     given: object,
@@ -166,22 +179,52 @@ def _kind(
 
 
 def _check_calendar(job: str, given: object, own: JobProfile | None) -> None:
-    """A given calendar must agree with the one the job's own profile records (one it runs
-    only as a dependency of other ranges follows theirs, and a given one sets it)."""
+    """A given calendar must agree with the one the job's own profile records (its range's,
+    or its class's, recorded when it was attempted: ``luigi/own_schedule.py``)."""
     if given is None or own is None or given == own.calendar:
         return
     if parse_calendar(given).name != own.calendar:
+        source = "its range's profile" if own.start is not None else "its class's calendar"
         raise InvalidInput(
             "calendar",
             given,
-            f"{job} follows {own.calendar} in the ledger (its range's profile); drop --calendar",
+            f"{job} follows {own.calendar} in the ledger ({source}); drop --calendar",
         )
 
 
-def _published_requires(
-    ledger: LedgerReads, job: str, span: tuple[str, str] | None
+def _requires(
+    ledger: LedgerReads,
+    job: str,
+    own: JobProfile | None,
+    span: tuple[str, str] | None,
+    kind: Period,
 ) -> tuple[Requirement, ...]:
-    """Without a profile: the jobs the job's newest publication required, for the same
-    period (a consumer run without a range)."""
+    """What the job's periods require: its profile's requirements when a range recorded
+    them (or its planned window), else its newest publication's (``_published``)."""
+    if own is not None and (own.start is not None or own.requires):
+        return own.requires
+    return _published(ledger, job, span, kind)
+
+
+def _published(
+    ledger: LedgerReads, job: str, span: tuple[str, str] | None, kind: Period
+) -> tuple[Requirement, ...]:
+    """Without a range's profile: the upstreams of the job's newest publication (a consumer
+    run without a range), each (job, period) pair of its evidence at its offset in ``kind``'s
+    business periods; a pair of another kind (the days of a month) has no offset and is left
+    out. Never read from a requirement's label."""
     newest = None if span is None else ledger.publication(job, span[1])
-    return () if newest is None else tuple(Requirement(j) for j in newest.required_jobs)
+    if newest is None or not _business(kind, newest.period_key):
+        return ()
+    own = kind.ordinal(newest.period_key)
+    found = [
+        Requirement(upstream, kind.ordinal(key) - own)
+        for upstream, key in newest.requirements
+        if _business(kind, key)
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def _business(kind: Period, key: str) -> bool:
+    """True when ``key`` is a key of ``kind`` naming one of its business periods."""
+    return kind.owns_key(key) and kind.is_business(key)

@@ -1,10 +1,17 @@
 """Job profiles in the ledger (``gk_jobs``), on both backends: recorded once (a repeat writes
-nothing), replaced when a range plans differently, read back whole; a job's recorded span."""
+nothing), replaced when a range plans differently, read back whole; a job's recorded span; a
+job's own schedule (``record_schedule``) written once, keeping the window its range planned."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 import gatekeeper as gk
-from gatekeeper.core.causes import Requirement, profile
+from gatekeeper.core.causes import JobProfile, Requirement, profile
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import DAILY
 from tests.helpers.ledgers import T0, snapshot
 
 
@@ -64,3 +71,38 @@ def test_a_version_7_ledger_gains_freshness_keeping_its_profiles(ledger_url: str
         fresher = profile("Total", "daily", "UTC", [Requirement("Orders")], freshness="6h")
         assert migrated.record_profile(fresher) is True
         assert migrated.recorded_freshness() == {"Total": "6h"}
+
+
+def jobs_rows(ledger: gk.Ledger) -> list[tuple[str, ...]]:
+    return [tuple(map(str, r)) for r in ledger.read("SELECT * FROM gk_jobs ORDER BY job")]
+
+
+def test_record_schedule_writes_a_job_own_calendar_once_and_keeps_a_range_window(
+    ledger: gk.Ledger,
+) -> None:
+    weekdays = DAILY.on("weekdays")
+    own = profile("Load", weekdays, "UTC")
+    assert ledger.record_schedule(own) is True  # reached only as a dependency: no window
+    assert ledger.job_profile("Load") == own
+    before = jobs_rows(ledger)
+    assert ledger.record_schedule(own) is False  # the same again: nothing written
+    assert jobs_rows(ledger) == before
+
+    planned = profile(
+        "Total", "daily", "Europe/Berlin", [Requirement("Load")], lateness="2h", start="2026-10-01"
+    )
+    ledger.record_profile(planned)
+    assert ledger.record_schedule(profile("Total", weekdays, "UTC")) is True
+    found = ledger.job_profile("Total")
+    assert found == replace(planned, period=weekdays, calendar="weekdays")  # its range's zone
+    before = jobs_rows(ledger)
+    assert ledger.record_schedule(profile("Total", weekdays, "UTC")) is False
+    assert jobs_rows(ledger) == before
+
+
+def test_record_schedule_refuses_a_bad_job_name_writing_nothing(ledger: gk.Ledger) -> None:
+    before = jobs_rows(ledger)
+    with pytest.raises(InvalidInput) as refused:
+        ledger.record_schedule(JobProfile("Load\x1b[2J", DAILY, "UTC"))
+    assert refused.value.field == "job"
+    assert jobs_rows(ledger) == before == []

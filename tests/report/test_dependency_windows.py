@@ -65,7 +65,9 @@ def test_status_shows_the_dependencies_over_the_range_that_required_them(
     backfilled: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with gk.open_ledger(backfilled) as ledger:
-        assert ledger.job_profile("DimCustomer") is None  # run only as a dependency
+        own = ledger.job_profile("DimCustomer")  # run only as a dependency: its own
+        assert own is not None and (own.period, own.calendar, own.timezone) == (DAILY, "all", "UTC")
+        assert (own.start, own.stop, own.lateness, own.requires) == (None, None, None, ())
     for job in JOBS:
         code, found = status(capsys, backfilled, job)
         states = {p["state"] for p in found["periods"]}
