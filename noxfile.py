@@ -77,7 +77,9 @@ def compile_bytecode(session: nox.Session) -> None:
 
 def pytest(session: nox.Session, marks: str, *, parallel: bool, may_be_empty: bool = False) -> None:
     """pytest over the tests ``marks`` selects; ``parallel`` under pytest-xdist."""
-    args = ["-n", WORKERS] if parallel else ["-p", "no:xdist"]
+    # worksteal: a worker that runs out of tests takes some of the other's, so a few long
+    # fleet tests at the end of one worker's share do not leave the other core idle
+    args = ["-n", WORKERS, "--dist", "worksteal"] if parallel else ["-p", "no:xdist"]
     session.run(
         "python",
         "-m",
@@ -93,7 +95,8 @@ def pytest(session: nox.Session, marks: str, *, parallel: bool, may_be_empty: bo
 @nox.session
 def tests(session: nox.Session) -> None:
     """The whole suite on the newest Luigi 3.x (the docs site is built with --strict by
-    tests/docs): under pytest-xdist, then the timing-sensitive tests (``serial``) alone."""
+    tests/docs): under pytest-xdist, then the few tests that need the machine to themselves
+    (``serial``, each saying why) alone."""
     session.install("-e", ".[test,postgres,docs]")
     compile_bytecode(session)
     pytest(session, "not serial", parallel=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -115,6 +116,25 @@ def write_config(
         f"[core]\nno_configure_logging = false\nlock_pid_dir = {locks}\n"
         + (f"[worker]\n{worker}" if worker else "")
     )
+    return path
+
+
+#: the lease of the worker a fault test needs alive (``live_config``)
+LIVE_LEASE = 300.0
+
+
+def live_config(cfg: Path) -> Path:
+    """``cfg`` with a long lease (``LIVE_LEASE``), written beside it, for the worker a fault
+    test needs alive: the short lease is the frozen or killed worker's, which must run out;
+    the live one's must never run out, however loaded the machine (at a load average of 15
+    a 3 s lease ran out before ``luigi`` had started its run)."""
+    folder = cfg.parent / "live-worker"
+    folder.mkdir(exist_ok=True)
+    text = re.sub(
+        r"^lease_seconds = .*$", f"lease_seconds = {LIVE_LEASE}", cfg.read_text(), flags=re.M
+    )
+    path = folder / "luigi.cfg"
+    path.write_text(text)
     return path
 
 

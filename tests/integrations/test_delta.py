@@ -762,7 +762,6 @@ def _lease_expired(ledger: gk.Ledger, job: str, date: dt.date) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.serial
 @pytest.mark.parametrize(
     ("ledger_url", "point", "wake", "same_rows", "existing"), FREEZES, indirect=["ledger_url"]
 )

@@ -33,7 +33,7 @@ from tests.luigi.test_ownership_faults import (
     wait_for_file,
 )
 
-pytestmark = [pytest.mark.luigi, pytest.mark.serial]  # stops and kills workers: run alone
+pytestmark = pytest.mark.luigi  # stops and kills workers; nothing waits on a lease
 
 UTC = dt.timezone.utc
 D = dt.date(2026, 10, 23)

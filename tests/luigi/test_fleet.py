@@ -42,8 +42,9 @@ from tests.helpers.luigi_support import (
 )
 from tests.helpers.luigid_support import Luigid, stop_all
 
-# a fleet of real workers on one luigid: timing-sensitive, so run alone
-pytestmark = [pytest.mark.luigi, pytest.mark.slow, pytest.mark.serial]
+# a fleet of real workers on one luigid; its waits end on events, so it shares the machine
+# with other tests under xdist
+pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
 
 def runs(control: Path) -> dict[str, list[str]]:

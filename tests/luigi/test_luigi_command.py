@@ -77,7 +77,6 @@ def test_failed_task_makes_luigi_exit_non_zero(sqlite_url: str, tmp_path: Path) 
         assert latest is not None and latest.state is gk.RunState.FAILED
 
 
-@pytest.mark.serial  # two racing processes: timing-sensitive, run alone (not beside xdist)
 def test_two_luigi_processes_publish_once(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     # --no-lock: Luigi's own pid lock would stop the second process before gatekeeper does

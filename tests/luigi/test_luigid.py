@@ -21,9 +21,9 @@ from tests.helpers.ledgers import count_rows
 from tests.helpers.luigi_support import luigi_command, luigi_env, write_config
 from tests.helpers.luigid_support import HOST, PEER_RETCODES, Luigid, stop_all
 
-# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
-# run alone, not beside other tests under xdist
-pytestmark = [pytest.mark.luigi, pytest.mark.serial]
+# the Luigi adapter (run on every supported Luigi); its waits end on events (a file, a lease
+# expired by the database's clock), so it shares the machine with other tests under xdist
+pytestmark = pytest.mark.luigi
 
 UTC = dt.timezone.utc
 START, STOP = dt.date(2026, 9, 1), dt.date(2026, 10, 31)

@@ -20,9 +20,9 @@ from tests.helpers.fleet import recipe_config, start_forward_fill
 from tests.helpers.luigid_support import Luigid, stop_all
 from tests.helpers.own_postgres import OwnPostgres, missing
 
-# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
-# run alone, not beside other tests under xdist
-pytestmark = [pytest.mark.luigi, pytest.mark.serial]
+# the Luigi adapter (run on every supported Luigi); its waits end on events (a file, a lease
+# expired by the database's clock), so it shares the machine with other tests under xdist
+pytestmark = pytest.mark.luigi
 
 
 @pytest.fixture

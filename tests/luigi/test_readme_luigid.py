@@ -24,9 +24,9 @@ from tests.helpers.ledgers import count_rows, drop_pg_schema, pg_url, require_pg
 from tests.helpers.luigi_support import ROOT, luigi_env
 from tests.helpers.luigid_support import HOST, free_port, stop_all
 
-# the Luigi adapter (run on every supported Luigi); faults and fleets are timing-sensitive:
-# run alone, not beside other tests under xdist
-pytestmark = [pytest.mark.luigi, pytest.mark.serial]
+# the Luigi adapter (run on every supported Luigi); its waits end on events (a file, a lease
+# expired by the database's clock), so it shares the machine with other tests under xdist
+pytestmark = pytest.mark.luigi
 
 MARKER = "<!-- luigid-recipe -->"
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
-from tests.helpers.luigi_support import luigi_env, run_luigi, write_config
+from tests.helpers.luigi_support import live_config, luigi_env, run_luigi, write_config
 from tests.luigi.test_ownership_faults import (
     TASK_FAILED,
     db_now,
@@ -38,7 +38,7 @@ from tests.luigi.test_ownership_faults import (
     wait_for_file,
 )
 
-pytestmark = [pytest.mark.luigi, pytest.mark.serial, pytest.mark.slow]
+pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
 UTC = dt.timezone.utc
 D = dt.date(2026, 10, 23)
@@ -98,7 +98,7 @@ def test_zombie_body_writes_do_not_land_after_a_takeover(ledger_url: str, tmp_pa
         stop_outside_transaction(worker1, ledger_url, session)
         wait_expired(ledger_url, "ZombieDim", zombie)
 
-        worker2 = run_luigi(cfg, *args, "--no-lock", cwd=tmp_path, timeout=90)
+        worker2 = run_luigi(live_config(cfg), *args, "--no-lock", cwd=tmp_path, timeout=90)
         assert worker2.returncode == 0, worker2.stdout + worker2.stderr
         with gk.open_ledger(ledger_url) as ledger:
             first, second = ledger.attempts("ZombieDim", D)
@@ -151,7 +151,7 @@ def test_worker_killed_after_its_publication_committed_is_recorded_succeeded(
             assert (only.run_id, only.state) == (killed, gk.RunState.RUNNING)
         wait_expired(ledger_url, "PublishThenPause", killed)
 
-        worker2 = run_luigi(cfg, *args, "--no-lock", cwd=tmp_path, timeout=90)
+        worker2 = run_luigi(live_config(cfg), *args, "--no-lock", cwd=tmp_path, timeout=90)
         assert worker2.returncode == 0, worker2.stdout + worker2.stderr
         with gk.open_ledger(ledger_url) as ledger:
             states = [

@@ -23,7 +23,7 @@ from tests.helpers.cli import gatekeeper
 from tests.helpers.serve import HOSTILE_ERROR, scenario, start, today
 from tests.helpers.serve_screenshot import chrome
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.serial]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def need_driver() -> None:

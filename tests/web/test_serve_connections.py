@@ -15,6 +15,8 @@ import gatekeeper as gk
 from tests.helpers.serve import start
 
 pytest.importorskip("starlette")
+# serial: the server's --header-timeout and --keep-alive are read off the closes it makes, and
+# a loaded machine stretches a trickled request past them (the machine to itself, not xdist)
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
 REQUEST = b"GET /healthz HTTP/1.1\r\nHost: gk\r\n\r\n"

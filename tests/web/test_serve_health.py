@@ -18,7 +18,7 @@ from tests.helpers.pg_proxy import pg_proxy
 from tests.helpers.serve import UTC, Reply, start, today
 
 pytest.importorskip("starlette")
-pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.serial]
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 
 def waiting_on_locks(conn: Any, schema: str) -> int:
