@@ -40,7 +40,8 @@ def families(
     )
     lag = GaugeMetricFamily(
         "gatekeeper_lag_seconds",
-        "Now minus gatekeeper_complete_through_timestamp_seconds.",
+        "Now minus the due time (end of its interval + lateness) of the first due business "
+        "period of the window not filled; 0 when every due period is filled.",
         labels=["job"],
     )
     running = GaugeMetricFamily(

@@ -65,13 +65,16 @@ class JobView:
 
     @property
     def lag_seconds(self) -> float:
-        """``now`` (or, for a window that ends before it, its end: a finished backfill does
-        not lag) minus ``through_end``; never negative."""
+        """``now`` minus the due time (the end of its interval plus the lateness) of the first
+        due business period of the window not filled (a gap: missing, failed, running, ...
+        and inside the catch-up policy); 0 when none is. A day off the job's calendar, a
+        period not yet due or skipped by policy never lags."""
         plan = self.plan
-        until = plan.now
-        if plan.stop is not None:
-            until = min(until, plan.period.interval(plan.stop, plan.timezone).start)
-        return max(0.0, (until - self.through_end).total_seconds())
+        if not plan.gaps:
+            return 0.0
+        first = min(plan.gaps, key=plan.period.rank)
+        due = plan.period.interval(first, plan.timezone).end + plan.schedule.lateness
+        return max(0.0, (plan.now - due).total_seconds())
 
     def summary(self) -> dict[str, Any]:
         """The ``/api/jobs`` entry: kind, calendar, window, counts per state,

@@ -114,8 +114,13 @@ def test_serve_api_page_and_metrics_match_status_and_ledger(
         label = (("job", name),)
         assert samples[("gatekeeper_complete_through_timestamp_seconds", label)] == end.timestamp()
         lag = samples[("gatekeeper_lag_seconds", label)]
-        # the server's clock, read during the requests (a datetime: to the microsecond)
-        assert asked_from - 1e-3 <= end.timestamp() + lag <= scraped_by + 1e-3
+        if not want["gaps"]:
+            assert lag == 0
+        else:  # now minus the due time of the first gap, by the server's clock, read during
+            first = min(want["gaps"])  # the requests (a datetime: to the microsecond)
+            due = kind.interval(first, want["timezone"]).end.timestamp()
+            due += want["lateness_seconds"]
+            assert asked_from - 1e-3 <= due + lag <= scraped_by + 1e-3
         with gk.open_ledger(ledger_url) as ledger:
             now = dt.datetime.now(UTC)
             running = [a for a in ledger.history(name) if a.state is RunState.RUNNING]
