@@ -176,7 +176,7 @@ def blockers(run: Sequence[PeriodStatus]) -> str:
     if not causes:
         return ""
     several = len({(c.job, c.state) for c in causes})
-    return ("" if several == 1 else f"{several} causes, first ") + f"by {causes[0].describe()}"
+    return ("" if several == 1 else f"{several} causes, first ") + causes[0].reason()
 
 
 def revisions(run: Sequence[PeriodStatus]) -> str:

@@ -3,14 +3,17 @@
 - A **JobProfile** is what the ledger keeps of a job besides its attempts: its period kind,
   the business zone, lateness, catch-up, strategy and window its range planned with, and its
   **requirements** (the upstream jobs its task requires, each at a period offset: 0 for the
-  same period, -1 for the one before). A range records it when it takes a fill up, so
-  ``gatekeeper status JOB`` plans the window as the range did, with no flags.
+  same period, -1 for the one before; or, for a week, month or quarter, every business day
+  of a daily job within one of its periods: ``Requirement.within``, from ``requirements``).
+  A range records it when it takes a fill up, so ``gatekeeper status JOB`` plans the window
+  as the range did, with no flags.
 - A period is **blocked** when it has no attempt of its own and a required upstream is failed,
   abandoned (or running on an expired lease) or missing for it. ``blocking_cause`` names the
   first failed or abandoned upstream (else the first missing one), in the order the task
-  requires them: the cause an operator acts on. Asked with ``held=True`` (a range's closing
-  line) it also names an upstream running on another run's live lease (``held``: the period
-  waits on it), after failures and before missing upstreams.
+  requires them (a requirement's days oldest first): the cause an operator acts on. Asked
+  with ``held=True`` (the closing line, status, the report and serve) it also names an
+  upstream running on another run's live lease (``held``: the period waits on it), after
+  failures and before missing upstreams.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gatekeeper.core.coarse import CoarsePeriod, last_day
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period, parse_period
 from gatekeeper.core.records import Attempt, RunState
@@ -29,14 +33,83 @@ from gatekeeper.core.validation import check_name
 
 @dataclass(frozen=True, slots=True)
 class Requirement:
-    """An upstream job the task requires, ``offset`` periods from its own (0: the same)."""
+    """An upstream job the task requires, ``offset`` periods from its own (0: the same).
+
+    With ``kind`` (an upstream of finer, daily periods: a month's trading days; made with
+    ``within``) it requires every business period of ``kind`` within that period of its own,
+    each a (job, period) pair; ``calendar`` is the name of ``kind``'s calendar, kept beside it
+    (a kind compares by its name only).
+    """
 
     job: str
     offset: int = 0
+    kind: Period | None = None
+    calendar: str | None = None
+
+    @classmethod
+    def within(cls, job: str, kind: Period, offset: int = 0) -> Requirement:
+        """Every business period of ``kind`` (daily, on its calendar) within the dependent's
+        period ``offset`` periods from its own; InvalidInput for a kind other than daily."""
+        if kind.base.name != "daily":
+            raise InvalidInput("requires.kind", kind.name, "expected daily periods")
+        return cls(check_name(job, "requires.job"), offset, kind, kind.calendar.name)
 
     def key_for(self, kind: Period, key: str) -> str:
-        """The upstream's ledger key for the dependent's ``key``."""
+        """The upstream's ledger key for the dependent's ``key`` (a requirement of its kind)."""
         return key if self.offset == 0 else kind.key(kind.at(kind.ordinal(key) + self.offset))
+
+    def keys_for(self, kind: Period, key: str) -> tuple[str, ...]:
+        """The upstream's ledger keys the dependent's period ``key`` (of ``kind``) requires,
+        oldest first: one, or with ``self.kind`` each of its business days in that period."""
+        if self.kind is None:
+            return (self.key_for(kind, key),)
+        first = kind.at(kind.ordinal(key) + self.offset)
+        stop = last_day(kind, first) + dt.timedelta(days=1)
+        return tuple(self.kind.key(day) for day in self.kind.between(first, stop))
+
+    def to_list(self) -> list[Any]:
+        """As stored: ``["Orders", -1]``, or ``["Trades", 0, "daily", "weekdays"]``."""
+        found: list[Any] = [self.job, self.offset]
+        return found if self.kind is None else [*found, self.kind.name, self.calendar]
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"job": self.job, "offset": self.offset}
+        if self.kind is not None:
+            found.update(kind=self.kind.name, calendar=self.calendar)
+        return found
+
+    @classmethod
+    def from_list(cls, found: Sequence[Any]) -> Requirement:
+        """The requirement ``to_list`` stored; ValueError/TypeError/InvalidInput otherwise."""
+        job, offset, *kind = found
+        if not kind:
+            return cls(check_name(job, "requires.job"), int(offset))
+        name, calendar = kind
+        return cls.within(job, parse_period(name, "requires.kind").on(calendar), int(offset))
+
+
+def requirements(
+    kind: Period, key: str, upstream: Sequence[tuple[str, Period, str]]
+) -> tuple[Requirement, ...]:
+    """What a task of ``kind`` for period ``key`` requires, from the (job, kind, key) of each
+    period task its ``requires()`` returns, in that order (pure): an upstream of its own kind
+    at its offset (a business period of ``kind``); the days of a daily job, when they are
+    every business day of one of its weekly, monthly or quarterly periods
+    (``Requirement.within``). Other upstreams (a few days of a month, hours) are not
+    recorded: their causes are not named."""
+    own = kind.ordinal(key)
+    found: list[Requirement] = []
+    days: dict[Requirement, set[str]] = {}
+    for job, up, wanted in upstream:
+        if up.base is kind.base and kind.is_business(wanted):
+            found.append(Requirement(job, kind.ordinal(wanted) - own))
+        elif up.base.name == "daily" and isinstance(kind.base, CoarsePeriod):
+            holder = kind.base.containing(up.parse(wanted))
+            within = Requirement.within(job, up, kind.rank(holder) - own)
+            found.append(within)
+            days.setdefault(within, set()).add(wanted)
+    whole = {r for r, keys in days.items() if keys == set(r.keys_for(kind, key))}
+    return tuple(dict.fromkeys(r for r in found if r.kind is None or r in whole))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +134,16 @@ class JobProfile:
     calendar: str = "all"  # the name of the calendar ``period`` follows (core/calendars.py)
 
     def requires_json(self) -> str:
-        """The requirements as stored: ``[["Orders", 0], ["Orders", -1]]``."""
-        return json.dumps([[r.job, r.offset] for r in self.requires])
+        """The requirements as stored: ``[["Orders", 0], ["Trades", 0, "daily", "weekdays"]]``
+        (``Requirement.to_list``)."""
+        return json.dumps([r.to_list() for r in self.requires])
 
     @staticmethod
     def parse_requires(text: str | None) -> tuple[Requirement, ...]:
-        """The stored requirements; InvalidInput for anything but a list of [job, offset]."""
+        """The stored requirements; InvalidInput for anything but a list of [job, offset]
+        (or [job, offset, kind, calendar])."""
         try:
-            found = json.loads(text or "[]")
-            return tuple(Requirement(check_name(j, "requires.job"), int(n)) for j, n in found)
+            return tuple(Requirement.from_list(found) for found in json.loads(text or "[]"))
         except (ValueError, TypeError) as exc:
             raise InvalidInput("requires", text, f"not a list of [job, offset] ({exc})") from None
 
@@ -83,7 +157,7 @@ class JobProfile:
             "strategy": self.strategy,
             "start": self.start,
             "stop": self.stop,
-            "requires": [{"job": r.job, "offset": r.offset} for r in self.requires],
+            "requires": [r.to_json() for r in self.requires],
             "freshness": self.freshness,
         }
 
@@ -137,6 +211,16 @@ class Cause:
         error = error if len(error) <= 200 else error[:197] + "..."
         return f"{head} (attempt {self.attempt}: {error})"
 
+    @property
+    def lead(self) -> str:
+        """What a blocked period's line says before ``describe()``: ``by `` (a held
+        upstream's description says ``waiting on`` itself)."""
+        return "" if self.state == HELD else "by "
+
+    def reason(self) -> str:
+        """``by Orders 2026-11-18 failed (...)`` or ``waiting on Orders ..., held by ...``."""
+        return self.lead + self.describe()
+
     def to_json(self) -> dict[str, Any]:
         found: dict[str, Any] = {
             "job": self.job,
@@ -189,24 +273,24 @@ def blocking_cause(
     """
     waiting = missing = None
     for requirement in requires:
-        wanted = requirement.key_for(kind, key)
-        attempt = upstream.get(requirement.job, {}).get(wanted)
-        state = upstream_state(attempt, now, held=held)
-        if state is None:
-            continue
-        if attempt is None:
-            missing = missing or Cause(requirement.job, wanted, state)
-            continue
-        if state != HELD:
-            return Cause(
-                requirement.job, wanted, state, attempt.attempt, attempt.run_id, attempt.error
+        for wanted in requirement.keys_for(kind, key):
+            attempt = upstream.get(requirement.job, {}).get(wanted)
+            state = upstream_state(attempt, now, held=held)
+            if state is None:
+                continue
+            if attempt is None:
+                missing = missing or Cause(requirement.job, wanted, state)
+                continue
+            found = Cause(
+                requirement.job,
+                wanted,
+                state,
+                attempt.attempt,
+                attempt.run_id,
+                attempt.error,
+                until=attempt.lease_expires_at if state == HELD else None,
             )
-        waiting = waiting or Cause(
-            requirement.job,
-            wanted,
-            state,
-            attempt.attempt,
-            attempt.run_id,
-            until=attempt.lease_expires_at,
-        )
+            if state != HELD:
+                return found
+            waiting = waiting or found
     return waiting or missing

@@ -65,6 +65,10 @@ class CoarsePeriod(Period):
     def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
         return day_start(label, zone), day_start(self._next_first(label), zone)
 
+    def containing(self, day: dt.date) -> dt.date:
+        """The label of the period that holds the calendar date ``day``."""
+        return self._first_of(day)
+
     def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> dt.date:
         day = last_closed_day(instant, zone)  # the period holding it closed if it is its last
         first = self._first_of(day)

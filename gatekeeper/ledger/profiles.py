@@ -190,7 +190,9 @@ def blocked_periods(
         return {}
     upstream: dict[str, dict[str, Attempt]] = {}
     for job in dict.fromkeys(r.job for r in requires):
-        wanted = {r.key_for(kind, key) for r in requires if r.job == job for key in keys}
+        wanted = {
+            k for r in requires if r.job == job for key in keys for k in r.keys_for(kind, key)
+        }
         upstream[job] = ledger.latest_of(job, sorted(wanted))
     found = {}
     for key in keys:

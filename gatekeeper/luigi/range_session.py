@@ -21,7 +21,7 @@ from typing import Any
 import luigi.task
 from luigi.tools.range import RangeEvent
 
-from gatekeeper.core.causes import JobProfile, Requirement, profile
+from gatekeeper.core.causes import JobProfile, profile, requirements
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import parse_freshness
 from gatekeeper.core.intervals import duration_text
@@ -230,18 +230,12 @@ def emit_metrics(rng: Any, plan: RangePlan) -> None:
 def job_profile(rng: Any, session: FillSession) -> JobProfile:
     """The profile of the range's job as this invocation plans it: the period kind, zone,
     lateness, catch-up, strategy and window, and what a period task requires (its upstream
-    gatekeeper tasks of the same kind, each at its period offset, read from the task of the
-    first scheduled period; ``requires()`` declares only, so calling it is safe)."""
+    gatekeeper tasks, ``causes.requirements``, read from the task of the first scheduled
+    period; ``requires()`` declares only, so calling it is safe)."""
     plan = session.plan
     sample = sample_task(rng, session)
-    kind = sample.period_kind  # offsets count the consumer's business periods
-    own = kind.ordinal(sample.period_key)
-    requires = []
-    for dep in upstream_tasks(sample):
-        if dep.period_kind.base is kind.base and kind.is_business(dep.period_key):
-            found = Requirement(dep.job_id, kind.ordinal(dep.period_key) - own)
-            if found not in requires:
-                requires.append(found)
+    upstream = [(dep.job_id, dep.period_kind, dep.period_key) for dep in upstream_tasks(sample)]
+    requires = requirements(sample.period_kind, sample.period_key, upstream)
     stop = rng.stop_label()
     return profile(
         rng.job(),

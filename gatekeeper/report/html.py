@@ -225,7 +225,7 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
         cause = by_period[first].cause
         error = by_period[last].error
         if cause is not None:
-            why = f": by <code>{_text(_short(cause.describe()))}</code>"
+            why = f": {cause.lead}<code>{_text(_short(cause.describe()))}</code>"
         else:
             why = f": <code>{_text(_short(error))}</code>" if error else ""
         items.append(
@@ -256,7 +256,7 @@ def _tooltip(s: PeriodStatus) -> str:
     if s.error:
         lines.append(f"error: {printable(s.error)}")
     if s.cause is not None:
-        lines.append(f"blocked by {printable(s.cause.describe())}")
+        lines.append(f"blocked {printable(s.cause.reason())}")
     if s.state is PeriodState.RUNNING and s.lease_expires_at is not None:
         lines.append(f"lease until {s.lease_expires_at.isoformat()}")
     if s.revision is not None:

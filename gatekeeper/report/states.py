@@ -11,7 +11,8 @@ States, in the order a period moves through them:
 - ``not_due``: its interval end + lateness is after ``now``;
 - ``skipped``: due, missing, and left out by the catch-up policy;
 - ``blocked``: due, no attempt recorded, and a required upstream (the job's recorded profile,
-  ``core/causes.py``) is failed, abandoned or missing for it: ``cause`` names which;
+  ``core/causes.py``) is failed, abandoned, missing or held by another run's live lease for
+  it (for a week, month or quarter, any of the days it requires): ``cause`` names which;
 - ``missing``: due and no attempt recorded (and nothing known blocks it);
 - ``running``: the latest attempt is running with a live lease;
 - ``abandoned``: the latest attempt was abandoned, or is still recorded running but its lease
@@ -253,6 +254,6 @@ def window_states(
     latest = ledger.latest_between(job, first, last)
     due = {plan.key(p) for p in plan.due} - {plan.key(p) for p in plan.skipped_by_policy}
     unattempted = [k for k in map(plan.key, labels) if k in due and k not in latest]
-    causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now)
+    causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now, held=True)
     published = newest_publications(ledger, job, first, last)
     return plan, period_states(plan, latest, published, causes, through)

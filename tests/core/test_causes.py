@@ -7,9 +7,16 @@ import datetime as dt
 
 import pytest
 
-from gatekeeper.core.causes import Cause, JobProfile, Requirement, blocking_cause, profile
+from gatekeeper.core.causes import (
+    Cause,
+    JobProfile,
+    Requirement,
+    blocking_cause,
+    profile,
+    requirements,
+)
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.periods import DAILY, HOURLY, parse_period
 from gatekeeper.core.records import Attempt, RunState
 
 UTC = dt.timezone.utc
@@ -131,3 +138,66 @@ def test_profile_requirements_round_trip_and_bad_ones_are_refused() -> None:
         assert refused.value.field in ("requires", "requires.job")
     with pytest.raises(InvalidInput):
         profile("Total", "fortnightly", "UTC")
+
+
+WEEKDAYS = parse_period("daily").on("weekdays")
+MONTHLY, QUARTERLY = parse_period("monthly"), parse_period("quarterly")
+
+
+def test_requirement_within_keys_are_the_business_days_of_the_period() -> None:
+    every_day = Requirement.within("Trades", WEEKDAYS)
+    keys = every_day.keys_for(MONTHLY, "2026-09")
+    assert keys[:3] == ("2026-09-01", "2026-09-02", "2026-09-03") and len(keys) == 22
+    assert len(every_day.keys_for(QUARTERLY, "2026-Q3")) == 66
+    assert Requirement("Prices", -1).keys_for(WEEKDAYS, "2026-09-07") == ("2026-09-04",)
+    before = Requirement.within("Trades", WEEKDAYS, offset=-1)
+    assert before.keys_for(MONTHLY, "2026-10")[-1] == "2026-09-30"
+    with pytest.raises(InvalidInput):
+        Requirement.within("Trades", MONTHLY)
+
+
+def test_requirements_records_days_only_when_they_are_every_day_of_a_period() -> None:
+    september = [
+        ("Trades", WEEKDAYS, k)
+        for k in Requirement.within("T", WEEKDAYS).keys_for(MONTHLY, "2026-09")
+    ]
+    august = [("Trades", WEEKDAYS, "2026-08-31")]
+    same = [("Month0", MONTHLY, "2026-08"), ("Month0", MONTHLY, "2026-08")]
+    found = requirements(MONTHLY, "2026-09", [*same, *september, *september[:3]])
+    assert found == (Requirement("Month0", -1), Requirement.within("Trades", WEEKDAYS))
+    assert requirements(MONTHLY, "2026-09", september[:-1]) == ()  # some days: not recorded
+    assert requirements(MONTHLY, "2026-09", august) == ()  # one day of August only
+    hours = [("Hour", HOURLY, "2026-09-01T00:00:00+00:00")]
+    assert requirements(DAILY, "2026-09-01", hours) == ()
+
+
+def test_blocking_cause_over_days_names_a_failed_day_before_a_held_earlier_one() -> None:
+    every_day = Requirement.within("Trades", WEEKDAYS)
+    days = {k: attempt("Trades", k, "succeeded") for k in every_day.keys_for(MONTHLY, "2026-09")}
+    days["2026-09-02"] = attempt("Trades", "2026-09-02", "running", lease=60)
+    days["2026-09-10"] = attempt("Trades", "2026-09-10", "failed")
+    del days["2026-09-01"]
+    upstream = {"Trades": days}
+    cause = blocking_cause(MONTHLY, "2026-09", [every_day], upstream, NOW, held=True)
+    assert cause is not None and (cause.period, cause.state) == ("2026-09-10", "failed")
+    assert cause.reason() == "by Trades 2026-09-10 failed (attempt 1: disk full)"
+    del days["2026-09-10"]
+    held = blocking_cause(MONTHLY, "2026-09", [every_day], upstream, NOW, held=True)
+    assert held is not None and (held.period, held.state, held.until) == (
+        "2026-09-02",
+        "held",
+        NOW + dt.timedelta(seconds=60),
+    )
+    assert held.reason().startswith("waiting on Trades 2026-09-02, held by run run-Trades-")
+    missing = blocking_cause(MONTHLY, "2026-09", [every_day], upstream, NOW)
+    assert missing == Cause("Trades", "2026-09-01", "missing")
+
+
+def test_profile_within_requirement_round_trips() -> None:
+    made = profile("MonthEnd", "monthly", "UTC", [Requirement.within("Trades", WEEKDAYS)])
+    assert made.requires_json() == '[["Trades", 0, "daily", "weekdays"]]'
+    back = JobProfile.parse_requires(made.requires_json())
+    assert back == made.requires and back[0].kind is WEEKDAYS
+    assert made.to_json()["requires"] == [
+        {"job": "Trades", "offset": 0, "kind": "daily", "calendar": "weekdays"}
+    ]
