@@ -15,7 +15,7 @@ PALETTE: dict[PeriodState, tuple[str, str]] = {
     PeriodState.FAILED: ("#d7191c", "latest attempt failed"),
     PeriodState.RUNNING: ("#0072b2", "running with a live lease"),
     PeriodState.ABANDONED: ("#8e44ad", "abandoned, or running with an expired lease"),
-    PeriodState.BLOCKED: ("#b35806", "due, no attempt: a required upstream failed or is missing"),
+    PeriodState.BLOCKED: ("#b35806", "due, no attempt: an upstream failed, is missing or held"),
     PeriodState.MISSING: ("#f0a202", "due, no attempt recorded"),
     PeriodState.SKIPPED: ("#9aa0a6", "due, left out by the catch-up policy"),
     PeriodState.NOT_DUE: ("#e3e6ea", "not due yet (interval end + lateness is after now)"),

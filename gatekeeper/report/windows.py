@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.calendars import parse_calendar
-from gatekeeper.core.causes import JobProfile, Requirement
+from gatekeeper.core.causes import JobProfile, Requirement, requirements
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Period, kind_of_key, parse_period
 from gatekeeper.core.schedule import Schedule, ScheduleInput, resolve_schedule
@@ -211,18 +211,25 @@ def _published(
 ) -> tuple[Requirement, ...]:
     """Without a range's profile: the upstreams of the job's newest publication (a consumer
     run without a range), each (job, period) pair of its evidence at its offset in ``kind``'s
-    business periods; a pair of another kind (the days of a month) has no offset and is left
+    business periods, or the days of a daily job when they are every business day of its
+    period on that job's own recorded calendar (``causes.requirements``); other pairs are left
     out. Never read from a requirement's label."""
     newest = None if span is None else ledger.publication(job, span[1])
     if newest is None or not _business(kind, newest.period_key):
         return ()
-    own = kind.ordinal(newest.period_key)
-    found = [
-        Requirement(upstream, kind.ordinal(key) - own)
+    jobs = dict.fromkeys(upstream for upstream, _ in newest.requirements)
+    own = {upstream: _own_kind(ledger, upstream) for upstream in jobs}  # with its calendar
+    pairs = [
+        (upstream, own[upstream] if own[upstream].owns_key(key) else kind_of_key(key), key)
         for upstream, key in newest.requirements
-        if _business(kind, key)
     ]
-    return tuple(dict.fromkeys(found))
+    return requirements(kind, newest.period_key, pairs)
+
+
+def _own_kind(ledger: LedgerReads, job: str) -> Period:
+    """``job``'s period kind on its own recorded calendar, else daily on every day."""
+    found = ledger.job_profile(job)
+    return DAILY if found is None else found.period
 
 
 def _business(kind: Period, key: str) -> bool:

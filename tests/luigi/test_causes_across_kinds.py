@@ -255,3 +255,36 @@ def test_coarse_range_held_day_names_its_holder_everywhere(
     assert detail["state"] == "blocked"
     assert detail["blocked_by"] == period["blocked_by"]
     assert detail["cause"] == f"blocked: {waiting}"
+
+
+def test_month_without_a_range_names_its_failed_day_from_its_last_publication(
+    ledger_cfg: gk.Ledger, ledger_url: str, tmp_path: Path
+) -> None:
+    """A month run directly (no range, so no requirements recorded) requires what its newest
+    publication's evidence names: every trading day of its month, read on the days' own
+    recorded calendar, so the next month is blocked by its failed day."""
+    august = CauseMonth(business_month=dt.date(2026, 8, 1), control=str(tmp_path))
+    assert build(august).scheduling_succeeded
+    (tmp_path / f"fail-{FAILED}").touch()
+    september = CauseMonth(business_month=dt.date(2026, 9, 1), control=str(tmp_path))
+    assert not build(september).scheduling_succeeded
+    failed = ledger_cfg.latest("CauseDay", FAILED)
+    assert failed is not None
+
+    shown = gatekeeper(
+        "--ledger", ledger_url, "status", "CauseMonth", "--stop", "2026-10", "--json"
+    )
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    periods = {p["period"]: p for p in json.loads(shown.stdout)["periods"]}
+    assert [(k, p["state"]) for k, p in sorted(periods.items())] == [
+        ("2026-08", "succeeded"),
+        ("2026-09", "blocked"),
+    ]
+    assert periods["2026-09"]["blocked_by"] == {
+        "job": "CauseDay",
+        "period": FAILED,
+        "state": "failed",
+        "attempt": 1,
+        "run_id": failed.run_id,
+        "error": ERROR,
+    }
