@@ -13,14 +13,19 @@ previous business day. Built in, by name (``parse_calendar``):
 - a name defined in ``[gatekeeper.calendars]``: another calendar with days closed or opened.
 
 Any object with a ``name`` and the three methods of ``Calendar`` plugs in (subclass
-``BusinessCalendar`` and write ``is_business_day`` alone to get the other two).
+``BusinessCalendar`` and write ``is_business_day`` alone to get the other two). The ledger
+names it so that every process can rebuild it (``calendar_paths.py``): by its name when that
+resolves to it, else by its import path ``module:attribute``, which ``parse_calendar``
+imports (``import_calendar``) with the job's module importable as ``luigi --module`` needs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import importlib
 import re
+import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +39,7 @@ __all__ = [
     "AdjustedCalendar",
     "BusinessCalendar",
     "Calendar",
+    "import_calendar",
     "parse_calendar",
     "parse_calendar_overrides",
     "weekdays_only",
@@ -44,6 +50,9 @@ SEARCH_DAYS = 3660
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _HOLIDAYS = re.compile(r"^holidays:([A-Z]{2,3})(?:-([A-Za-z0-9]{1,8}))?$")
 _EXCHANGE = re.compile(r"^exchange:([A-Z0-9]{2,8})$")
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+#: an import path naming a calendar object (``calendar_paths.py``)
+_PATH = re.compile(rf"^{_DOTTED}:{_DOTTED}$")
 _ONE_DAY = dt.timedelta(days=1)
 
 
@@ -244,8 +253,9 @@ def _builtin(name: str) -> Calendar:
     raise InvalidInput(
         "calendar",
         name,
-        "unknown calendar; expected all, weekdays, holidays:CC[-SUBDIV], exchange:MIC or an "
-        "object with name and is_business_day",
+        "unknown calendar; expected all, weekdays, holidays:CC[-SUBDIV], exchange:MIC, a name "
+        "[gatekeeper.calendars] defines, or module:attribute naming a calendar object (one "
+        "of one's own is recorded so when its module is importable: docs/calendars.md)",
     )
 
 
@@ -277,6 +287,8 @@ def parse_calendar(
                 return found
         if defined and (value in defined or value.lower() in defined):
             return defined.get(value) or defined[value.lower()]
+        if _PATH.match(value) and not (_HOLIDAYS.match(value) or _EXCHANGE.match(value)):
+            return import_calendar(value, field)
         try:
             return _builtin(value)
         except InvalidInput as exc:
@@ -288,6 +300,56 @@ def parse_calendar(
     raise InvalidInput(
         field, value, "expected a calendar name or an object with name and is_business_day"
     )
+
+
+#: import path -> (the module it was found in, the calendar): rebuilt when the module is not
+#: that one any more (imported anew)
+_imported: dict[str, tuple[Any, Calendar]] = {}
+_imported_lock = threading.Lock()
+
+
+def import_calendar(ref: str, field: str = "calendar") -> Calendar:
+    """The calendar object ``ref`` (``module:attribute``, ``calendar_ref``'s) names: the
+    attribute, or an instance of it made without arguments when it is a class; the same
+    object while the module stays imported. Imports the module (its import runs); raises
+    InvalidInput naming ``ref`` and how to make it importable when it cannot be rebuilt."""
+    path = ref.split(":")[0]
+    with _imported_lock:
+        held = _imported.get(ref)
+        if held is not None and sys.modules.get(path) is held[0]:
+            return held[1]
+    try:
+        module = importlib.import_module(path)
+    except Exception as exc:  # the module's own import errors too: one line naming them
+        raise InvalidInput(
+            field,
+            ref,
+            f"the job's calendar object cannot be rebuilt: importing {path} fails "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())}); run where {path} is "
+            "importable, as luigi --module needs (its folder on PYTHONPATH)",
+        ) from None
+    found = _attribute(module, ref, field)
+    with _imported_lock:
+        _imported[ref] = (module, found)
+    return found
+
+
+def _attribute(module: Any, ref: str, field: str) -> Calendar:
+    """The calendar at ``ref``'s attribute of ``module`` (a class: made without arguments)."""
+    found: Any = module
+    try:
+        for name in ref.split(":")[1].split("."):
+            found = getattr(found, name)
+        if isinstance(found, type):
+            found = found()
+    except Exception as exc:
+        raise InvalidInput(
+            field,
+            ref,
+            f"the job's calendar object cannot be rebuilt ({type(exc).__name__}: "
+            f"{' '.join(str(exc).split())}); define it at module level there",
+        ) from None
+    return parse_calendar(found, field)
 
 
 def parse_calendar_overrides(section: Mapping[str, str]) -> dict[str, Calendar]:

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gatekeeper.core.calendar_paths import calendar_ref
 from gatekeeper.core.coarse import CoarsePeriod, last_day
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period, parse_period
@@ -52,7 +53,7 @@ class Requirement:
         period ``offset`` periods from its own; InvalidInput for a kind other than daily."""
         if kind.base.name != "daily":
             raise InvalidInput("requires.kind", kind.name, "expected daily periods")
-        return cls(check_name(job, "requires.job"), offset, kind, kind.calendar.name)
+        return cls(check_name(job, "requires.job"), offset, kind, calendar_ref(kind.calendar))
 
     def key_for(self, kind: Period, key: str) -> str:
         """The upstream's ledger key for the dependent's ``key`` (a requirement of its kind)."""
@@ -178,7 +179,7 @@ def profile(
         str(timezone),
         **planned,
         requires=tuple(requires),
-        calendar=kind.calendar.name,
+        calendar=calendar_ref(kind.calendar),
     )
 
 

@@ -26,15 +26,16 @@ _lock = threading.Lock()
 
 
 def own_schedule(task: Any, zone: str | None = None) -> JobProfile | None:
-    """The schedule of ``task``'s job: its class's period kind and calendar, and ``zone``
-    (default: the ``[gatekeeper]`` zone), with no window; None for a class on a calendar
-    only its class knows (a reader could not name it: the job is read as before)."""
-    kind = type(task).period_kind
+    """The schedule of ``task``'s job: its class's period kind and calendar (a calendar
+    object by its import path: ``core/calendar_paths.py``), and ``zone`` (default: the
+    ``[gatekeeper]`` zone), with no window; None for a class on a calendar object no other
+    process could rebuild (no import path: the job is read as before)."""
+    found = profile(task.job_id, type(task).period_kind, zone or config.timezone())
     try:
-        parse_calendar(kind.calendar.name, "calendar")
+        parse_calendar(found.calendar, "calendar")
     except InvalidInput:
         return None
-    return profile(task.job_id, kind, zone or config.timezone())
+    return found
 
 
 def record(ledger: Ledger, task: Any, zone: str | None = None) -> None:
