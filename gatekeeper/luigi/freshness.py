@@ -62,8 +62,10 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
     Reads the ledger (one or two queries); writes nothing."""
     settings = configured()
     recorded = ledger.recorded_freshness()
+    names = known_names(ledger) if settings and (jobs is None or _keys_folded()) else []
+    settings = _as_named(settings, names)
     if jobs is None:
-        configured_jobs = _configured_jobs(known_names(ledger), settings) if settings else []
+        configured_jobs = _configured_jobs(names, settings) if settings else []
         jobs = configured_jobs + sorted(recorded)
     rules: Rules = {}
     for job in dict.fromkeys(jobs):
@@ -85,6 +87,7 @@ def check_config(ledger: LedgerReads, allow_unknown: bool = False) -> tuple[str,
     if not settings:
         return ()
     names = known_names(ledger)
+    settings = _as_named(settings, names)
     named = {n for job in _configured_jobs(names, settings) for n in (job, _family(job))}
     missing = tuple(key for key in settings if key not in named)
     if missing and not allow_unknown:
@@ -115,6 +118,36 @@ def _unknown_reason(missing: Sequence[str], names: Sequence[str]) -> str:
 
 def _family(job: str) -> str:
     return job.split("(", 1)[0]
+
+
+def _keys_folded() -> bool:
+    """True when Luigi's parser lowercases luigi.cfg's keys (ConfigParser's ``optionxform``,
+    as Luigi 3.2 does; later releases keep them as written)."""
+    return bool(luigi.configuration.get_config().optionxform("Aa") != "Aa")
+
+
+def _as_named(settings: dict[str, dt.timedelta], names: Sequence[str]) -> dict[str, dt.timedelta]:
+    """``settings`` keyed by the job or family of ``names`` each key names: as written where
+    Luigi keeps keys as written, else matched in any case (``TradingDayLoad = 1d`` reaches
+    Luigi 3.2 as ``tradingdayload``). A folded key that fits two names is InvalidInput naming
+    both; one that fits none is left as it is (``check_config`` names it)."""
+    if not settings or not _keys_folded():
+        return settings
+    spelled: dict[str, set[str]] = {}
+    for name in names:
+        for form in (name, _family(name)):
+            spelled.setdefault(form.lower(), set()).add(form)
+    found = {}
+    for key, value in settings.items():
+        forms = sorted(spelled.get(key.lower(), ()))
+        if len(forms) > 1:
+            raise InvalidInput(
+                f"[{SECTION}] {key}",
+                key,
+                f"names {' and '.join(forms)} alike: this Luigi lowercases luigi.cfg's keys",
+            )
+        found[forms[0] if forms else key] = value
+    return found
 
 
 def _configured_jobs(names: Sequence[str], settings: dict[str, dt.timedelta]) -> list[str]:

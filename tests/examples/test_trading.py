@@ -89,7 +89,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_trading_example_status_check_and_serve_judge_the_weekday_calendar(
+def test_trading_example_status_and_check_judge_the_weekday_calendar(
     filled: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     at = NOW.isoformat()
@@ -107,6 +107,9 @@ def test_trading_example_status_check_and_serve_judge_the_weekday_calendar(
     assert code == 0, out
     assert "BREACHED" not in out
 
+
+def test_trading_example_serve_judges_the_weekday_calendar(filled: str) -> None:
+    pytest.importorskip("uvicorn")  # the web extra (not in the oldest-Luigi session)
     with in_thread(filled, lambda: NOW) as base:
         jobs = {j["job"]: j for j in json.loads(read(base + "/api/jobs"))["jobs"]}
         scrape = read(base + "/metrics")
