@@ -157,6 +157,14 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # its complete weekdays as runs that bridge weekends (ledger/run_lines.py), so a weekday
     # job with no gaps is one run; built from the attempts for the jobs whose profile has one.
     (_bridge_runs,),
+    # 11: nothing to change in the tables, but what their rows may hold: ``gk_jobs.requires``
+    # may name every day of a daily job within a period (``["TradingDayLoad", 0, "daily",
+    # "weekdays"]``, issue 47 item 2: a monthly range's requirement, which also gives the
+    # daily job its window), and ``gk_jobs.calendar`` a calendar object's import path
+    # (``pipelines.days:MWF``, item 5). A gatekeeper before this version would refuse such
+    # rows one command at a time, or take a window over other rows than the range planned;
+    # knowing up to version 10, it refuses the whole ledger instead (``refuse_newer``).
+    (),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,15 +17,19 @@ with no window of its own that the recorded profiles of other jobs require (run 
 dependency of their ranges) takes its window from theirs (``required_window``): the lateness
 and catch-up of the first of them (by name) of its recorded keys' kind, and the window that
 covers each one's window shifted by each requirement's period offset (open-ended when one of
-them is), on its own recorded kind, calendar and zone (``on_own_schedule``). Its upstreams
+them is), on its own recorded kind, calendar and zone (``on_own_schedule``). A weekly,
+monthly or quarterly range that requires every day of a daily job within its periods
+(``Requirement.within``) gives it the days of its window, mapped by time: from the first day
+of its first period to the first day after its last (``_window_of``). Its upstreams
 are its profile's, else the (job, period) pairs of its newest publication (``_published``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
+from gatekeeper.core.calendar_paths import calendar_ref
 from gatekeeper.core.calendars import parse_calendar
 from gatekeeper.core.causes import JobProfile, Requirement, requirements
 from gatekeeper.core.errors import InvalidInput
@@ -112,23 +116,15 @@ def required_window(
 ) -> JobProfile | None:
     """The profile of ``job`` (no profile of its own, recorded keys ``span``) that the
     profiles of ``consumers`` (those requiring it) say: see the module docstring. None when
-    none of them planned a window of the kind of its keys. Pure."""
+    none of them planned a window over periods of the kind of its keys. Pure."""
     base = kind_of_key(span[0]).base
-    planned = [c for c in consumers if c.start is not None and c.period.base is base]
-    if not planned:
+    found = [w for c in consumers if (w := _window_of(job, base, c)) is not None]
+    if not found:
         return None
-    kind = planned[0].period
-    starts: list[int] = []
-    stops: list[int | None] = []
-    for consumer in planned:
-        offsets = [r.offset for r in consumer.requires if r.job == job]
-        starts.append(kind.rank(consumer.start) + min(offsets))
-        if consumer.stop is None:
-            stops.append(None)
-        else:
-            stops.append(kind.rank(consumer.stop) + max(offsets))
-    first = planned[0]
-    stop = None if None in stops else kind.key(kind.at(max(s for s in stops if s is not None)))
+    first, kind = found[0][0], found[0][1]
+    start = min(w[2] for w in found)
+    stops = [w[3] for w in found]
+    stop = None if None in stops else max(s for s in stops if s is not None)
     return JobProfile(
         job,
         kind,
@@ -136,10 +132,38 @@ def required_window(
         lateness=first.lateness,
         catchup=first.catchup,
         strategy=first.strategy,
-        start=kind.key(kind.at(min(starts))),
-        stop=stop,
-        calendar=first.calendar,
+        start=kind.key(start),
+        stop=None if stop is None else kind.key(stop),
+        calendar=first.calendar if kind is first.period else calendar_ref(kind.calendar),
     )
+
+
+#: a consumer's window as ``job``'s: (the consumer, the kind of ``job``'s keys it reads,
+#: the first of them, the first after them (None: open-ended))
+Window = tuple[JobProfile, Period, Any, Any]
+
+
+def _window_of(job: str, base: Period, consumer: JobProfile) -> Window | None:
+    """The periods of ``job`` (keys of ``base``) a range's window of ``consumer`` requires:
+    shifted by each requirement's offset when of the consumer's kind; by time when it
+    requires every day within its periods (``Requirement.within``: from the first day of its
+    first period to the first of the period after its last). None when it planned no window,
+    or requires ``job`` on no periods of ``base``."""
+    if consumer.start is None:
+        return None
+    wanted = [r for r in consumer.requires if r.job == job]
+    own = consumer.period
+    same = [r.offset for r in wanted if r.kind is None]
+    within = [r for r in wanted if r.kind is not None and r.kind.base is base]
+    if own.base is base and same:
+        kind, offsets = own, same
+    elif within:
+        kind, offsets = cast(Period, within[0].kind), [r.offset for r in within]
+    else:
+        return None
+    start = own.at(own.rank(consumer.start) + min(offsets))
+    stop = None if consumer.stop is None else own.at(own.rank(consumer.stop) + max(offsets))
+    return consumer, kind, start, stop
 
 
 def on_own_schedule(derived: JobProfile | None, own: JobProfile | None) -> JobProfile | None:

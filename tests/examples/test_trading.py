@@ -137,3 +137,20 @@ def test_trading_day_load_run_alone_records_its_weekday_calendar_and_no_window(
     assert own is not None
     assert (own.period.name, own.calendar, own.timezone) == ("daily", "weekdays", "UTC")
     assert (own.start, own.stop, own.lateness, own.requires) == (None, None, None, ())
+
+
+def test_trading_day_load_window_is_the_monthly_range_s_days_mapped_by_time(
+    filled: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = (NOW + dt.timedelta(days=20)).isoformat()  # weeks after the range's last month
+    status = ("--ledger", filled, "status", "TradingDayLoad", "--now", later)
+    code, out = run(capsys, *status, "--json")
+    assert code == 0, out
+    shown = json.loads(out)
+    states = {p["period"]: p["state"] for p in shown["periods"]}
+    assert min(states) == "2026-10-01" and max(states) == "2026-11-30"  # the months' days
+    assert "missing" not in states.values()
+    assert shown["total"] == shown["complete_count"] == WEEKDAYS
+
+    code, out = run(capsys, *status)
+    assert code == 0 and "filled 43/43" in out, out

@@ -65,7 +65,7 @@ def test_a_version_7_ledger_gains_freshness_keeping_its_profiles(ledger_url: str
             )
             fresh.execute("UPDATE gk_schema SET version = 7")
     with gk.open_ledger(ledger_url) as migrated:
-        assert migrated.schema_version() == SCHEMA_VERSION == 10
+        assert migrated.schema_version() == SCHEMA_VERSION == 11
         assert migrated.job_profile("Total") == kept and kept.freshness is None
         assert migrated.recorded_freshness() == {}
         fresher = profile("Total", "daily", "UTC", [Requirement("Orders")], freshness="6h")
@@ -106,3 +106,26 @@ def test_record_schedule_refuses_a_bad_job_name_writing_nothing(ledger: gk.Ledge
         ledger.record_schedule(JobProfile("Load\x1b[2J", DAILY, "UTC"))
     assert refused.value.field == "job"
     assert jobs_rows(ledger) == before == []
+
+
+def test_a_version_10_ledger_migrates_to_11_keeping_profiles_and_holds_days_within(
+    ledger_url: str,
+) -> None:
+    """Migration 11 changes no table: a version-10 ledger's profiles read as they were, and
+    what only 11 may hold (a requirement of every day within a month, a calendar object's
+    import path) is recorded and read back; a gatekeeper knowing up to 10 refuses it."""
+    from gatekeeper.ledger.schema import SCHEMA_VERSION
+
+    kept = profile("Total", "daily", "UTC", [Requirement("Orders", -1)], lateness="2h")
+    with gk.open_ledger(ledger_url) as fresh:
+        fresh.record_profile(kept)
+        with fresh.transaction():
+            fresh.execute("UPDATE gk_schema SET version = 10")
+    within = Requirement.within("Trades", DAILY.on("weekdays"))
+    month = profile("MonthEnd", "monthly", "UTC", [within], start="2026-09", stop="2026-11")
+    with gk.open_ledger(ledger_url) as migrated:
+        assert migrated.schema_version() == SCHEMA_VERSION == 11
+        assert migrated.job_profile("Total") == kept
+        assert migrated.record_profile(month) is True
+        assert migrated.job_profile("MonthEnd") == month
+        assert [p.job for p in migrated.profiles_requiring("Trades")] == ["MonthEnd"]

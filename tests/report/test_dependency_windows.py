@@ -261,3 +261,50 @@ def test_required_window_ignores_consumers_of_another_kind() -> None:
         requires=(Requirement("Up"),),
     )
     assert required_window("Up", ("2026-10-01", "2026-10-02"), [hourly]) is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "start", "stop", "offset", "expected"),
+    [
+        # every weekday of September and October: 1 September through 31 October
+        ("monthly", "2026-09", "2026-11", 0, ("2026-09-01", "2026-11-01")),
+        # the days of the month before each month: August and September
+        ("monthly", "2026-09", "2026-11", -1, ("2026-08-01", "2026-10-01")),
+        # ISO weeks 41 and 42: Monday 5 October through Sunday 18 October
+        ("weekly", "2026-W41", "2026-W43", 0, ("2026-10-05", "2026-10-19")),
+        # a quarter, open-ended
+        ("quarterly", "2026-Q4", None, 0, ("2026-10-01", None)),
+    ],
+)
+def test_required_window_maps_a_coarse_consumer_s_window_by_time(
+    kind: str, start: str, stop: str | None, offset: int, expected: tuple[str, str | None]
+) -> None:
+    weekdays = DAILY.on("weekdays")
+    coarse = JobProfile(
+        "Roll",
+        parse_period(kind),
+        "UTC",
+        lateness="1h",
+        start=start,
+        stop=stop,
+        requires=(Requirement.within("Up", weekdays, offset),),
+    )
+    found = required_window("Up", ("2026-09-01", "2026-10-30"), [coarse])
+    assert found is not None
+    assert (found.start, found.stop) == expected
+    assert (found.period, found.calendar, found.lateness) == (weekdays, "weekdays", "1h")
+
+
+def test_required_window_covers_daily_and_monthly_consumers_together() -> None:
+    month = JobProfile(
+        "Roll",
+        parse_period("monthly"),
+        "UTC",
+        start="2026-10",
+        stop="2026-12",
+        requires=(Requirement.within("Up", DAILY),),
+    )
+    day = consumer("A", "2026-09-15", "2026-10-05", Requirement("Up"))
+    found = required_window("Up", ("2026-09-15", "2026-11-30"), [day, month])
+    assert found is not None and (found.start, found.stop) == ("2026-09-15", "2026-12-01")
+    assert found.lateness == "2h"  # the first of them, by name
