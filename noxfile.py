@@ -35,6 +35,9 @@ nox.options.sessions = ["lint", "typecheck", "docs", "package", "tests", "tests_
 # CI (README.md's test command) runs lint, typecheck, package, tests and tests_oldest: tests
 # builds the docs too (tests/docs), so the docs session is for writing them (`nox -s docs`).
 nox.options.reuse_existing_virtualenvs = True
+# uv makes the sessions' virtualenvs and installs into them (about a minute less per CI run than
+# pip: parallel downloads, a shared cache); virtualenv and pip where uv is not installed
+nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.error_on_missing_interpreters = True
 
 #: the oldest Luigi gatekeeper supports (pyproject.toml: luigi>=3.2,<4)
