@@ -17,7 +17,7 @@ from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview, jobs_overview
 from gatekeeper.luigi.freshness import freshness_rules
-from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
+from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 
 #: One character per period in the grid of several jobs.
 SYMBOLS = {
@@ -78,24 +78,27 @@ def render_one(found: JobStates) -> str:
     if not states:
         return lines[0]
     lines.append("  " + describe_counts(states))
-    lines.append(table(run_rows(states), ("periods", "state", "count", "detail")))
+    rows = run_rows(states, plan.period.base.name)
+    lines.append(table(rows, ("periods", "state", "count", "detail")))
     return "\n".join(lines)
 
 
 def render_grid(found: Sequence[JobStates]) -> str:
-    """Several jobs: their first lines, a grid (a strip of one character per period and the
-    counts by state), then the runs of every job in one table."""
+    """Several jobs of one period kind: their first lines, a grid (a strip of one character
+    per period, the jobs lined up by period on the axis of all their windows, blank where a
+    job's window has none; and the counts by state), then the runs of every job in one
+    table."""
     lines = [f"{job}: {plan.describe()}" for job, plan, _ in found]
-    states = found[0][2]
-    if not states:
+    axis = sorted({s.period for _, _, job_states in found for s in job_states})
+    if not axis:
         return "\n".join(lines)
-    strip = len(states) <= STRIP_LIMIT
+    strip = len(axis) <= STRIP_LIMIT
     numbers = [counts(job_states) for _, _, job_states in found]
     shown = {state for number in numbers for state, n in number.items() if n}
-    span = states[0].period + (f" .. {states[-1].period}" if len(states) > 1 else "")
+    span = axis[0] + (f" .. {axis[-1]}" if len(axis) > 1 else "")
     lines += [
         "",
-        f"{span} ({found[0][1].period}, {len(states)} periods):",
+        f"{span} ({found[0][1].period}, {len(axis)} periods):",
         "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items() if state in shown),
         "",
     ]
@@ -108,16 +111,24 @@ def render_grid(found: Sequence[JobStates]) -> str:
     )
     rows = []
     for (job, _, job_states), number in zip(found, numbers, strict=True):
-        strip_cell = ("".join(SYMBOLS[s.state] for s in job_states),) if strip else ()
+        strip_cell = (_strip(job_states, axis),) if strip else ()
         rows.append(
             (job, *strip_cell, *(str(number.get(s) or "").rjust(width[s]) for s in columns))
         )
     lines += [table(rows, header), ""]
     runs = []
-    for job, _, job_states in found:
-        runs += [(job if i == 0 else "", *row) for i, row in enumerate(run_rows(job_states))]
+    for job, plan, job_states in found:
+        rows = run_rows(job_states, plan.period.base.name)
+        runs += [(job if i == 0 else "", *row) for i, row in enumerate(rows)]
     lines.append(table(runs, ("job", "periods", "state", "count", "detail")))
     return "\n".join(lines)
+
+
+def _strip(states: Sequence[PeriodStatus], axis: Sequence[str]) -> str:
+    """One character per period of ``axis``: the state's symbol, blank where ``states``
+    (a job's window) has no such period."""
+    by_period = {s.period: SYMBOLS[s.state] for s in states}
+    return "".join(by_period.get(period, " ") for period in axis)
 
 
 def describe_counts(states: Sequence[PeriodStatus]) -> str:
@@ -126,15 +137,51 @@ def describe_counts(states: Sequence[PeriodStatus]) -> str:
     return ", ".join(f"{number[s]} {s.value}" for s in SYMBOLS if number.get(s, 0))
 
 
-def run_rows(states: Sequence[PeriodStatus]) -> list[tuple[str, str, int, str]]:
-    """One row per run of consecutive periods in one state: periods, state, count, detail."""
-    rows, at = [], 0
-    for first, last, state, count in collapse(tuple(states)):
-        run = states[at : at + count]
-        at += count
-        span = first if count == 1 else f"{first} .. {last}"
+def run_rows(
+    states: Sequence[PeriodStatus], kind: str = "daily"
+) -> list[tuple[str, str, int | str, str]]:
+    """One row per run of consecutive business periods in one state: periods, state, count,
+    detail. The periods off the calendar (``non_business``) within or after a run, or before
+    the first, fold into it (``10 (+2 days off)``, ``kind``'s unit); a window of periods off
+    only is one row of them."""
+    found = _runs(states)
+    if not found:
+        found = [(list(states), 0)] if states else []
+    rows = []
+    for run, off in found:
+        state, first, last = run[0].state, run[0].period, run[-1].period
+        span = first if len(run) == 1 else f"{first} .. {last}"
+        count: int | str = f"{len(run)} (+{_off(off, kind)})" if off else len(run)
         rows.append((span, state.value, count, shorten(run_detail(state, run))))
     return rows
+
+
+#: the word for one period of a kind, in ``(+2 days off)``
+UNITS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month"}
+
+
+def _off(count: int, kind: str) -> str:
+    unit = UNITS.get(kind, "quarter" if kind == "quarterly" else "period")
+    return f"{count} {unit}{'' if count == 1 else 's'} off"
+
+
+def _runs(states: Sequence[PeriodStatus]) -> list[tuple[list[PeriodStatus], int]]:
+    """The runs of business periods in one state, each with how many periods off it holds
+    (those after it, and the first one those before it); periods off alone do not break a
+    run. Empty when every period is off."""
+    runs: list[tuple[list[PeriodStatus], int]] = []
+    before = 0
+    for status in states:
+        if status.state is PeriodState.NON_BUSINESS:
+            if runs:
+                runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+            else:
+                before += 1
+        elif runs and runs[-1][0][0].state is status.state:
+            runs[-1][0].append(status)
+        else:
+            runs.append(([status], before if not runs else 0))
+    return runs
 
 
 def run_detail(state: PeriodState, run: Sequence[PeriodStatus]) -> str:
