@@ -23,12 +23,14 @@ invariants (``INVARIANTS``; docs/ownership.md says what each means and how to re
   is not running, or its lease expired, by the database's clock) without being committed or
   released;
 - ``reservation-committed``: each ``committed`` reservation has its publication, with the
-  same fingerprint, required jobs, location, reason and producer (the run that wrote it).
+  same fingerprint, required jobs, location, reason and producer (the run that wrote it), and
+  the evidence it reserved is its publication's evidence.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -365,6 +367,45 @@ def _committed(rows: Rows, among: _Among, now: Any) -> list[Violation]:
     return out
 
 
+def _committed_evidence(rows: Rows, among: _Among, now: Any) -> list[Violation]:
+    """A committed reservation's evidence (its JSON) names the same (job, period, run,
+    attempt) as its publication's evidence rows: two queries over every committed one."""
+    where, params = among.where("r.consumer")
+    join = (
+        "FROM gk_reservations r JOIN gk_publications p ON p.consumer = r.consumer AND "
+        "p.period = r.period AND p.revision = r.revision WHERE r.state = 'committed'" + where
+    )
+    reserved = rows("SELECT r.consumer, r.period, r.revision, r.evidence " + join, params)
+    written: dict[tuple[str, str, int], set[tuple[str, str, str, int]]] = {}
+    for consumer, period, revision, job, job_period, run_id, attempt in rows(
+        "SELECT e.consumer, e.period, e.revision, e.job, e.job_period, e.run_id, e.attempt "
+        "FROM gk_evidence e JOIN (SELECT r.consumer, r.period, r.revision " + join + ") k ON "
+        "k.consumer = e.consumer AND k.period = e.period AND k.revision = e.revision",
+        params,
+    ):
+        key = (str(consumer), str(period), int(revision))
+        written.setdefault(key, set()).add((str(job), str(job_period), str(run_id), int(attempt)))
+    out = []
+    for consumer, period, revision, evidence in reserved:
+        items = {(str(i[0]), str(i[1]), str(i[2]), int(i[3])) for i in json.loads(evidence)}
+        published = written.get((str(consumer), str(period), int(revision)), set())
+        if items != published:
+            detail = (
+                f"revision {revision} committed with other evidence than its publication: "
+                f"reserved {_runs_of(items)}, published {_runs_of(published)}"
+            )
+            reservation = Row("gk_reservations", (("revision", revision), ("state", "committed")))
+            pub = Row("gk_publications", (("revision", revision),))
+            out.append(
+                Violation("reservation-committed", consumer, period, detail, (reservation, pub))
+            )
+    return out
+
+
+def _runs_of(items: set[tuple[str, str, str, int]]) -> str:
+    return ", ".join(f"{j} {p} attempt {a} (run {r})" for j, p, r, a in sorted(items)) or "none"
+
+
 CHECKS: tuple[Callable[[Rows, _Among, Any], list[Violation]], ...] = (
     _revisions,
     _evidence,
@@ -374,4 +415,5 @@ CHECKS: tuple[Callable[[Rows, _Among, Any], list[Violation]], ...] = (
     _runs,
     _expired,
     _committed,
+    _committed_evidence,
 )

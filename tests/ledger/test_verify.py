@@ -63,3 +63,16 @@ def test_verify_read_transaction_writes_nothing(ledger_url: str) -> None:
             with pytest.raises(LedgerError):
                 rows("DELETE FROM gk_attempts", ())
         assert reader.verify() == []
+
+
+def test_verify_committed_reservation_with_other_evidence_is_named(ledger: gk.Ledger) -> None:
+    """The reservation-committed check also compares the evidence the reservation holds with
+    its publication's evidence rows."""
+    healthy(ledger)
+    with ledger.transaction():
+        ledger.execute("UPDATE gk_reservations SET evidence = '[]' WHERE consumer = 'X'")
+    (found,) = ledger.verify()
+    assert (found.invariant, found.job, found.period) == ("reservation-committed", "X", D1)
+    assert "committed with other evidence than its publication: reserved none, published U" in (
+        found.detail
+    )
