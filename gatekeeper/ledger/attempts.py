@@ -20,7 +20,7 @@ from gatekeeper.core.validation import (
     check_same_kind,
     check_text,
 )
-from gatekeeper.ledger import fencing, readback
+from gatekeeper.ledger import abandons, fencing, readback
 from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.one_trip import OneTrip
 from gatekeeper.ledger.requests import AttemptObservation, AttemptStart, fixed_clock
@@ -283,9 +283,9 @@ class AttemptStore(AttemptReads):
         if not readback.names_as_producer(self.sql, old):
             self._abandon_if_expired(old, at)
             return dataclasses.replace(old, state=RunState.ABANDONED, updated_at=at)
-        return self._succeed_published(old, at, latest)
+        return self.succeed_published(old, at, latest)
 
-    def _succeed_published(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
+    def succeed_published(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
         """Record running ``old``, whose publication committed, ``succeeded`` (in the caller's
         transaction): the attempt as it now is."""
         job, period = old.job, old.business_date
@@ -363,39 +363,9 @@ class AttemptStore(AttemptReads):
     def abandon(
         self, job: str, period: Any, *, reason: str, now: dt.datetime | None = None
     ) -> Attempt | None:
-        """``Ledger.abandon``: the latest attempt, now abandoned; None when there is none."""
-        job, key = check_name(job, "job"), period_key(period)
-        reason, fixed = check_name(reason, "reason"), fixed_clock(now)
-
-        def work() -> Attempt | None:
-            self.sql.lock_key("attempt", job, key)  # pragma: no mutate
-            existing = self.of_period(job, key)
-            if not existing:
-                return None
-            latest = existing[-1]
-            if latest.state is not RunState.RUNNING:
-                raise StateConflict(
-                    f"{job} {key}: attempt {latest.attempt} (run {latest.run_id}) is already "
-                    f"{latest.state.value}; only a running latest attempt can be abandoned",
-                    job=job,
-                    period=key,
-                    attempt=latest.attempt,
-                )
-            at = fixed if fixed is not None else self.sql.db_now()
-            if readback.names_as_producer(self.sql, latest):  # it published: it succeeded
-                return self._succeed_published(latest, at, latest=True)
-            self.sql.execute(
-                "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
-                "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ?",
-                (RunState.ABANDONED.value, self.sql.ts_in(at), reason, job, key, latest.attempt),
-            )
-            self._settle(job, key, latest, RunState.ABANDONED)  # still not complete: no write
-            done = RunState.ABANDONED
-            return dataclasses.replace(
-                latest, state=done, updated_at=at, lease_expires_at=None, error=reason
-            )
-
-        return self.sql.run_in_transaction(work, f"{job} {key}")
+        """``Ledger.abandon``: the latest attempt, now abandoned; None when there is none
+        (``abandons.py``)."""
+        return abandons.abandon(self, job, period, reason=reason, now=now)
 
     # -- fencing -------------------------------------------------------------------------------
     def fence(self, consumer: str, period: str, producer: str, now: dt.datetime | None) -> Attempt:

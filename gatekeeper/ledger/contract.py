@@ -263,7 +263,9 @@ class Ledger:
         names an abandoned producer. Returns the Attempt as recorded, or None (nothing written)
         when the period has no attempt. Raises StateConflict when the latest attempt is not
         running and InvalidInput for a bad job, period or reason (an empty one); nothing is
-        written then.
+        written then. A COMMIT whose answer is lost is read back (``ledger/abandons.py``):
+        the Attempt it recorded when it committed, else it runs again; UnknownOutcome when
+        even the read-back cannot be made.
         """
         return self._attempts.abandon(job, business_date, reason=reason, now=now)
 

@@ -95,6 +95,31 @@ def finished_probe(
     return probe
 
 
+class Ended:
+    """The attempt an abandon's transaction recorded, as it would read back, kept by the try
+    that reached its COMMIT, for the read-back (``abandon_probe``)."""
+
+    def __init__(self) -> None:
+        self.attempt: Attempt | None = None
+
+
+def abandon_probe(
+    sql: SqlCore, job: str, period: str, ended: Ended
+) -> Callable[[], Attempt | None]:
+    """The probe of an abandon: the attempt it ended, when its row is as the lost COMMIT left
+    it (its state, stamp and error: ``abandoned`` with the reason, or ``succeeded`` when a
+    publication named it); None when the transaction ended none, or the row is otherwise (the
+    abandon runs again and is judged then: done, or a StateConflict)."""
+
+    def probe() -> Attempt | None:
+        if ended.attempt is None:
+            return None
+        found = attempt_of_run(sql, job, period, ended.attempt.run_id)
+        return found if found == ended.attempt else None
+
+    return probe
+
+
 class Written:
     """What a publication transaction wrote (its revision and stamp), kept by the try that
     reached its COMMIT, for the read-back (``publication_probe``)."""

@@ -1,5 +1,6 @@
 """`gatekeeper abandon` (in process): what it changes, its refusals and exit codes, on both
-backends. (The worker it frees, killed or frozen: tests/luigi/test_abandon.py.)"""
+backends, and on PostgreSQL when its COMMIT is lost (``tests/helpers/pg_proxy.py``). (The
+worker it frees, killed or frozen: tests/luigi/test_abandon.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 import gatekeeper as gk
 from tests.helpers.cli import gatekeeper
-from tests.helpers.ledgers import T0, snapshot, succeed
+from tests.helpers.ledgers import PG_DSN, T0, pg_url, snapshot, succeed
+from tests.helpers.pg_proxy import has, pg_proxy
 
 D = "2026-10-23"
 
@@ -92,3 +94,25 @@ def test_abandon_of_an_attempt_that_published_records_it_succeeded(ledger_url: s
     with gk.open_ledger(ledger_url) as ledger:
         (attempt,) = ledger.attempts("Report", D)
         assert attempt.state is gk.RunState.SUCCEEDED
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("mode", ["answer", "request"])
+def test_abandon_whose_commit_is_lost_is_read_back_and_exits_0(pg_schema: str, mode: str) -> None:
+    """``answer``: the abandon committed, its answer lost: read back, done. ``request``: the
+    COMMIT never reached the server: read back, not committed, so it runs again (issue 48)."""
+    with gk.open_ledger(pg_url(pg_schema)) as direct, pg_proxy(PG_DSN) as proxy:
+        direct.begin_attempt("Load", D, "run-1", lease_seconds=3600)
+        proxy.arm(mode, has("UPDATE gk_attempts SET state"))
+        url = f"{proxy.url(pg_url(pg_schema))}&reconnect_window=10"
+        done = gatekeeper("--ledger", url, "abandon", "Load", D, "--reason", "host lost")
+        assert proxy.cuts == [mode]
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.strip() == f"abandoned: Load {D} attempt 1 (run run-1): host lost"
+        (attempt,) = direct.attempts("Load", D)
+        assert (attempt.run_id, attempt.state, attempt.error) == (
+            "run-1",
+            gk.RunState.ABANDONED,
+            "host lost",
+        )
+        assert attempt.lease_expires_at is None

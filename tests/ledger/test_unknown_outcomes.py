@@ -3,11 +3,12 @@
 Each case loses a COMMIT through a real TCP proxy in front of PostgreSQL
 (``tests/helpers/pg_proxy.py``): ``answer``, the server commits and its answer is dropped;
 ``request``, the COMMIT never reaches the server. The write is the publication, an
-attempt's start or its finish; afterwards the ledger holds the truth: what committed is
-reported as done (the attempt of a committed publication succeeds, and the evidence names it),
-what did not runs again cleanly. When even the read-back cannot be made (the database
-unreachable past ``reconnect_window``), ``UnknownOutcome`` names what it tried to read, nothing
-more is recorded, and the next attempt after the lease expired finds the truth.
+attempt's start, its finish or its abandon (issue 48); afterwards the ledger holds the truth:
+what committed is reported as done (the attempt of a committed publication succeeds, and the
+evidence names it), what did not runs again cleanly. When even the read-back cannot be made
+(the database unreachable past ``reconnect_window``), ``UnknownOutcome`` names what it tried
+to read, nothing more is recorded, and the next attempt after the lease expired finds the
+truth.
 """
 
 from __future__ import annotations
@@ -138,6 +139,28 @@ def test_lost_finish_commit_is_read_back(
     assert states(direct) == [(1, "end-1", SUCCEEDED)]
     assert direct.completed_periods(CONSUMER, D, D) == {D}
     assert list(direct.complete_runs(CONSUMER, D, D).keys()) == [D]
+
+
+# -- an abandon --------------------------------------------------------------------------------
+@pytest.mark.postgres
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("published", [False, True])
+def test_lost_abandon_commit_is_read_back(
+    proxy: PgProxy, direct: gk.Ledger, pg_schema: str, mode: str, published: bool
+) -> None:
+    ready(direct)
+    direct.begin_attempt(CONSUMER, D, "gone-1", lease_seconds=3600)
+    if published:  # its worker stopped after its publication committed: it succeeded
+        direct.publish(CONSUMER, D, UPSTREAM, "fp-1", producer="gone-1")
+    with proxied(proxy, pg_schema) as ledger:
+        proxy.arm(mode, has("UPDATE gk_attempts SET state"))
+        found = ledger.abandon(CONSUMER, D, reason="host lost")
+        assert proxy.cuts == [mode]
+    state = SUCCEEDED if published else gk.RunState.ABANDONED
+    assert found is not None and (found.attempt, found.run_id, found.state) == (1, "gone-1", state)
+    assert states(direct) == [(1, "gone-1", state)]
+    assert found == direct.latest(CONSUMER, D)  # as recorded, error and stamp included
+    assert direct.completed_periods(CONSUMER, D, D, CONSUMER) == ({D} if published else set())
 
 
 # -- the read-back cannot be made --------------------------------------------------------------
