@@ -50,6 +50,7 @@ class SqlConnection:
         self._migrating = False
         self.waiting_for = ""  # the key a lock wait is for, named when it times out
         self._tx_clock: dt.datetime | None = None
+        self._tx_id: int | None = None  # in a transaction: its ID, once noted (``identify``)
         self._held: set[tuple[str, ...]] = set()  # keys locked in the current transaction
         self._before_commit: list[Callable[[], object]] = []  # checks run before its COMMIT
         self._version_unread = False  # in a transaction: its schema version is not read yet

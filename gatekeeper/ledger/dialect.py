@@ -96,10 +96,18 @@ class Dialect:
 
     def owner_sql(self, columns: str, lock: bool = True) -> str:
         """A fenced write's check (``fencing.fence_owner``): ``columns`` of the attempt whose
-        run ID is the parameter, then the database's clock (NULL: ``clock``); with ``lock``,
-        its row locked against a takeover until the transaction ends. By default the
-        transaction's opening statement holds the one write lock already."""
-        return f"SELECT {columns}, NULL FROM gk_attempts WHERE run_id = ?"
+        run ID is the parameter, then the database's clock (NULL: ``clock``), then, with
+        ``lock``, the transaction's ID by which a lost COMMIT is read back (``outcome_sql``;
+        NULL where none can be); with ``lock``, its row locked against a takeover until the
+        transaction ends. By default the transaction's opening statement holds the one write
+        lock already, and a COMMIT's answer is never lost (a local file)."""
+        return f"SELECT {columns}, NULL, NULL FROM gk_attempts WHERE run_id = ?"
+
+    def outcome_sql(self) -> str:
+        """The outcome of a fenced write's transaction whose COMMIT's answer was lost
+        (``readback.fenced_commit``), by the run ID and the transaction ID ``owner_sql`` read:
+        only where it reads one."""
+        raise NotImplementedError(f"{self.name}: a COMMIT's answer is never lost")
 
     def table_exists(self, sql: SqlCore, name: str) -> bool:
         raise NotImplementedError

@@ -49,18 +49,22 @@ def fence_producer(
 def fence_owner(attempts: AttemptReads, run_id: str, lock: bool = True) -> Attempt:
     """In a transaction: attempt ``run_id``, when it is still running with a lease live by
     the database's clock; with ``lock``, its row locked against a takeover until the
-    transaction ends (``Dialect.owner_sql``: made just before the COMMIT). Else LeaseLost
+    transaction ends (``Dialect.owner_sql``: made just before the COMMIT) and the
+    transaction's ID noted (``SqlCore.identify``), where the dialect reads one. Else LeaseLost
     naming the attempt that took over, if any; the caller's transaction then rolls back
     (nothing written)."""
     sql = attempts.sql
     rows = sql.execute(sql.dialect.owner_sql(ATTEMPT_COLUMNS, lock), (run_id,)).fetchall()
     if not rows:
         raise lost("?", "?", run_id, None, None, sql.db_now(), "refusing its write")
-    job, period = rows[0][0], rows[0][1]
-    clock = sql.ts_out(rows[0][-1]) if rows[0][-1] is not None else sql.db_now()
+    *row, read_at, xid = rows[0]
+    job, period = row[0], row[1]
+    clock = sql.ts_out(read_at) if read_at is not None else sql.db_now()
     assert clock is not None
-    mine = attempts.to_attempt(rows[0][:-1])
+    mine = attempts.to_attempt(row)
     if mine.lease_live(clock):
+        if xid is not None:  # a lost COMMIT is read back by it (``readback.fenced_commit``)
+            sql.identify(int(xid))
         return mine
     found = attempts.of_period(job, period)
     latest = found[-1] if found else None

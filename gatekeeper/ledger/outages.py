@@ -31,12 +31,17 @@ class UnknownOutcome(LedgerError):
     ``probed`` is None when nothing was read back yet (the transaction's owner may read back
     what it wrote); otherwise it names what was read back for the truth, and that read could
     not be made either (the database still unreachable past ``reconnect_window``). Never
-    ``retryable``: running the work again blindly could do it twice.
+    ``retryable``: running the work again blindly could do it twice. ``transaction_id``: the
+    database's ID of the transaction, when it was noted before its COMMIT
+    (``SqlCore.identify``: a fenced write's, on PostgreSQL), else None.
     """
 
-    def __init__(self, message: str, *, probed: str | None = None):
+    def __init__(
+        self, message: str, *, probed: str | None = None, transaction_id: int | None = None
+    ):
         super().__init__(message, retryable=False)
         self.probed = probed
+        self.transaction_id = transaction_id
 
 
 def wrap(sql: SqlConnection, exc: BaseException, committing: bool) -> LedgerError:

@@ -7,6 +7,12 @@ those transactions first checks, inside itself, that the attempt still owns its 
 before its COMMIT, its row then locked against a takeover until the COMMIT. A zombie (a
 worker that lost its lease while paused) gets LeaseLost and its transaction writes nothing,
 however late it wakes. Reads and the ledger's own bookkeeping are the ledger's, unchanged.
+
+A fenced transaction whose COMMIT's answer is lost is read back (``readback.fenced_commit``,
+by the transaction's ID the last check read): committed, the call returns as if answered
+(``run_in_transaction``: what ``work()`` returned), so the attempt is not recorded ``failed``
+for rows that committed (an append-only body would write them twice when run again); not
+committed, LedgerError saying so.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt
-from gatekeeper.ledger import fencing
+from gatekeeper.ledger import fencing, readback
+from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.ledger.requests import WriteFn
 
 if TYPE_CHECKING:
@@ -87,19 +94,37 @@ class OwnedLedger:
 
     @contextlib.contextmanager
     def transaction(self, waiting_for: str = "") -> Iterator[OwnedLedger]:
-        """``Ledger.transaction``, fenced: LeaseLost before the block runs (rolled back)."""
-        with self.sql.transaction(waiting_for):
-            self.fence()
-            yield self
+        """``Ledger.transaction``, fenced: LeaseLost before the block runs (rolled back). A
+        lost COMMIT's answer is read back (see the module docstring)."""
+        ran = False
+        try:
+            with self.sql.transaction(waiting_for):
+                self.fence()
+                yield self
+                ran = True
+        except UnknownOutcome as lost:
+            if not ran:  # the block's own error (another connection's COMMIT): not this one's
+                raise
+            readback.fenced_commit(self.sql, self.owner, lost)
 
     def run_in_transaction(self, work: Callable[[], T], waiting_for: str = "") -> T:
-        """``Ledger.run_in_transaction``, each try fenced before ``work()`` runs."""
+        """``Ledger.run_in_transaction``, each try fenced before ``work()`` runs. A lost
+        COMMIT's answer is read back: what ``work()`` returned, when it committed."""
+        done: list[T] = []  # what the try that reached the COMMIT returned
 
         def fenced() -> T:
+            done.clear()
             self.fence()
-            return work()
+            done.append(work())
+            return done[0]
 
-        return self.sql.run_in_transaction(fenced, waiting_for)
+        try:
+            return self.sql.run_in_transaction(fenced, waiting_for)
+        except UnknownOutcome as lost:
+            if not done:  # ``work``'s own error (another connection's COMMIT): not this one's
+                raise
+            readback.fenced_commit(self.sql, self.owner, lost)
+            return done[0]
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> Any:
         """``Ledger.execute``, fenced: in the caller's transaction, or in one of its own

@@ -178,11 +178,22 @@ class PostgresDialect(Dialect):
         """With ``lock``, the attempt's row ``FOR SHARE`` (a takeover's UPDATE of it waits for
         this transaction; one that committed while this waited is the row read); then the
         server's clock, once the lock is held (the outer select runs after the materialized
-        one)."""
-        share = " FOR SHARE" if lock else ""
+        one), and with ``lock`` the transaction's ID (``txid_current()``: the row lock has
+        given it one already)."""
+        share, xid = (" FOR SHARE", "txid_current()") if lock else ("", "NULL")
         return (
             f"WITH mine AS MATERIALIZED (SELECT {columns} FROM gk_attempts WHERE run_id = ?"
-            f"{share}) SELECT mine.*, clock_timestamp() FROM mine"
+            f"{share}) SELECT mine.*, clock_timestamp(), {xid} FROM mine"
+        )
+
+    def outcome_sql(self) -> str:
+        """The attempt's row ``FOR NO KEY UPDATE``, which waits for the lost transaction's end
+        (it held the row ``FOR SHARE`` from its last check to its COMMIT), then the server's
+        record of that transaction: ``txid_status``, ``committed``, ``aborted``, ``in
+        progress`` or NULL (too old to tell)."""
+        return (
+            "WITH mine AS MATERIALIZED (SELECT run_id FROM gk_attempts WHERE run_id = ? "
+            "FOR NO KEY UPDATE) SELECT txid_status(?) FROM mine"
         )
 
     def driver_errors(self) -> tuple[type[BaseException], ...]:

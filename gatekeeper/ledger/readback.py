@@ -95,6 +95,43 @@ def finished_probe(
     return probe
 
 
+def fenced_commit(sql: SqlCore, owner: Attempt, lost: UnknownOutcome) -> None:
+    """After a fenced write of ``owner`` (a task body's transaction, ``owned.py``) lost its
+    COMMIT's answer: return when the transaction committed; LedgerError (``retryable``: it did
+    not commit, nothing it wrote was kept, it may run again) when it did not; UnknownOutcome
+    (``probed``) when that cannot be read. ``lost`` carries no ``transaction_id``: re-raised.
+
+    The body's rows are its own, so nothing of them is read: the fence's last check, just
+    before the COMMIT, read the transaction's ID (``Dialect.owner_sql``, PostgreSQL's
+    ``txid_current()``), which ``lost`` carries. On a fresh connection the attempt's row is
+    locked (``Dialect.outcome_sql``; the lost transaction held it to its end, so it has
+    ended, one way or the other) and the database's own record of that transaction read
+    (``txid_status``): ``committed`` or ``aborted``. No marker row, no schema change."""
+    xid = lost.transaction_id
+    if xid is None:
+        raise lost
+    what = (
+        f"a write of {owner.job} {owner.business_date} attempt {owner.attempt} (run {owner.run_id})"
+    )
+    statement = sql.dialect.outcome_sql()
+    status = _probe(sql, lambda: sql.execute(statement, (owner.run_id, xid)).fetchall(), what, lost)
+    found = status[0][0] if status else None
+    if found == "committed":
+        logger.warning("gatekeeper: %s: its COMMIT's answer was lost; it committed", what)
+        return
+    if found == "aborted":
+        raise LedgerError(
+            f"{what}: the connection failed while committing; read back, it did not commit: "
+            f"nothing it wrote was kept (first failure: {lost})",
+            retryable=True,
+        ) from lost
+    raise UnknownOutcome(
+        f"{what}: the outcome of its COMMIT is unknown (the database reports {found!r} for "
+        f"its transaction {xid}); nothing more was recorded (first failure: {lost})",
+        probed=what,
+    ) from lost
+
+
 class Ended:
     """The attempt an abandon's transaction recorded, as it would read back, kept by the try
     that reached its COMMIT, for the read-back (``abandon_probe``)."""

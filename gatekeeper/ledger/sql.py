@@ -104,6 +104,11 @@ class SqlCore(SqlConnection):
         it: what it raises rolls the transaction back)."""
         self._before_commit.append(check)
 
+    def identify(self, transaction_id: int) -> None:
+        """Note the current transaction's ID in the database, which an UnknownOutcome of its
+        COMMIT then carries (``transaction_id``) for a read-back (``readback.fenced_commit``)."""
+        self._tx_id = transaction_id
+
     def hold(self, *parts: str) -> None:
         """Mark ``parts`` held for the rest of the current transaction: a check made once in
         it (``fencing.py``), not a lock."""
@@ -174,7 +179,7 @@ class SqlCore(SqlConnection):
                 retryable=False,
             )
         self._usable()
-        self._tx_clock = None
+        self._tx_clock = self._tx_id = None
         self._held = set()
         self._before_commit = []
         self._settled = self._discard = False
@@ -199,7 +204,8 @@ class SqlCore(SqlConnection):
             if self._is_broken():
                 raise UnknownOutcome(
                     f"ledger {self.describe()}: the connection failed while committing; the "
-                    f"outcome is unknown (check before retrying): {self.shown(exc)}"
+                    f"outcome is unknown (check before retrying): {self.shown(exc)}",
+                    transaction_id=self._tx_id,
                 ) from exc
             self._rollback()
             raise self._wrap(exc, committing=False) from exc

@@ -5,6 +5,10 @@ The task succeeds and its attempt is recorded ``succeeded``, the publication nam
 the COMMIT reached the server (its answer dropped: read back, committed) or not (read back, run
 again). When even the read-back cannot be made, the attempt is left ``running`` (never
 ``failed``) and the next run, once the lease expired, finds it succeeded and runs nothing.
+
+A task whose body appends a row through its fenced ledger (issue 48, item 3): its COMMIT's
+answer lost, the row is there once and the attempt succeeded; its COMMIT lost before the
+server, no row and the attempt failed, saying so.
 """
 
 from __future__ import annotations
@@ -26,6 +30,16 @@ pytestmark = [pytest.mark.luigi, pytest.mark.postgres]
 
 D = dt.date(2026, 10, 23)
 JOB = "ExternalGated"
+
+
+class AppendedRow(gk.BusinessDateTask):
+    """Appends one row per run through its body's fenced ledger: no key, so a run recorded
+    failed though its row committed would add a second one when run again."""
+
+    def run(self) -> None:
+        ledger = self.ledger()
+        row = (self.business_date.isoformat(), self.run_id)
+        ledger.run_in_transaction(lambda: ledger.execute("INSERT INTO appended VALUES (?, ?)", row))
 
 
 @pytest.fixture
@@ -93,3 +107,24 @@ def test_gated_file_task_whose_commit_is_lost_publishes_its_file_once(
         assert (published.run_id, published.location) == (only.run_id, str(final))
         assert final.read_text() == "date,cents\n2026-10-23,1\n"
         assert sorted(p.name for p in tmp_path.iterdir()) == ["content", final.name]
+
+
+@pytest.mark.parametrize("mode", ["answer", "request"])
+def test_task_body_write_whose_commit_is_lost_is_read_back(
+    proxy: PgProxy, pg_schema: str, mode: str
+) -> None:
+    for direct in through(proxy, pg_schema, window=5, lease=30):
+        with direct.transaction():
+            direct.execute("CREATE TABLE appended (business_date TEXT, run_id TEXT)")
+        proxy.arm(mode, has("INSERT INTO appended"))
+        result = build(AppendedRow(business_date=D))
+        assert proxy.cuts == [mode]
+        (only,) = direct.attempts("AppendedRow", D)
+        written = [tuple(r) for r in direct.read("SELECT business_date, run_id FROM appended")]
+        if mode == "answer":  # committed: read back, the attempt succeeded, its row there once
+            assert result.scheduling_succeeded
+            assert (only.state, written) == (gk.RunState.SUCCEEDED, [(str(D), only.run_id)])
+        else:  # not committed: the failure is reported as before, nothing written
+            assert not result.scheduling_succeeded
+            assert (only.state, written) == (gk.RunState.FAILED, [])
+            assert only.error is not None and "it did not commit" in only.error
