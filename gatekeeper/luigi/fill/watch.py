@@ -4,12 +4,15 @@ One RangeWatch per range instance, made in the process that plans it (the ``luig
 main process, where the worker schedules). It observes the ledger and reports; it never
 schedules or records anything.
 
-- **The closing line** is logged once per invocation at INFO, by the first of: the window
+- **The closing line** is logged at INFO, once per invocation, by the first of: the window
   already complete when Luigi checks the range (``Event.DEPENDENCY_PRESENT``, so an idempotent
-  rerun says so), the range's ``run()`` ending in this process, a Luigi FAILURE in this process
-  after which the fill has nothing left to do (the ledger says so), the watcher thread seeing
-  the same, or, in the ``luigi`` command, the process exiting (``atexit``: tasks that ran in
-  ``--workers N`` children, or a period blocked by a failed upstream).
+  rerun says so), the range's ``run()`` ending in this process, or, in the ``luigi`` command,
+  the process exiting (``atexit``: tasks that ran in ``--workers N`` children, or a period
+  blocked by a failed upstream). When the fill stops earlier (a Luigi FAILURE in this process
+  after which it has nothing left to do, as the ledger says, or the watcher thread seeing the
+  same) the line is logged then, at once (the process may end there), but it is not the last
+  word: Luigi may retry the failed period under its retry policy, and if the window changed by
+  the end (a retry filled it), the line is logged again, as the window then stands.
 - **A watcher thread** (only in the ``luigi`` command) reads the ledger on its own connection:
   with ``--local-scheduler`` and a terminal on stderr it redraws a one-line progress bar (off
   with ``--no-progress``); under ``luigid`` it sets the range's and every chunk's status
@@ -73,7 +76,7 @@ class Invocation:
 
     checked: bool = False  # complete() has answered once, from the session's plan
     watch: RangeWatch | None = None  # made where the range is scheduled (``watch()``)
-    closed: bool = False  # the closing line is written
+    closed: bool = False  # the last closing line is written (an early one: ``RangeWatch.early``)
     metrics: bool = False  # the RangeEvent figures are fired (once, as luigi's RangeBase does)
     final: RangePlan | None = None  # the plan after the fill (``final_plan``), made once
     requires: tuple[Requirement, ...] = ()  # what a period requires (its job's profile)
@@ -102,7 +105,10 @@ class RangeWatch:
         self.since = dt.datetime.fromtimestamp(self.started, UTC)
         self.bar, self.remote = bar, remote
         self.closed = False
+        self.early: RangePlan | None = None  # the plan an early closing line was written from
+        self._early_claimed = False
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one closing line at a time
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sent: dict[str, tuple[str, int]] = {}
@@ -124,8 +130,9 @@ class RangeWatch:
 
     # -- the closing line ----------------------------------------------------------------------
     def close(self, ledger: Ledger) -> None:
-        """Stop watching and log the closing line (once: a later call returns, or, from a
-        thread other than the watcher's, waits until the line is written)."""
+        """Stop watching and log the invocation's last closing line (once: a later call
+        returns, or, from a thread other than the watcher's, waits until the line is written).
+        After an early line (``close_early``) it is logged only if the window changed since."""
         with self._lock:
             first = not (self.closed or self.range.invocation.closed)
             if not self.closed and not first:  # another path wrote this invocation's line
@@ -135,10 +142,24 @@ class RangeWatch:
             self.wait_written()
             return
         try:
-            self._write_closing(ledger)
+            with self._writing:
+                self._write_closing(ledger, final=True)
         finally:
             self._written.set()
             _open.discard(self)
+
+    def close_early(self, ledger: Ledger) -> None:
+        """Stop watching and log the closing line as the fill stops (a failure with nothing
+        left to do): at once, for the process may end here, but not as the invocation's last
+        word, since Luigi may yet retry the period; ``close`` says how the window ended. Once
+        per invocation, and nothing once ``close`` was called."""
+        with self._lock:
+            if self.closed or self.range.invocation.closed or self._early_claimed:
+                return
+            self._early_claimed = True
+        with self._writing:
+            if not self.closed:
+                self._write_closing(ledger, final=False)
 
     def wait_written(self) -> None:
         """Wait (bounded) for the closing line another thread is writing: the process exiting
@@ -146,27 +167,37 @@ class RangeWatch:
         if threading.current_thread() is not self._thread:
             self._written.wait(timeout=CLOSE_WAIT)
 
-    def _write_closing(self, ledger: Ledger) -> None:
+    def _write_closing(self, ledger: Ledger, *, final: bool) -> None:
+        """Log the closing line of the window as the ledger holds it now: ``final``, from the
+        plan after the fill (``final_plan``, which ``complete()`` then answers from), and after
+        an early line only if the gaps changed since; else (early) from a fresh plan, which
+        a retry may still change."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+        early = self.early
         try:
-            snap = self.snapshot(ledger, self.range.final_plan(ledger))
+            plan = self.range.final_plan(ledger) if final else self.range.plan(ledger)
+            snap = self.snapshot(ledger, plan)
         except GatekeeperError as exc:
-            logger.warning(
-                "gatekeeper: %s %s: no closing summary, the ledger could not be read: %s",
-                self.range.task_family,
-                self.range.job(),
-                exc,
-            )
+            if final and early is None:  # an early line stands; an early miss, the final says
+                logger.warning(
+                    "gatekeeper: %s %s: no closing summary, the ledger could not be read: %s",
+                    self.range.task_family,
+                    self.range.job(),
+                    exc,
+                )
             return
-        if self.bar:
+        if not final:
+            self.early = snap.plan
+        if self.bar and early is None:  # the bar ends once
             self._draw(snap, force=True)
             sys.stderr.write("\n")
             sys.stderr.flush()
         if self.remote:
             self._send(snap)
-        logger.info(self.closing(ledger, snap))
+        if early is None or early.gaps != snap.plan.gaps:
+            logger.info(self.closing(ledger, snap))
 
     def closing(self, ledger: Ledger, snap: Snapshot) -> str:
         """The closing line of ``snap``: this invocation's own fills and republications and the
@@ -244,7 +275,7 @@ class RangeWatch:
                 if self.remote:
                     self._send(snap)
                 if self.over(snap):
-                    self.close(ledger)
+                    self.close_early(ledger)
                     return
         except Exception as exc:  # an observer never fails the run; say why it stopped
             logger.warning("gatekeeper: %s progress stopped: %s", self.range.job(), exc)
@@ -347,8 +378,8 @@ def _on_failure(task: luigi.Task, exc: BaseException) -> None:
         except GatekeeperError as exc:  # the closing line then comes at exit, if at all
             logger.warning("gatekeeper: %s: could not read the ledger: %s", job, exc)
             continue
-        if over:
-            found.close(ledger)
+        if over:  # Luigi may yet retry it: the last word is close()'s
+            found.close_early(ledger)
 
 
 # on gatekeeper's own classes only: the failures that can end a fill are its periods' and chunks'
@@ -360,7 +391,7 @@ def _close_at_exit() -> None:
     for found in list(_open):
         if found.pid != os.getpid():
             continue
-        if found.closed:  # the watcher thread is writing its line: let it finish
+        if found.closed:  # another thread is writing its line: let it finish
             found.wait_written()
             continue
         try:
