@@ -442,50 +442,6 @@ def test_settled_work_history_drops_other_workers_tasks_once_complete() -> None:
     assert [[r["task_id"] for r in item["running_tasks"]] for item in history] == [[other.task_id]]
 
 
-class SharedPeriod(luigi.Task):
-    """A period of a fill several workers share, as a worker's summary sees it: marked for
-    the summary, complete once another worker's retry filled it (``RETRIED_ELSEWHERE``)."""
-
-    gatekeeper_summary = True
-    name = luigi.Parameter()
-
-    def complete(self) -> bool:
-        return self.name in RETRIED_ELSEWHERE
-
-
-RETRIED_ELSEWHERE: set[str] = set()
-
-
-@pytest.mark.parametrize("retried", [True, False])
-def test_forked_history_reads_a_failure_retried_elsewhere_as_a_retry(
-    tmp_path: Path, retried: bool
-) -> None:
-    """A period (or chunk) that failed on this worker and that Luigi's retry policy then ran to
-    success on another worker sharing the range: Luigi's own summary reads it as "failed
-    tasks but they all succeeded in a retry" (exit 0); still incomplete, it stays failed."""
-    task = SharedPeriod(name=f"retried-{retried}")
-    if retried:
-        RETRIED_ELSEWHERE.add(task.name)
-    path = tmp_path / "channel"
-    path.write_bytes(b"")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND)
-    try:
-        with luigi.worker.Worker(scheduler=luigi.scheduler.Scheduler()) as worker:
-            kept = luigi_compat.worker_bookkeeping(worker)
-            luigi_compat.install_bookkeeping(
-                worker,
-                lambda entries: channel.ForkedHistory(entries, fd, kept.scheduler),
-                lambda answers: channel.SettledWorkHistory(answers, kept.scheduled),
-            )
-            luigi_compat.add_to_summary(worker, task, luigi.scheduler.FAILED, ran=True)
-            status = luigi.execution_summary.LuigiRunResult(worker).status
-    finally:
-        os.close(fd)
-        RETRIED_ELSEWHERE.discard(task.name)
-    codes = luigi.execution_summary.LuigiStatusCode
-    assert status == (codes.SUCCESS_WITH_RETRY if retried else codes.FAILED)
-
-
 # --- which [section] options the luigi command line gives ----------------------------------
 
 

@@ -6,14 +6,12 @@ Each case runs the real ``luigi`` command (exit codes as the shell sees them): l
 ``RangeDaily`` over a plain task beside a contiguous ``RangeBusinessDaily`` (the default
 strategy) over its gatekeeper twin (``tests/helpers/fleet_tasks.py``), one date failing on its
 first run only, with Luigi's retry policy (``retry_count = 3``, a retry delay of 1 s) and a
-worker kept alive to see the retry; then four processes sharing one range on a luigid, where
-the retry may run on another process than the failure.
+worker kept alive to see the retry.
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,15 +25,13 @@ from tests.helpers.fleet import (
     range_args,
     run,
     scheduler_args,
-    start,
 )
-from tests.helpers.luigi_support import luigi_command, write_config
-from tests.helpers.luigid_support import Luigid, stop_all
+from tests.helpers.luigi_support import write_config
+from tests.helpers.luigid_support import Luigid
 from tests.luigi.test_fleet import runs, twin_folders
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
-ALREADY_RUNNING = 10  # [retcode] in write_config
 FILLED = "gatekeeper: RangeBusinessDaily GkRetry3: filled 5/5 due"
 RETRIED = {date: ["ok"] for date in DATES} | {BAD: ["failed", "ok"]}
 
@@ -87,48 +83,3 @@ def test_fleet_retry_to_success_exits_as_range_daily_does(
     with gk.open_ledger(sqlite_url) as ledger:
         states = [a.state.value for a in ledger.attempts("GkRetry3", BAD)]
     assert states == ["failed", "succeeded"]
-
-
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("strategy", ["contiguous", "forward"])
-def test_fleet_shared_range_retried_to_success_exits_0_in_every_process(
-    tmp_path: Path, sqlite_url: str, strategy: str
-) -> None:
-    """Four kept-alive processes add the same range to one luigid; BAD fails once and is
-    retried to success, by whichever worker luigid gives the retry to: the window is filled,
-    so no process exits task_failed (30) or not_run (25), whichever ran the failure, the
-    retry or the range's last round. Each exits 0 with a closing line saying the window is
-    filled, or already_running (10: Luigi's own reading of a worker that left while another
-    worker still ran the range, docs/inline.md)."""
-    control = tmp_path / "control"
-    control.mkdir()
-    (control / f"flaky-{BAD}").touch()
-    (control / "sleep").write_text("0.2")
-    cfg = write_config(tmp_path, sqlite_url)
-    server = Luigid(tmp_path / "luigid", LUIGID_RETRY)
-    server.start()
-    started: list[subprocess.Popen[str]] = []
-    try:
-        args = luigi_command(
-            *range_args(
-                "gk",
-                "GkRetry3",
-                control,
-                "--strategy",
-                strategy,
-                *KEEP_ALIVE,
-                *scheduler_args(server),
-            ),
-            "--no-lock",
-        )
-        started = start(cfg, tmp_path, args, count=4)
-        outputs = [p.communicate(timeout=120)[0] for p in started]
-    finally:
-        stop_all(started)
-        server.stop()
-    assert runs(control) == RETRIED
-    codes = [p.returncode for p in started]
-    assert set(codes) <= {0, ALREADY_RUNNING} and 0 in codes, [o[-3000:] for o in outputs]
-    for code, output in zip(codes, outputs, strict=True):
-        if code == 0:
-            assert_ends_filled(output)

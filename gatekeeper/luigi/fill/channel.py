@@ -18,12 +18,11 @@ import os
 import tempfile
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import luigi
 import luigi.task_register
-from luigi.scheduler import DONE, FAILED, PENDING
+from luigi.scheduler import DONE, PENDING
 
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.compat import SummaryEntry
@@ -34,15 +33,6 @@ logger = logging.getLogger("luigi-interface.gatekeeper")
 _channels: dict[str, int] = {}  # worker id -> the fd its forked task processes append to
 
 __all__ = ["RANGE", "SUMMARY_MARK", "ForkedHistory", "SettledWorkHistory"]
-
-
-@dataclass(frozen=True, slots=True)
-class Judged:
-    """How a ForkedHistory's summary reads gatekeeper's tasks (``ForkedHistory.judged``)."""
-
-    settled: set[Any]  # left pending here, complete now: already done
-    waiting: set[Any]  # ranges left to their chunks and periods: not listed
-    retried: set[Any]  # failed here, complete now: failed, then succeeded in a retry
 
 
 class ForkedHistory(luigi_compat.WorkerHistory):
@@ -61,16 +51,13 @@ class ForkedHistory(luigi_compat.WorkerHistory):
     "missing external dependencies" (the chunk or range waits on its periods, Luigi's
     upstream rules judge it); a range left pending is judged by its chunks and periods; and a
     task whose last entry is PENDING but that is complete by then (another worker sharing the
-    range did it) counts as already done, and one whose last entry is FAILED but that is
-    complete by then (Luigi's retry policy retried it to success on another worker sharing
-    the range) counts as failed and succeeded in a retry, as Luigi counts a task retried to
-    success on the same worker; so the exit code says whether the window was filled.
+    range did it) counts as already done, so the exit code says whether the window was filled.
     """
 
     def __init__(self, items: list[Any], fd: int, scheduler: Any) -> None:
         super().__init__(items)
         self.fd, self.offset, self.scheduler = fd, 0, scheduler
-        self._judged: tuple[int, Judged] = (-1, Judged(set(), set(), set()))
+        self._judged: tuple[int, set[Any], set[Any]] = (-1, set(), set())
 
     def before_append(self) -> None:
         self.take_in()
@@ -79,28 +66,24 @@ class ForkedHistory(luigi_compat.WorkerHistory):
         self.take_in()
 
     def view(self, recorded: list[SummaryEntry]) -> Iterator[SummaryEntry]:
-        judged = self.judged(recorded)
+        settled, waiting = self.judged(recorded)
         for entry in recorded:
-            if entry.task in judged.settled or entry.task in judged.waiting:
+            if entry.task in settled or entry.task in waiting:
                 continue
             if entry.runnable is None and entry.status == PENDING and marked(entry.task):
                 entry = SummaryEntry(entry.task, entry.status, True)
             yield entry
-        for task in judged.settled:
+        for task in settled:
             yield SummaryEntry(task, DONE, False)
-        for task in judged.retried:  # ran here, then completed by a retry elsewhere
-            yield from luigi_compat.ran_entries(task, DONE, ran=True)
 
-    def judged(self, recorded: list[SummaryEntry]) -> Judged:
-        """What the summary reads of the marked tasks, worked out once per length of the
-        history:
+    def judged(self, recorded: list[SummaryEntry]) -> tuple[set[Any], set[Any]]:
+        """(settled, waiting), worked out once per length of the history:
 
         - settled: marked tasks whose last entry is PENDING and that are complete now;
         - waiting: ranges left pending (not settled) while the history holds chunks or
           periods: a range waits on the chunks it yields, which Luigi's summary cannot see
           (it follows static requirements), so the range is left to them: their failure, or
-          another worker running them, says why it is pending;
-        - retried: marked tasks whose last entry is FAILED and that are complete now.
+          another worker running them, says why it is pending.
         """
         if self._judged[0] != len(recorded):
             last: dict[Any, str] = {}
@@ -112,10 +95,8 @@ class ForkedHistory(luigi_compat.WorkerHistory):
             waiting = {
                 task for task in pending if parts and marked(task) == RANGE and task not in settled
             }
-            failed = [task for task, status in last.items() if status == FAILED and marked(task)]
-            retried = {task for task in failed if _complete(task)}
-            self._judged = (len(recorded), Judged(settled, waiting, retried))
-        return self._judged[1]
+            self._judged = (len(recorded), settled, waiting)
+        return self._judged[1], self._judged[2]
 
     def take_in(self) -> None:
         data = b""
