@@ -1,5 +1,5 @@
 """A command run in this process as a fresh process would run it: the ``gatekeeper`` command
-(``gatekeeper.cli.main``) and a ``luigi`` command line (Luigi's ``run_with_retcodes``).
+(``gatekeeper.cli.main``).
 
 What a new process starts without, the command gets here too, and whatever it changes is put
 back afterwards: the working directory and the environment (``cwd``, ``env``); Luigi's
@@ -31,7 +31,7 @@ import luigi.configuration
 from luigi.configuration.cfg_parser import LuigiConfigParser
 from luigi.task_register import Register
 
-from gatekeeper.luigi import tasks
+from tests.helpers.luigi_support import close_shared_ledgers
 
 Completed = subprocess.CompletedProcess
 
@@ -122,7 +122,7 @@ def run_in_process(
             except SystemExit as exc:
                 code = _exit_status(exc.code, err)
             finally:
-                tasks_close_shared_ledgers()
+                close_shared_ledgers()  # a process closes them at exit
     return Completed(list(argv), int(code or 0), out.getvalue(), err.getvalue())
 
 
@@ -135,13 +135,6 @@ def _exit_status(code: object, err: io.StringIO) -> int:
     return 1
 
 
-def tasks_close_shared_ledgers() -> None:
-    """Close the ledgers the command's tasks opened (a process closes them at exit)."""
-    for ledger in tasks._ledgers.values():
-        ledger.close()
-    tasks._ledgers.clear()
-
-
 def gatekeeper_in_process(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> Completed[str]:
@@ -149,13 +142,3 @@ def gatekeeper_in_process(
     from gatekeeper.cli import main
 
     return run_in_process(lambda: main(list(args)), ["gatekeeper", *args], cwd=cwd, env=env)
-
-
-def luigi_in_process(
-    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
-) -> Completed[str]:
-    """``luigi ARGS`` through Luigi's own entry point (``run_with_retcodes``: its
-    ``[retcode]`` exit codes), as a fresh process runs it."""
-    from luigi.retcodes import run_with_retcodes
-
-    return run_in_process(lambda: run_with_retcodes(list(args)), ["luigi", *args], cwd=cwd, env=env)
