@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 
 class Period(str, metaclass=ABCMeta):
-    """A kind of business period: ``DAILY`` or ``HOURLY`` (find one with ``parse_period``).
+    """A kind of business period: ``DAILY``, ``HOURLY``, ``WEEKLY``, ``MONTHLY`` or ``QUARTERLY``,
+    perhaps bound to a business calendar with ``on`` (find one with ``parse_period``).
 
     It is its ``name`` as a string (``DAILY == "daily"``), so what users see (the CLI, JSON,
     messages, the ledger) reads as before. Each rule of a kind is one method; ``field`` names
@@ -34,7 +35,9 @@ class Period(str, metaclass=ABCMeta):
 
     @property
     def name(self) -> str:
-        """``daily`` or ``hourly``: what the CLI, the ledger and ``RangePlan.to_json`` show."""
+        """``daily``, ``hourly``, ``weekly``, ``monthly`` or ``quarterly`` (a kind bound to a
+        calendar keeps its base kind's name): what the CLI, the ledger and
+        ``RangePlan.to_json`` show."""
         return str.__str__(self)
 
     def __reduce__(self) -> tuple[Any, ...]:

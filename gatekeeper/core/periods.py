@@ -1,5 +1,7 @@
-"""Business periods: the ``Period`` kinds (``DAILY``, ``HOURLY``), their labels, ledger keys,
-Luigi parameter values, ordinals, half-open intervals and closing time (pure).
+"""Business periods: the daily and hourly ``Period`` kinds (``DAILY``, ``HOURLY``) and the
+functions over every kind (``WEEKLY``, ``MONTHLY``, ``QUARTERLY`` from ``coarse.py``; a kind
+bound to a calendar from ``business.py``): labels, ledger keys, Luigi parameter values,
+ordinals, half-open intervals and closing time (pure).
 
 A daily period is labelled by a ``datetime.date``; its key is ``YYYY-MM-DD`` and its interval
 ``[local midnight, next local midnight)`` in the business time zone (23 or 25 hours on DST
@@ -181,8 +183,9 @@ _BY_NAME: Final = {kind.name: kind for kind in PERIODS}
 
 
 def parse_period(value: Any, field: str = "period") -> Period:
-    """Return the Period kind named ``value`` (``daily``, ``hourly``, or a Period itself);
-    raises InvalidInput naming ``field`` for anything else."""
+    """Return the Period kind named ``value`` (``daily``, ``hourly``, ``weekly``, ``monthly``,
+    ``quarterly``, or a Period itself); raises InvalidInput naming ``field`` for anything
+    else."""
     if isinstance(value, Period):
         return value  # a kind itself, perhaps bound to a calendar (business.py)
     found = _BY_NAME.get(value) if isinstance(value, str) else None

@@ -1,6 +1,6 @@
 """Luigi range wrappers: fill the missing business periods of a job, oldest first by default.
 
-Thin adapters over ``coverage.plan_from_ledger``. A period is complete as the ``of`` class's
+Thin adapters over ``core.planning.plan_from_ledger``. A period is complete as the ``of`` class's
 ``bulk_complete`` says (``completeness.py``: one ledger query for PeriodTask's own without
 outputs beyond the ledger; declared output files and a user's override honoured), so a range
 and ``complete()`` agree; complete periods are never instantiated as Luigi tasks. Each

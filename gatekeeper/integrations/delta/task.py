@@ -13,11 +13,11 @@ between (2) and (3) is finished by the next attempt without a second write; a fr
 commit lands before its successor checks the table or never. ``deltalake`` and ``pyarrow``
 (the ``delta`` extra) are imported when used.
 
-Every read of the table and the write go through the operations of ``delta_table`` (picklable
-arguments and results, never a DeltaTable here), which ``delta_runner`` dispatches: in this
-process, or, in a fork of a process that already started deltalake's runtime (Luigi's
-``--workers N`` forks one process per task after its completeness checks read the table), in a
-helper process started with ``spawn``; its errors arrive as their own types.
+Every read of the table and the write go through the operations of ``table.py`` and
+``history.py`` (picklable arguments and results, never a DeltaTable here), which ``runner.py``
+dispatches: in this process, or, in a fork of a process that already started deltalake's
+runtime (Luigi's ``--workers N`` forks one process per task after its completeness checks read
+the table), in a helper process started with ``spawn``; its errors arrive as their own types.
 """
 
 from __future__ import annotations
