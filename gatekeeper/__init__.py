@@ -23,8 +23,8 @@ from gatekeeper.core.periods import shift
 from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.core.version import package_version
-from gatekeeper.integrations.delta.history import delta_evidence
-from gatekeeper.integrations.delta.task import GatedDeltaTask
+from gatekeeper.delta.history import delta_evidence
+from gatekeeper.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi.gated import (

@@ -16,7 +16,7 @@ import luigi
 import pyarrow as pa
 
 import gatekeeper as gk
-from gatekeeper.integrations.delta.history import DeltaEvidence
+from gatekeeper.delta.history import DeltaEvidence
 from gatekeeper.ledger.reservations import Reservation
 
 

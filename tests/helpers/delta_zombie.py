@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import luigi
 import luigi.configuration
 
-from gatekeeper.integrations.delta.history import DeltaEvidence
+from gatekeeper.delta.history import DeltaEvidence
 from gatekeeper.ledger.reservations import Reservation
 from tests.helpers.delta_tasks import DeltaSales
 

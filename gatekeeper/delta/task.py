@@ -31,14 +31,14 @@ from typing import Any
 
 from gatekeeper.core.errors import GatekeeperError, OutputMismatch
 from gatekeeper.core.validation import check_column_name, check_name
-from gatekeeper.integrations.delta.history import (
+from gatekeeper.delta.history import (
     DeltaEvidence,
     app_id,
     commit_metadata,
     fence_metadata,
     find_commit,
 )
-from gatekeeper.integrations.delta.table import (
+from gatekeeper.delta.table import (
     check_rows,
     fence_date,
     table_fingerprint,
@@ -46,7 +46,7 @@ from gatekeeper.integrations.delta.table import (
     to_arrow,
     write_date,
 )
-from gatekeeper.integrations.delta.target import DeltaPublicationTarget
+from gatekeeper.delta.target import DeltaPublicationTarget
 from gatekeeper.ledger import reservations as rsv
 from gatekeeper.luigi import config
 from gatekeeper.luigi.gated import GatedTask

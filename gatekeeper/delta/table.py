@@ -1,14 +1,15 @@
 """Delta tables as gatekeeper writes and reads them: one business date per commit, the evidence
 in the commit's metadata, exactly once through Delta application transactions.
 
-Nothing here touches the ledger or Luigi: ``delta.py`` (GatedDeltaTask) sequences the ledger and
-these calls; ``delta_evidence`` serves readers of a table who do not have the ledger. ``deltalake``
-and ``pyarrow`` (the ``delta`` extra) are imported when first used, never at import.
+Nothing here touches the ledger or Luigi: ``task.py`` (GatedDeltaTask) sequences the ledger and
+these calls; ``history.py``'s ``delta_evidence`` serves readers of a table who do not have the
+ledger. ``deltalake`` and ``pyarrow`` (the ``delta`` extra) are imported when first used, never
+at import.
 
-Every operation that uses deltalake (``table_state``, ``find_commit``, ``same_files``,
-``date_fingerprint``, ``write_date``, ``fence_date``, ``delta_evidence``) is a module-level
-function taking and returning picklable values (never a DeltaTable) and goes through
-``delta_runner.run``: in a fork of a process that started deltalake's runtime it runs in a
+Every operation that uses deltalake (``table_state``, ``same_files``, ``date_fingerprint``,
+``write_date``, ``fence_date`` here; ``find_commit``, ``delta_evidence`` in ``history.py``) is
+a module-level function taking and returning picklable values (never a DeltaTable) and goes
+through ``runner.run``: in a fork of a process that started deltalake's runtime it runs in a
 spawned helper process.
 """
 
@@ -25,7 +26,7 @@ from typing import Any, NamedTuple
 
 from gatekeeper.core.errors import GatekeeperError, InvalidInput
 from gatekeeper.core.validation import check_column_name, check_partition_values
-from gatekeeper.integrations.delta import runner as delta_runner
+from gatekeeper.delta import runner as delta_runner
 
 PREFIX = "gatekeeper."
 

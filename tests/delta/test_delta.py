@@ -21,9 +21,9 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import gatekeeper as gk
-from gatekeeper.integrations.delta import runner as delta_runner
-from gatekeeper.integrations.delta.history import app_id
-from gatekeeper.integrations.delta.table import table_fingerprint
+from gatekeeper.delta import runner as delta_runner
+from gatekeeper.delta.history import app_id
+from gatekeeper.delta.table import table_fingerprint
 from tests.helpers.delta_tasks import DeltaSales, DeltaSource, raise_in_helper, rows_for
 from tests.helpers.in_process import gatekeeper_in_process
 from tests.helpers.ledgers import snapshot, succeed
@@ -345,7 +345,7 @@ def test_delta_evidence_refuses_a_revision_committed_twice(tmp_path: Path) -> No
     after its successor's. Neither can be named from the history alone."""
     from deltalake import CommitProperties
 
-    from gatekeeper.integrations.delta.history import DeltaEvidence, commit_metadata
+    from gatekeeper.delta.history import DeltaEvidence, commit_metadata
 
     table = str(tmp_path / "sales")
     for run, factor in [("run-b", 2), ("run-a", 1)]:
@@ -439,7 +439,7 @@ def test_delta_error_in_the_helper_process_arrives_as_its_own_type(kind: str, er
             p.pid for p in delta_runner._helper[1]._processes.values()
         ]
     # a commit that lost a race is caught (table.commit_at) and tried again: it must stay catchable
-    from gatekeeper.integrations.delta.table import commit_conflicts
+    from gatekeeper.delta.table import commit_conflicts
 
     assert (kind == "CommitFailedError") == isinstance(raised.value, commit_conflicts())
 
@@ -605,7 +605,7 @@ def test_delta_two_concurrent_range_fills_write_each_date_once(
 def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() -> None:
     import pyarrow as pa
 
-    from gatekeeper.integrations.delta.table import to_arrow
+    from gatekeeper.delta.table import to_arrow
 
     class Frame:  # any frame library exposing the Arrow stream interface (polars, pandas...)
         def __init__(self, table: pa.Table) -> None:
@@ -647,7 +647,7 @@ def test_delta_fingerprint_ignores_row_order_column_order_chunks_and_encoding() 
     ],
 )
 def test_delta_build_result_that_is_not_arrow_is_refused(data: Any, field: str, value: Any) -> None:
-    from gatekeeper.integrations.delta.table import to_arrow
+    from gatekeeper.delta.table import to_arrow
 
     with pytest.raises(gk.InvalidInput) as refused:
         to_arrow(data)
@@ -668,7 +668,7 @@ def test_delta_partition_values_other_than_the_date_are_named(
 ) -> None:
     import pyarrow as pa
 
-    from gatekeeper.integrations.delta.table import check_rows
+    from gatekeeper.delta.table import check_rows
 
     with pytest.raises(gk.InvalidInput) as refused:
         check_rows(pa.table({"day": values}), "day", "2026-10-23")

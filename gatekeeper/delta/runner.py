@@ -1,15 +1,15 @@
 """Where gatekeeper's Delta operations run: the one dispatcher of every deltalake call.
 
-deltalake drives its I/O with a tokio runtime created in the process that first uses it, and
-a forked copy of that process cannot use it (it panics: "Forked process detected"); nothing
+deltalake drives its I/O with a tokio runtime created in the process that first uses it, and a
+forked copy of that process cannot use it (it panics: "Forked process detected"); nothing
 resets it after a fork. Luigi forks one process per task with ``--workers N`` after its
-scheduling already read the table (a completeness check), so the rule is: every Delta
-operation gatekeeper performs is a module-level function with picklable arguments and results
-(``delta_table``), called through ``run``. ``run`` calls it in this process, unless this
-process is a fork of one where gatekeeper already used deltalake (the PID recorded at that
-first use is not ours) or a call here panicked with "Forked process detected" (deltalake was
-used before the fork by someone else); then it runs in a helper process started with
-``spawn`` (one per process, created when first needed, reused, shut down at exit). An
+scheduling already read the table (a completeness check), so the rule is: every Delta operation
+gatekeeper performs is a module-level function with picklable arguments and results
+(``table.py``, ``history.py``), called through ``run``. ``run`` calls it in this process,
+unless this process is a fork of one where gatekeeper already used deltalake (the PID recorded
+at that first use is not ours) or a call here panicked with "Forked process detected"
+(deltalake was used before the fork by someone else); then it runs in a helper process started
+with ``spawn`` (one per process, created when first needed, reused, shut down at exit). An
 exception raised in the helper arrives as its own type (gatekeeper errors, deltalake errors).
 """
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from gatekeeper.core.errors import OutputMismatch
 from gatekeeper.core.periods import period_key
-from gatekeeper.integrations.delta import runner as delta_runner
-from gatekeeper.integrations.delta.table import PREFIX, _deltalake, open_table
+from gatekeeper.delta import runner as delta_runner
+from gatekeeper.delta.table import PREFIX, _deltalake, open_table
 
 #: The commit metadata keys gatekeeper writes (``DESCRIBE HISTORY`` shows them).
 KEYS = (

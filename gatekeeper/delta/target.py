@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from gatekeeper.core.errors import OutputMismatch
-from gatekeeper.integrations.delta.history import DeltaEvidence, app_id, find_commit
-from gatekeeper.integrations.delta.table import date_fingerprint, same_files, table_state
+from gatekeeper.delta.history import DeltaEvidence, app_id, find_commit
+from gatekeeper.delta.table import date_fingerprint, same_files, table_state
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.targets import PublicationTarget
 
