@@ -157,7 +157,7 @@ def states(job: Job, i: int) -> list[str]:
 
 def attempt_rows(job: Job, ledger: gk.Ledger) -> Iterator[tuple[Any, ...]]:
     """gk_attempts rows: a gap has no attempt or a failed one; every 10th period two."""
-    at = ledger.ts_in(NOW - dt.timedelta(days=1))
+    at = ledger.sql.ts_in(NOW - dt.timedelta(days=1))
     for i in range(job.count):
         key = job.key(i)
         for number, state in enumerate(states(job, i), start=1):

@@ -130,7 +130,7 @@ def attempt_rows(case: Case, ledger: gk.Ledger) -> Iterator[tuple[Any, ...]]:
     """gk_attempts rows of ``case``'s job: gaps have no attempt or a failed one."""
     for i in range(case.count):
         key = case.key(case.at(i))
-        ended = ledger.ts_in(case.at(i + 1).replace(tzinfo=UTC) + dt.timedelta(minutes=5))
+        ended = ledger.sql.ts_in(case.at(i + 1).replace(tzinfo=UTC) + dt.timedelta(minutes=5))
         for number, state in enumerate(states_of(case, i), start=1):
             error = "bench: injected failure" if state == "failed" else None
             yield (

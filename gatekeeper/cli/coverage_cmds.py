@@ -15,7 +15,7 @@ from gatekeeper.core.clock import utc_now
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.ledger.overview import JobOverview, jobs_overview
+from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.luigi.freshness import freshness_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 
@@ -244,7 +244,7 @@ def shorten(text: str) -> str:
 def cmd_jobs(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Every job of the ledger: kind, first and last period, counts, last activity."""
     now = check_timestamp(args.now, "now") if args.now else None
-    found = jobs_overview(ledger, now)
+    found = ledger.jobs_overview(now)
     if not found:
         return Result([], f"no jobs in the ledger {ledger.describe()}")
     rows = [

@@ -21,7 +21,6 @@ from typing import Any
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.names import suggest, unknown_names_error
 from gatekeeper.core.periods import kind_of_key, period_key
-from gatekeeper.ledger.names import known_names, unknown
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi.freshness import check_config, unknown_keys_line
 
@@ -34,9 +33,9 @@ def check_known(
     and a second listing the known names only when one is unknown."""
     if allow_unknown:
         return
-    missing = unknown(ledger, names, kind)
+    missing = ledger.unknown_names(names, kind)
     if missing:
-        raise unknown_names_error(kind, suggest(missing, known_names(ledger)), ledger.describe())
+        raise unknown_names_error(kind, suggest(missing, ledger.known_names()), ledger.describe())
 
 
 def refuse_unknown(ledger: LedgerReads, names: Sequence[str], kind: str = "job") -> None:

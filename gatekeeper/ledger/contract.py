@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar, cast
 
 from gatekeeper.core.causes import JobProfile
@@ -20,9 +20,11 @@ from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger import names, overview
 from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.ledger.owned import OwnedLedger
 from gatekeeper.ledger.profiles import JobProfiles
 from gatekeeper.ledger.publications import PublicationStore
@@ -127,8 +129,9 @@ class Ledger:
         return self.sql.executemany(sql, rows)
 
     def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]:
-        """Fetch all rows of a read-only query (on a fresh connection if it dropped, riding
-        out a database that cannot be reached); raises LedgerError."""
+        """Fetch all rows of a read-only query of the caller's own tables (on a fresh
+        connection if it dropped, riding out a database that cannot be reached); raises
+        LedgerError. Not part of ``LedgerReads``: gatekeeper's own reads are named methods."""
         return self.sql.read(sql, params)
 
     @contextlib.contextmanager
@@ -165,14 +168,6 @@ class Ledger:
     def db_now(self) -> dt.datetime:
         """The database's clock, by which leases are judged (this host's on SQLite)."""
         return self.sql.db_now()
-
-    def ts_in(self, value: dt.datetime | None) -> Any:
-        """Convert an aware datetime to what the driver stores."""
-        return self.sql.ts_in(value)
-
-    def ts_out(self, value: Any) -> dt.datetime | None:
-        """Convert a stored timestamp back to an aware UTC datetime."""
-        return self.sql.ts_out(value)
 
     def schema_version(self) -> int:
         return self.sql.schema_version()
@@ -415,3 +410,36 @@ class Ledger:
         the same period: one entry per (period, upstream), with the old and new run IDs.
         Reads only."""
         return self._staleness.stale(consumer, since)
+
+    # -- names and overviews (the SQL in ``names.py`` and ``overview.py``) -------------------
+    def has_published(self, consumer: str) -> bool:
+        """True when ``consumer`` has published any period; reads only."""
+        return self._publications.has_published(consumer)
+
+    def has_names(self) -> bool:
+        """True when the ledger knows any job or consumer (False for a new, empty one)."""
+        return names.has_names(self.sql)
+
+    def unknown_names(self, given: Sequence[str], field: str = "job") -> list[str]:
+        """The ``given`` names no attempt, profile, publication or reservation carries, in
+        order; one query. Raises InvalidInput (naming ``field``) for a malformed name."""
+        return names.unknown(self.sql, given, field)
+
+    def known_names(self) -> list[str]:
+        """Every job and consumer the ledger knows, sorted; reads only."""
+        return names.known_names(self.sql)
+
+    def newest_publications(self, consumer: str, first: str, last: str) -> dict[str, Publication]:
+        """Period key -> the newest revision of ``consumer``'s publication with its evidence,
+        for keys in [first, last] of ``first``'s kind; reads only."""
+        return overview.newest_publications(self.sql, consumer, first, last)
+
+    def jobs_overview(self, now: dt.datetime | None = None) -> list[JobOverview]:
+        """Every job and consumer at a glance, by name; leases judged at ``now`` (default:
+        the database's clock). Reads only."""
+        return overview.jobs_overview(self.sql, now)
+
+    def running_attempts(self, now: dt.datetime) -> dict[str, tuple[int, int]]:
+        """Job -> (running attempts with a live lease at ``now``, running attempts whose lease
+        expired or was never set); jobs with none left out. Reads only."""
+        return overview.running_attempts(self.sql, now)

@@ -4,7 +4,8 @@ with a publication or reservation.
 Two reads, both served by the primary keys (each table's key starts with the job or consumer),
 whatever the size of the ledger: ``unknown`` asks about the given names only; ``known_names``,
 needed only when one is unknown, walks the distinct names by index probes (one per name)
-instead of scanning every attempt of ten years. Neither writes.
+instead of scanning every attempt of ten years. Neither writes. They are the SQL behind the
+ledger contract's ``has_names``, ``unknown_names`` and ``known_names``, on its SQL core.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from gatekeeper.core.validation import check_name
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.protocols import LedgerReads
+    from gatekeeper.ledger.sql import SqlCore
 
 #: (table, name column) of every table whose rows make a name known
 _TABLES = (
@@ -51,13 +52,13 @@ _KNOWN_SQL = (
 _ANY_SQL = "SELECT 1 WHERE " + " OR ".join(f"EXISTS (SELECT 1 FROM {t})" for t, _ in _TABLES)
 
 
-def has_names(ledger: LedgerReads) -> bool:
+def has_names(core: SqlCore) -> bool:
     """True when the ledger knows any name (an attempt, a profile, a publication or a
     reservation); False for a new, empty one. One query of four index probes; reads only."""
-    return bool(ledger.read(_ANY_SQL))
+    return bool(core.read(_ANY_SQL))
 
 
-def unknown(ledger: LedgerReads, names: Sequence[str], field: str = "job") -> list[str]:
+def unknown(core: SqlCore, names: Sequence[str], field: str = "job") -> list[str]:
     """The ``names`` no attempt, profile, publication or reservation carries, in the
     order given (each once). One query; reads only. Raises InvalidInput (naming ``field``)
     for a malformed name."""
@@ -66,11 +67,11 @@ def unknown(ledger: LedgerReads, names: Sequence[str], field: str = "job") -> li
         return []
     sql = " UNION ALL ".join(_SEEN.format(i=i) for i in range(len(wanted)))
     params = [name for name in wanted for _ in _TABLES]
-    seen = {int(row[0]) for row in ledger.read(sql, params)}
+    seen = {int(row[0]) for row in core.read(sql, params)}
     return [name for i, name in enumerate(wanted) if i not in seen]
 
 
-def known_names(ledger: LedgerReads) -> list[str]:
+def known_names(core: SqlCore) -> list[str]:
     """Every job with an attempt or a profile and every consumer with a publication or
     reservation, sorted. One query of an index probe per distinct name; reads only."""
-    return sorted(row[0] for row in ledger.read(_KNOWN_SQL))
+    return sorted(row[0] for row in core.read(_KNOWN_SQL))

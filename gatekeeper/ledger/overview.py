@@ -1,8 +1,9 @@
 """Read-only overviews of the ledger: newest publications of a window, every job at a glance.
 
-Small collaborators taking a Ledger (not methods of the ledger class): ``gatekeeper status``
-and ``gatekeeper jobs`` call them, and so does the HTML report. Each reads a fixed number of
-queries whatever the size of the window or the ledger, and writes nothing.
+The SQL behind three named reads of the ledger contract (``Ledger.newest_publications``,
+``jobs_overview``, ``running_attempts``; ``gatekeeper status``, ``gatekeeper jobs``, the HTML
+report and ``gatekeeper serve`` call them there), each on the ledger's SQL core. Each reads a
+fixed number of queries whatever the size of the window or the ledger, and writes nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.publications import _labels
 
 if TYPE_CHECKING:
-    from gatekeeper.ledger.protocols import LedgerReads
+    from gatekeeper.ledger.sql import SqlCore
 
 #: The newest revision of each (consumer, period): one correlated subquery, on both backends.
 _NEWEST = (
@@ -62,22 +63,22 @@ FROM gk_publications GROUP BY consumer
 
 
 def newest_publications(
-    ledger: LedgerReads, consumer: str, first: str, last: str
+    core: SqlCore, consumer: str, first: str, last: str
 ) -> dict[str, Publication]:
     """Period key -> the newest revision of ``consumer``'s publication, for keys in
     [first, last] of ``first``'s kind, with its evidence. Two queries (the second only when
     something is published); reads only. Raises InvalidInput for a bad consumer name."""
     consumer = check_name(consumer, "consumer")
     window = (consumer, first, last, len(first))
-    rows = ledger.read(_PUBLICATIONS_SQL, window)
+    rows = core.read(_PUBLICATIONS_SQL, window)
     if not rows:
         return {}
     items: dict[str, list[EvidenceItem]] = defaultdict(list)
-    for e in ledger.read(_EVIDENCE_SQL, window):
-        items[e[0]].append(EvidenceItem(e[1], e[2], e[3], int(e[4]), ledger.ts_out(e[5])))
+    for e in core.read(_EVIDENCE_SQL, window):
+        items[e[0]].append(EvidenceItem(e[1], e[2], e[3], int(e[4]), core.ts_out(e[5])))
     found = {}
     for row in rows:
-        period, published = row[0], ledger.ts_out(row[4])
+        period, published = row[0], core.ts_out(row[4])
         assert published is not None
         found[period] = Publication(
             consumer,
@@ -136,17 +137,17 @@ class JobOverview:
         }
 
 
-def jobs_overview(ledger: LedgerReads, now: dt.datetime | None = None) -> list[JobOverview]:
+def jobs_overview(core: SqlCore, now: dt.datetime | None = None) -> list[JobOverview]:
     """Every job of the ledger (each job of an attempt, each consumer of a publication),
     sorted by name. Leases are judged at ``now`` (default: the database's clock). Two
     queries; reads only."""
-    at = ledger.db_now() if now is None else now
+    at = core.db_now() if now is None else now
     counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(JOB_STATES, 0))
-    for job, state, expired, n in ledger.read(_STATES_SQL, (ledger.ts_in(at),)):
+    for job, state, expired, n in core.read(_STATES_SQL, (core.ts_in(at),)):
         counts[job][RunState.ABANDONED.value if int(expired) else state] += int(n)
     spans: dict[str, list[Any]] = {}
-    for job, first, last, updated, published in ledger.read(_ACTIVITY_SQL):
-        when = ledger.ts_out(updated)
+    for job, first, last, updated, published in core.read(_ACTIVITY_SQL):
+        when = core.ts_out(updated)
         seen = spans.setdefault(job, [first, last, when, 0])
         seen[0], seen[1] = min(seen[0], first), max(seen[1], last)
         seen[2] = max(seen[2], when)
@@ -174,11 +175,11 @@ FROM gk_attempts WHERE state = 'running' GROUP BY 1, 2
 """
 
 
-def running_attempts(ledger: LedgerReads, now: dt.datetime) -> dict[str, tuple[int, int]]:
+def running_attempts(core: SqlCore, now: dt.datetime) -> dict[str, tuple[int, int]]:
     """Job -> (running attempts with a live lease at ``now``, running attempts whose lease
     expired or was never set), over the whole ledger; jobs with none are left out. One
     query; reads only."""
     found: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for job, expired, n in ledger.read(_RUNNING_SQL, (ledger.ts_in(now),)):
+    for job, expired, n in core.read(_RUNNING_SQL, (core.ts_in(now),)):
         found[job][int(expired)] += int(n)
     return {job: (live, expired) for job, (live, expired) in found.items()}

@@ -8,27 +8,25 @@ read-only double of it would do).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
 from gatekeeper.core.spans import PeriodRuns
 
+if TYPE_CHECKING:
+    from gatekeeper.ledger.overview import JobOverview
+
 
 class LedgerReads(Protocol):
-    """The reads of the ledger contract (``Ledger`` satisfies it); none of them writes."""
+    """The reads of the ledger contract (``Ledger`` satisfies it); none of them writes. Each
+    is named for what it answers: no SQL text crosses it (the SQL is the ledger's own)."""
 
     def describe(self) -> str: ...
 
-    def read(self, sql: str, params: Iterable[Any] = ()) -> list[Any]: ...
-
     def db_now(self) -> dt.datetime: ...
-
-    def ts_in(self, value: dt.datetime | None) -> Any: ...
-
-    def ts_out(self, value: Any) -> dt.datetime | None: ...
 
     def job_profile(self, job: str) -> JobProfile | None: ...
 
@@ -65,3 +63,19 @@ class LedgerReads(Protocol):
     def publications(self, consumer: str, business_date: Any) -> list[Publication]: ...
 
     def stale(self, consumer: str, since: Any = None) -> list[Staleness]: ...
+
+    def has_published(self, consumer: str) -> bool: ...
+
+    def has_names(self) -> bool: ...
+
+    def unknown_names(self, given: Sequence[str], field: str = "job") -> list[str]: ...
+
+    def known_names(self) -> list[str]: ...
+
+    def newest_publications(
+        self, consumer: str, first: str, last: str
+    ) -> dict[str, Publication]: ...
+
+    def jobs_overview(self, now: dt.datetime | None = None) -> list[JobOverview]: ...
+
+    def running_attempts(self, now: dt.datetime) -> dict[str, tuple[int, int]]: ...

@@ -270,6 +270,14 @@ class PublicationStore:
         """Every revision of the publication for the period, newest first; reads only."""
         return self._revisions(check_name(consumer, "consumer"), period_key(period))
 
+    def has_published(self, consumer: str) -> bool:
+        """True when ``consumer`` has published any period; one index probe, reads only."""
+        rows = self.sql.read(
+            "SELECT 1 FROM gk_publications WHERE consumer = ? LIMIT 1",
+            (check_name(consumer, "consumer"),),
+        )
+        return bool(rows)
+
     def newest(self, consumer: str, period: str) -> Publication | None:
         """The newest revision of a checked consumer and period key, or None."""
         found = self._revisions(consumer, period, newest_only=True)

@@ -15,7 +15,6 @@ import luigi.configuration
 import luigi.retcodes
 
 from gatekeeper.ledger import Ledger
-from gatekeeper.ledger.names import has_names
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 
@@ -64,7 +63,7 @@ def name_ledger(ledger: Ledger, url: str) -> None:
         return
     source = ledger_source(url)
     logger.info("gatekeeper: ledger: %s (%s)", ledger.describe(), source)
-    if not has_names(ledger):
+    if not ledger.has_names():
         logger.warning(
             "gatekeeper: %s is a new, empty ledger (%s): this run starts its history; if "
             "another ledger was meant, %s",

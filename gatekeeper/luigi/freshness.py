@@ -25,7 +25,6 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import choose_within, parse_freshness
 from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.names import known_names
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi.config import config_error
 
@@ -62,7 +61,7 @@ def freshness_rules(ledger: LedgerReads, jobs: Sequence[str] | None = None) -> R
     Reads the ledger (one or two queries); writes nothing."""
     settings = configured()
     recorded = ledger.recorded_freshness()
-    names = known_names(ledger) if settings and (jobs is None or _keys_folded()) else []
+    names = ledger.known_names() if settings and (jobs is None or _keys_folded()) else []
     settings = _as_named(settings, names)
     if jobs is None:
         configured_jobs = _configured_jobs(names, settings) if settings else []
@@ -86,7 +85,7 @@ def check_config(ledger: LedgerReads, allow_unknown: bool = False) -> tuple[str,
     settings = configured()
     if not settings:
         return ()
-    names = known_names(ledger)
+    names = ledger.known_names()
     settings = _as_named(settings, names)
     named = {n for job in _configured_jobs(names, settings) for n in (job, _family(job))}
     missing = tuple(key for key in settings if key not in named)
@@ -107,7 +106,7 @@ def unknown_keys_line(ledger: LedgerReads, missing: Sequence[str]) -> str:
     closest names, for a reader that goes on without them: ``[gatekeeper.freshness]: no such
     job 'Lod' (did you mean 'Load'?) in the ledger (...): its deadline judges nothing``.
     Reads the ledger (one query); writes nothing."""
-    reason = _unknown_reason(missing, known_names(ledger))
+    reason = _unknown_reason(missing, ledger.known_names())
     its = "its deadline judges" if len(missing) == 1 else "their deadlines judge"
     return f"[{SECTION}]: {reason} in the ledger ({ledger.describe()}): {its} nothing"
 

@@ -25,8 +25,6 @@ from gatekeeper.report.windows import JobWindow
 if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
 
-_PUBLISHES = "SELECT 1 FROM gk_publications WHERE consumer = ? LIMIT 1"
-
 
 def job_freshness(
     ledger: LedgerReads,
@@ -63,7 +61,7 @@ def job_freshness(
         task_limit=None,
         window=dataclasses.replace(window, through=through),
     )
-    publishes = bool(ledger.read(_PUBLISHES, (job,)))
+    publishes = ledger.has_published(job)
     published = {s.period for s in states if s.revision is not None} if publishes else None
     judged = [(s.period, s.state.value) for s in states if s.state is not PeriodState.NON_BUSINESS]
     return assess(job, kind, zone.key, within, judged, now, published, source)

@@ -37,7 +37,6 @@ from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.overview import newest_publications
 from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.report.windows import JobWindow
 
@@ -255,5 +254,5 @@ def window_states(
     due = {plan.key(p) for p in plan.due} - {plan.key(p) for p in plan.skipped_by_policy}
     unattempted = [k for k in map(plan.key, labels) if k in due and k not in latest]
     causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now, held=True)
-    published = newest_publications(ledger, job, first, last)
+    published = ledger.newest_publications(job, first, last)
     return plan, period_states(plan, latest, published, causes, through)

@@ -27,8 +27,6 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.schedule import ScheduleInput
 from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.names import known_names, unknown
-from gatekeeper.ledger.overview import running_attempts
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
@@ -176,8 +174,8 @@ def job_views(
 ) -> tuple[list[JobView], list[dict[str, str]]]:
     """Every job of the ledger, sorted by name, and the jobs whose window cannot be judged
     (``{"job", "error"}``: a consumer with a reservation only). Reads only."""
-    running = running_attempts(ledger, now)
-    names = sorted(known_names(ledger))
+    running = ledger.running_attempts(now)
+    names = sorted(ledger.known_names())
     rules: Rules = freshness_rules(ledger, names)  # named jobs: a stray luigi.cfg key is check's
     views, skipped = [], []
     for job in names:
@@ -193,8 +191,8 @@ def job_views(
 def check_job(ledger: LedgerReads, job: str) -> str:
     """``job``, checked: a valid name the ledger knows; raises InvalidInput or UnknownJob."""
     job = check_name(job, "job")
-    if unknown(ledger, [job]):
-        near = suggest([job], known_names(ledger))
+    if ledger.unknown_names([job]):
+        near = suggest([job], ledger.known_names())
         raise UnknownJob("job", job, describe_unknown("job", near) + " in the ledger")
     return job
 

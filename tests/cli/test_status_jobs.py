@@ -16,7 +16,6 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.cli import main
 from gatekeeper.cli.coverage_cmds import run_rows
-from gatekeeper.ledger.overview import jobs_overview, newest_publications
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import snapshot
@@ -128,13 +127,13 @@ def test_window_states_open_window_ends_at_the_latest_due_period(ledger: gk.Ledg
 
 def test_newest_publications_newest_revision_with_evidence(ledger: gk.Ledger) -> None:
     sales(ledger)
-    found = newest_publications(ledger, "Sales", "2026-10-01", "2026-10-31")
+    found = ledger.newest_publications("Sales", "2026-10-01", "2026-10-31")
     assert list(found) == ["2026-10-07"]
     newest = found["2026-10-07"]
     assert (newest.revision, newest.fingerprint, newest.reason) == (2, "fp-2", "late data")
     assert newest == ledger.publication("Sales", "2026-10-07")
-    assert newest_publications(ledger, "Sales", "2026-10-08", "2026-10-31") == {}
-    assert newest_publications(ledger, "Upstream", "2026-10-01", "2026-10-31") == {}
+    assert ledger.newest_publications("Sales", "2026-10-08", "2026-10-31") == {}
+    assert ledger.newest_publications("Upstream", "2026-10-01", "2026-10-31") == {}
 
 
 @pytest.mark.parametrize(
@@ -587,7 +586,7 @@ def test_jobs_text_and_json(
 def test_jobs_lists_a_consumer_without_attempts(ledger: gk.Ledger) -> None:
     ledger.record("Upstream", "2026-10-07", 1, "u-07", "succeeded", at(-3), now=at(-3))
     ledger.publish("Report", "2026-10-07", ["Upstream"], "fp", now=at(-2))
-    found = {j.job: j for j in jobs_overview(ledger, NOW)}
+    found = {j.job: j for j in ledger.jobs_overview(NOW)}
     report = found["Report"]
     assert (report.kind, report.first_period, report.last_period) == (
         "daily",

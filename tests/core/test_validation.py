@@ -380,7 +380,7 @@ def test_planner_ignores_foreign_key_already_stored(
         ledger.execute(
             "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
             "updated_at) VALUES (?, ?, 1, ?, 'succeeded', ?, ?)",
-            ("A", "2026-10-05T05:00Z", "r-hourly", ledger.ts_in(T0), ledger.ts_in(T0)),
+            ("A", "2026-10-05T05:00Z", "r-hourly", ledger.sql.ts_in(T0), ledger.sql.ts_in(T0)),
         )
     done = ledger.completed_periods("A", "2026-10-01", "2026-10-31")
     assert {"2026-10-01", "2026-10-02", "2026-10-03", "2026-10-04"} <= done

@@ -61,7 +61,7 @@ def test_a_version_7_ledger_gains_freshness_keeping_its_profiles(ledger_url: str
             fresh.execute(
                 "INSERT INTO gk_jobs (job, period_kind, timezone, lateness, requires, "
                 "updated_at) VALUES ('Total', 'daily', 'UTC', '2h', ?, ?)",
-                (kept.requires_json(), fresh.ts_in(T0)),
+                (kept.requires_json(), fresh.sql.ts_in(T0)),
             )
             fresh.execute("UPDATE gk_schema SET version = 7")
     with gk.open_ledger(ledger_url) as migrated:

@@ -301,7 +301,7 @@ def test_an_old_ledger_is_migrated_forward_keeping_its_rows(ledger_url: str) -> 
             fresh.execute(
                 "INSERT INTO gk_attempts (job, period, attempt, run_id, state, started_at, "
                 "updated_at) VALUES ('A', '2026-10-22', 1, 'old-run', 'succeeded', ?, ?)",
-                (fresh.ts_in(T0), fresh.ts_in(T0)),
+                (fresh.sql.ts_in(T0), fresh.sql.ts_in(T0)),
             )
     with gk.open_ledger(ledger_url) as migrated:
         assert migrated.schema_version() == SCHEMA_VERSION > 1

@@ -7,7 +7,6 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import DAILY
-from gatekeeper.ledger.names import known_names, unknown
 from tests.helpers.ledgers import T0, snapshot, succeed
 
 
@@ -19,7 +18,7 @@ def reserve_directly(ledger: gk.Ledger, consumer: str) -> None:
             "required_jobs, evidence, location, producer_run_id, producer_attempt, state, "
             "reserved_at) VALUES (?, '2026-10-23', 1, 'fp', '[]', '{}', 'loc', 'run-x', 1, "
             "'reserved', ?)",
-            (consumer, ledger.ts_in(T0)),
+            (consumer, ledger.sql.ts_in(T0)),
         )
 
 
@@ -30,24 +29,24 @@ def test_ledger_names_known_are_jobs_profiles_consumers_and_reservations(ledger:
     ledger.publish("Sales", "2026-10-23", ["A"], "fp-1")
     reserve_directly(ledger, "DeltaSales")
     ledger.record_profile(JobProfile("Planned", DAILY, "UTC"))  # a range planned it, nothing due
-    assert known_names(ledger) == ["A", "DeltaSales", "Planned", "Refunds(region=eu)", "Sales"]
+    assert ledger.known_names() == ["A", "DeltaSales", "Planned", "Refunds(region=eu)", "Sales"]
     asked = ["Sales", "B", "A", "DeltaSales", "Refunds", "Planned", "B"]
-    assert unknown(ledger, asked) == ["B", "Refunds"]
-    assert unknown(ledger, ["Refunds(region=eu)"]) == []
+    assert ledger.unknown_names(asked) == ["B", "Refunds"]
+    assert ledger.unknown_names(["Refunds(region=eu)"]) == []
 
 
 def test_ledger_names_of_an_empty_ledger(ledger: gk.Ledger) -> None:
-    assert known_names(ledger) == []
-    assert unknown(ledger, ["A"]) == ["A"]
-    assert unknown(ledger, []) == []
+    assert ledger.known_names() == []
+    assert ledger.unknown_names(["A"]) == ["A"]
+    assert ledger.unknown_names([]) == []
 
 
 def test_ledger_names_many_at_once(ledger: gk.Ledger) -> None:
     for n in range(0, 60, 2):
         succeed(ledger, f"Job{n:02d}", "2026-10-23")
     asked = [f"Job{n:02d}" for n in range(60)]
-    assert unknown(ledger, asked) == asked[1::2]
-    assert known_names(ledger) == asked[::2]
+    assert ledger.unknown_names(asked) == asked[1::2]
+    assert ledger.known_names() == asked[::2]
 
 
 @pytest.mark.parametrize("name", ["", " A", "a\x00b"])
@@ -57,5 +56,5 @@ def test_ledger_names_malformed_name_is_refused_and_nothing_written(
     succeed(ledger, "A", "2026-10-23")
     before = snapshot(ledger)
     with pytest.raises(gk.InvalidInput, match="invalid consumer"):
-        unknown(ledger, ["A", name], "consumer")
+        ledger.unknown_names(["A", name], "consumer")
     assert snapshot(ledger) == before
