@@ -28,7 +28,8 @@ from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.ledger.owned import OwnedLedger
 from gatekeeper.ledger.profiles import JobProfiles
 from gatekeeper.ledger.publications import PublicationStore
-from gatekeeper.ledger.requests import WriteFn
+from gatekeeper.ledger.publishing import Publishing
+from gatekeeper.ledger.requests import PublicationRequest
 from gatekeeper.ledger.reservations import ReservationStore
 from gatekeeper.ledger.sql import DEFAULT_BUSY_TIMEOUT, DEFAULT_RECONNECT_WINDOW, SqlCore
 from gatekeeper.ledger.staleness import StalenessStore
@@ -37,7 +38,7 @@ from gatekeeper.ledger.verify import Violation, verify
 T = TypeVar("T")
 
 
-class Ledger:
+class Ledger(Publishing):
     """A ledger of attempts and publications on one database connection.
 
     Thread-safe: transactions on the shared connection are serialized by a lock. Reads and
@@ -298,78 +299,11 @@ class Ledger:
         """
         return self._publications.readiness(jobs, business_date, watermarks)
 
-    def publish(
-        self,
-        consumer: str,
-        business_date: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """Publish ``consumer``'s output for the period with its evidence, in one transaction.
-
-        With ``producer`` (the run ID of the consumer's attempt) the publication is fenced: the
-        producer must be the latest attempt of (consumer, period), running with a lease live by
-        the database's clock, else LeaseLost. Then reads readiness, calls ``write(tx)`` (a
-        WriteHandle on this transaction) for the caller's own rows, stores the publication, its
-        producer and the authorizing run IDs (and watermarks), and commits. Returns True for
-        the first publication and False for a retry (same fingerprint, required jobs and
-        location: nothing is written, ``write`` is not called). Raises NotReady when the gate
-        is closed, PublicationConflict for a different fingerprint, required jobs or location
-        (a correction is ``republish``), InvalidInput for bad values; any exception rolls back
-        the output rows and the evidence together. ``location``: where an output outside the
-        database lives (a file).
-        """
-        return self._publications.publish(
-            consumer,
-            business_date,
-            required_jobs,
-            fingerprint,
-            write,
-            location=location,
-            watermarks=watermarks,
-            now=now,
-            producer=producer,
-        )
-
-    def republish(
-        self,
-        consumer: str,
-        business_date: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        reason: str,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """Publish a correction as revision n+1 with fresh evidence, in one transaction.
-
-        Earlier revisions and their evidence stay. Returns False (nothing written) when the
-        newest revision already has this fingerprint, location, reason and evidence; True
-        otherwise. Fenced by ``producer`` as ``publish`` is (LeaseLost). Raises InvalidInput
-        for an empty ``reason`` and NotReady when the gate is closed.
-        """
-        return self._publications.republish(
-            consumer,
-            business_date,
-            required_jobs,
-            fingerprint,
-            write,
-            reason=reason,
-            location=location,
-            watermarks=watermarks,
-            now=now,
-            producer=producer,
-        )
+    def publish_request(self, request: PublicationRequest) -> bool:
+        """Publish the checked ``request`` in one transaction: ``publish`` when its
+        ``reason`` is None, else ``republish`` (what both do once their arguments are
+        checked; the raises and the return are theirs)."""
+        return self._publications.publish(request)
 
     def completed_periods(
         self, job: str, first: str, last: str, consumer: str | None = None

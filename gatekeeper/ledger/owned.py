@@ -18,15 +18,15 @@ committed, LedgerError saying so.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gatekeeper.core.readiness import Watermarks
 from gatekeeper.core.records import Attempt
 from gatekeeper.ledger import fencing, readback
 from gatekeeper.ledger.outages import UnknownOutcome
-from gatekeeper.ledger.requests import WriteFn
+from gatekeeper.ledger.publishing import Publishing
+from gatekeeper.ledger.requests import PublicationRequest
 
 if TYPE_CHECKING:
     from gatekeeper.ledger.contract import Ledger
@@ -54,7 +54,7 @@ class Rows:
         return iter(self.fetchall())
 
 
-class OwnedLedger:
+class OwnedLedger(Publishing):
     """A view of ``ledger`` whose writes belong to ``attempt`` (see the module docstring).
 
     It has the ledger's interface: what it does not fence is the ledger's own (attribute
@@ -143,74 +143,15 @@ class OwnedLedger:
             return self.sql.executemany(sql, values)
         return self.run_in_transaction(lambda: Rows(self.sql.executemany(sql, values)))
 
-    def _as_owner(self, consumer: str, business_date: Any, producer: str | None) -> str | None:
-        """The producer a publication is fenced by: the attempt's own run ID for its own job
-        and period (or the one given), else None (then fenced by the transaction)."""
-        if producer is not None:
-            return producer
-        own = consumer == self.owner.job and _key(business_date) == self.owner.business_date
-        return self.owner.run_id if own else None
-
-    def publish(
-        self,
-        consumer: str,
-        business_date: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """``Ledger.publish``, fenced (see the class docstring)."""
-        fenced_by = self._as_owner(consumer, business_date, producer)
-        args = (consumer, business_date, required_jobs, fingerprint, write)
-        options: dict[str, Any] = {"location": location, "watermarks": watermarks, "now": now}
-        if fenced_by is not None:
-            return self.base.publish(*args, **options, producer=fenced_by)
-        with self.transaction(f"publication {consumer}"):
-            return self.base.publish(*args, **options)
-
-    def republish(
-        self,
-        consumer: str,
-        business_date: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        reason: str,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """``Ledger.republish``, fenced (see the class docstring)."""
-        fenced_by = self._as_owner(consumer, business_date, producer)
-        args = (consumer, business_date, required_jobs, fingerprint, write)
-        options: dict[str, Any] = {
-            "reason": reason,
-            "location": location,
-            "watermarks": watermarks,
-            "now": now,
-        }
-        if fenced_by is not None:
-            return self.base.republish(*args, **options, producer=fenced_by)
-        with self.transaction(f"publication {consumer}"):
-            return self.base.republish(*args, **options)
+    def publish_request(self, request: PublicationRequest) -> bool:
+        """``Ledger.publish_request``, fenced (see the class docstring)."""
+        own = (request.consumer, request.period) == (self.owner.job, self.owner.business_date)
+        if request.producer is None and own:  # its own period: fenced by its own run ID
+            request = replace(request, producer=self.owner.run_id)
+        if request.producer is not None:
+            return self.base.publish_request(request)
+        with self.transaction(f"publication {request.consumer}"):
+            return self.base.publish_request(request)
 
     def __repr__(self) -> str:
         return f"<OwnedLedger {self.describe()} run {self.owner.run_id}>"
-
-
-def _key(business_date: Any) -> str | None:
-    """The period key of ``business_date``, or None when it is not one (the ledger refuses
-    it then, naming it)."""
-    from gatekeeper.core.periods import period_key
-
-    try:
-        return period_key(business_date)
-    except ValueError:
-        return None

@@ -14,14 +14,12 @@ from gatekeeper.core.records import Attempt, EvidenceItem, Publication, Readines
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import (
     check_name,
-    check_optional_name,
-    check_reason,
     check_requirements,
 )
 from gatekeeper.ledger import readback
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.handle import WriteHandle
-from gatekeeper.ledger.requests import Output, PublicationRequest, WriteFn
+from gatekeeper.ledger.requests import Output, PublicationRequest
 from gatekeeper.ledger.sql import SqlCore
 
 
@@ -42,55 +40,11 @@ class PublicationStore:
         latest = self.attempts.latest_outcomes(required)
         return evaluate_readiness(key, required, latest, watermarks)
 
-    def publish(
-        self,
-        consumer: str,
-        period: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """``Ledger.publish``: True for the first publication, False for a retry."""
-        output = Output.checked(fingerprint, location, write)
-        request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
-            watermarks=watermarks, producer=check_optional_name(producer, "producer"), now=now
-        )
-        return self._settled(request)
-
-    def republish(
-        self,
-        consumer: str,
-        period: Any,
-        required_jobs: Iterable[Any],
-        fingerprint: str,
-        write: WriteFn | None = None,
-        *,
-        reason: str,
-        location: str | None = None,
-        watermarks: Watermarks | None = None,
-        now: dt.datetime | None = None,
-        producer: str | None = None,
-    ) -> bool:
-        """``Ledger.republish``: True when revision n+1 was written, False for a retry."""
-        reason = check_reason(reason, "reason")
-        output = Output.checked(fingerprint, location, write)
-        request = PublicationRequest.checked(consumer, period, required_jobs, output).having(
-            watermarks=watermarks,
-            reason=reason,
-            producer=check_optional_name(producer, "producer"),
-            now=now,
-        )
-        return self._settled(request)
-
-    def _settled(self, request: PublicationRequest) -> bool:
-        """``_publish`` in a transaction; when its COMMIT's answer is lost, the truth read
-        back (``readback.py``): True when the revision it wrote committed, else it runs
-        again. UnknownOutcome when the read-back cannot be made either."""
+    def publish(self, request: PublicationRequest) -> bool:
+        """``Ledger.publish_request``: True for the first publication (or a new revision),
+        False for a retry. ``_publish`` in a transaction; when its COMMIT's answer is lost,
+        the truth read back (``readback.py``): True when the revision it wrote committed,
+        else it runs again. UnknownOutcome when the read-back cannot be made either."""
         written = readback.Written()
         probe = readback.publication_probe(
             self.sql,

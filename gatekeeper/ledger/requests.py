@@ -1,7 +1,8 @@
 """Validated requests of the ledger's writes: one frozen object per call, built at the door.
 
 The public methods keep their keyword signatures (``Ledger.record(...)``, ``publish(...)``);
-each checks its arguments once, builds one of these, and the transaction works on it.
+each checks its arguments once, builds one of these, and the transaction works on it. A
+publication's request is also taken as it is, by ``Ledger.publish_request``.
 ``now`` is the fixed clock of a call (a fake clock), or None for the database's.
 """
 
