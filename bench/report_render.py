@@ -29,8 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gatekeeper as gk
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.html import JobCoverage, render_report
 from gatekeeper.report.states import window_states
+from gatekeeper.report.windows import JobWindow
 
 UTC = dt.timezone.utc
 JOBS = ("DimCustomer", "DimProduct", "DailySalesLoad")
@@ -39,12 +41,11 @@ NOW = dt.datetime(2025, 12, 18, 7, 0, tzinfo=UTC)
 REQUEST = {
     "start": START.isoformat(),
     "stop": STOP.isoformat(),
-    "now": NOW,
     "lateness": "2h",
     "timezone": "UTC",
     "catchup": "all",
-    "task_limit": None,
 }
+WINDOW = JobWindow(Schedule.parse(**REQUEST))
 
 
 def build_ledger(url: str) -> None:
@@ -107,7 +108,12 @@ def main() -> None:
         with gk.open_ledger(url) as ledger:
 
             def fetch() -> list[JobCoverage]:
-                return [JobCoverage(job, *window_states(ledger, job, **REQUEST)) for job in JOBS]
+                return [
+                    JobCoverage(
+                        job, *window_states(ledger, job, now=NOW, task_limit=None, window=WINDOW)
+                    )
+                    for job in JOBS
+                ]
 
             jobs = fetch()
             html = render_report(jobs, generated_at=NOW)

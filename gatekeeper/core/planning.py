@@ -60,36 +60,32 @@ class RangePlan:
 
     @property
     def start(self) -> Label:
-        start: Label = self.schedule.start
-        return start
+        return self.schedule.start
 
     @property
     def stop(self) -> Label | None:
-        stop: Label | None = self.schedule.stop
-        return stop
+        return self.schedule.stop
 
     @property
     def period(self) -> Period:
-        return self.schedule.kind
+        return self.schedule.period
 
     @property
     def lateness(self) -> dt.timedelta:
-        late: dt.timedelta = self.schedule.lateness
-        return late
+        return self.schedule.lateness
 
     @property
     def timezone(self) -> str:
-        return self.schedule.zone.key
+        return self.schedule.timezone.key
 
     @property
     def strategy(self) -> Strategy:
-        strategy: Strategy = self.schedule.strategy
-        return strategy
+        return self.schedule.strategy
 
     @property
     def catchup(self) -> str:
-        catchup: str = self.schedule.catchup
-        return catchup
+        """The catch-up policy's text: ``all``, ``none`` or ``last:N``."""
+        return str(self.schedule.catchup)
 
     @property
     def total(self) -> int:
@@ -176,7 +172,7 @@ def plan_range(
     complete item.
     """
     when = parse_aware_datetime(now, "now")
-    schedule = Schedule(
+    schedule = Schedule.parse(
         start=start,
         stop=stop,
         period=period,
@@ -195,11 +191,11 @@ def plan(
     """``plan_range`` of a Schedule: the plan of its window at ``now``; pure."""
     when = parse_aware_datetime(now, "now")
     limit = _parse_task_limit(task_limit)
-    kind = schedule.kind
+    kind = schedule.period
     lo, hi = schedule.due_ordinals(when)
     due = PeriodSpan(kind, lo, hi)
     missing = [n - lo for n in _missing(complete, kind, lo, hi)]  # positions in ``due``
-    gaps, skipped = _split_by_policy(due, missing, schedule.catchup_window, schedule.strategy)
+    gaps, skipped = _split_by_policy(due, missing, schedule.catchup.window, schedule.strategy)
     return RangePlan(
         schedule=schedule,
         now=when,
@@ -224,29 +220,23 @@ def plan_from_ledger(
     job: str,
     *,
     now: Any,
-    schedule: Schedule | None = None,
+    schedule: Schedule,
     consumer: str | None = None,
     complete: Completeness | None = None,
     task_limit: int | None = 50,
-    **window: Any,
 ) -> RangePlan:
-    """The one fetch-then-plan step: which due periods of ``job``'s ``schedule`` (or the
-    Schedule of ``window``: ``start``, ``stop``, ``period``, ``calendar``, ``timezone``,
-    ``lateness``, ``strategy``, ``catchup``) are complete at ``now``, then ``plan``.
+    """The one fetch-then-plan step: which due periods of ``job``'s ``schedule`` are complete
+    at ``now``, then ``plan`` (``Schedule.parse`` makes the Schedule from text).
 
     Completeness is ``complete(first_key, last_key)`` over the due window when given (a range
     passes its task class's ``bulk_complete``), else the ledger's: latest attempt succeeded
     and, with ``consumer``, published by it (one query over the runs the ledger keeps).
     Nothing is fetched when no period is due. Reads only; raises InvalidInput and LedgerError.
     """
-    if schedule is None:
-        schedule = Schedule(**window)
-    elif window:
-        raise InvalidInput(next(iter(window)), window, "given beside a schedule")
     when = parse_aware_datetime(now, "now")
     span = schedule.due_span(when)
     fetch = complete or functools.partial(
-        _ledger_completeness, ledger, job, consumer, schedule.kind
+        _ledger_completeness, ledger, job, consumer, schedule.period
     )
     done = () if span is None else fetch(*span)
     return plan(done, schedule, now=when, task_limit=task_limit)
@@ -272,7 +262,7 @@ def due_span(
     (inclusive), or None when none is due (``Schedule.due_span``). Pure; raises InvalidInput
     as ``plan_range``."""
     when = parse_aware_datetime(now, "now")
-    schedule = Schedule(
+    schedule = Schedule.parse(
         start=start,
         stop=stop,
         period=period,

@@ -3,8 +3,9 @@
 A ``Schedule`` is what a range plans with and what ``status``, ``report``, ``check``,
 ``serve`` and freshness judge a job's window by: the period kind (bound to its business
 calendar), the business time zone, the lateness, the catch-up policy, the strategy and the
-window ``[start, stop)``. It is validated once, when it is made (every field is checked
-here, naming the field), and frozen.
+window ``[start, stop)``, each stored as a typed value (a Period, a ZoneInfo, a timedelta,
+a Catchup, a Strategy, labels), frozen. Text is parsed once, by ``Schedule.parse``, which
+checks every field and names the bad one; everything downstream passes the Schedule.
 
 ``resolve_schedule(*sources)`` makes one from what several sources say, the first that says
 a field winning: the caller passes them in precedence order (a flag or Luigi parameter, the
@@ -21,7 +22,7 @@ import datetime as dt
 import enum
 import re
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
@@ -45,7 +46,7 @@ class Strategy(str, enum.Enum):
         return self.value
 
     @classmethod
-    def parse(cls, value: Any, field: str = "strategy") -> Strategy:
+    def parse(cls, value: object, field: str = "strategy") -> Strategy:
         """The strategy ``value`` names (a member or its name); InvalidInput otherwise."""
         try:
             return cls(value)
@@ -58,96 +59,118 @@ class Strategy(str, enum.Enum):
 STRATEGIES = tuple(member.value for member in Strategy)
 
 
-def parse_catchup(value: Any, field: str = "catchup") -> tuple[str, int | None]:
-    """The canonical catch-up policy ``value`` names and its window (how many of the latest
-    due periods it fills; None for all): ``all``, ``none`` (the latest only) or ``last:N``
-    (N >= 1); raises InvalidInput naming ``field``."""
-    if value == "all":
-        return "all", None
-    if value == "none":
-        return "none", 1
-    match = _LAST_N.match(value) if isinstance(value, str) else None
-    if match is not None and int(match.group(1)) >= 1:
-        n = int(match.group(1))
-        return f"last:{n}", n
-    if isinstance(value, str) and value.startswith("last:"):
-        raise InvalidInput(field, value, "last:N needs a whole number N >= 1")
-    raise InvalidInput(field, value, "unknown catch-up policy; expected all, none or last:N")
+def parse_catchup(value: object, field: str = "catchup") -> tuple[str, int | None]:
+    """The canonical catch-up policy ``value`` names and its window (``Catchup.parse``, as
+    text and window); raises InvalidInput naming ``field``."""
+    found = Catchup.parse(value, field)
+    return str(found), found.window
+
+
+@dataclass(frozen=True, slots=True)
+class Catchup:
+    """A catch-up policy: which of the due missing periods a range fills. ``all`` (window
+    None: every one), ``none`` (window 1: the latest only) or ``last`` (window N: the N
+    latest). Its text is ``all``, ``none`` or ``last:N`` (``str``); ``Catchup.parse`` reads it."""
+
+    policy: Literal["all", "none", "last"]
+    window: int | None = None
+
+    def __post_init__(self) -> None:
+        window = self.window
+        last = self.policy == "last" and window is not None and window >= 1
+        if not (last or (self.policy, window) in (("all", None), ("none", 1))):
+            raise InvalidInput("catchup", self, "window does not fit the policy")
+
+    def __str__(self) -> str:
+        return f"last:{self.window}" if self.policy == "last" else self.policy
+
+    @classmethod
+    def parse(cls, value: object, field: str = "catchup") -> Catchup:
+        """The policy ``value`` names (a Catchup, or ``all``, ``none`` or ``last:N`` with N
+        >= 1); raises InvalidInput naming ``field``."""
+        if isinstance(value, Catchup):
+            return value
+        if value == "all":
+            return CATCHUP_ALL
+        if value == "none":
+            return cls("none", 1)
+        match = _LAST_N.match(value) if isinstance(value, str) else None
+        if match is not None and int(match.group(1)) >= 1:
+            return cls("last", int(match.group(1)))
+        if isinstance(value, str) and value.startswith("last:"):
+            raise InvalidInput(field, value, "last:N needs a whole number N >= 1")
+        raise InvalidInput(field, value, "unknown catch-up policy; expected all, none or last:N")
+
+
+#: every due missing period (the default)
+CATCHUP_ALL = Catchup("all")
 
 
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """Which periods a job runs on and when each is due (see the module docstring).
 
-    ``Schedule(start="2026-10-01", lateness="2h", calendar="weekdays")`` takes each field as
-    a value or its text and keeps it checked and typed: ``period`` a Period kind bound to
-    ``calendar`` (``daily`` on ``all`` unless given), ``timezone`` a ZoneInfo, ``lateness`` a
-    timedelta, ``catchup`` its canonical text, ``strategy`` a Strategy, ``start`` and
-    ``stop`` labels of the kind (``stop`` exclusive, None for no end; neither need be a
-    business period). ``calendar`` may be given as a name or a Calendar; a kind already
-    bound to one keeps it when ``calendar`` is None. Raises InvalidInput naming the field.
+    Its fields are typed values: ``start`` and ``stop`` labels of ``period`` (``stop``
+    exclusive, None for no end; neither need be a business period), ``period`` a Period kind
+    bound to its business calendar, ``timezone`` a ZoneInfo, ``lateness`` a non-negative
+    timedelta, ``catchup`` a Catchup and ``strategy`` a Strategy. ``Schedule.parse`` makes
+    one from text (flags, profiles, Luigi parameters), checking each field and naming it.
+    Raises InvalidInput for a ``stop`` before ``start``.
     """
 
-    start: Any
-    stop: Any = None
-    period: Any = DAILY
-    calendar: Any = None
-    timezone: Any = "UTC"
-    lateness: Any = dt.timedelta(0)
-    catchup: Any = "all"
-    strategy: Any = Strategy.CONTIGUOUS
+    start: Label
+    stop: Label | None = None
+    period: Period = DAILY
+    timezone: ZoneInfo = ZoneInfo("UTC")
+    lateness: dt.timedelta = dt.timedelta(0)
+    catchup: Catchup = CATCHUP_ALL
+    strategy: Strategy = Strategy.CONTIGUOUS
 
     def __post_init__(self) -> None:
-        kind = parse_period(self.period)
-        if self.calendar is not None:
-            kind = kind.base.on(self.calendar)
-        zone = parse_timezone(self.timezone)
-        late = parse_lateness(self.lateness)
-        first = kind.parse(self.start, "start")
-        last = None if self.stop is None else kind.parse(self.stop, "stop")
-        if last is not None and kind.base.ordinal(last) < kind.base.ordinal(first):
+        base = self.period.base
+        if self.stop is not None and base.ordinal(self.stop) < base.ordinal(self.start):
             raise InvalidInput("stop", self.stop, f"before start {self.start}")
-        fixed = {
-            "period": kind,
-            "calendar": kind.calendar.name,
-            "timezone": zone,
-            "lateness": late,
-            "strategy": Strategy.parse(self.strategy),
-            "catchup": parse_catchup(self.catchup)[0],
-            "start": first,
-            "stop": last,
-        }
-        for name, value in fixed.items():
-            object.__setattr__(self, name, value)
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        start: object,
+        stop: object = None,
+        period: object = DAILY,
+        calendar: object = None,
+        timezone: object = "UTC",
+        lateness: object = dt.timedelta(0),
+        catchup: object = "all",
+        strategy: object = Strategy.CONTIGUOUS,
+    ) -> Schedule:
+        """The Schedule each value or its text names: ``period`` a kind or its name
+        (``daily`` unless given), bound to ``calendar`` (a name or a Calendar; a kind already
+        bound to one keeps it when ``calendar`` is None), ``timezone`` an IANA name or a
+        ZoneInfo, ``lateness`` a timedelta or text such as ``2h``, ``catchup`` ``all``,
+        ``none`` or ``last:N``, ``strategy`` a name, ``start``/``stop`` labels or their ISO
+        text. Pure; raises InvalidInput naming the first bad field."""
+        kind = parse_period(period)
+        if calendar is not None:
+            kind = kind.base.on(calendar)
+        zone = parse_timezone(timezone)
+        late = parse_lateness(lateness)
+        first = kind.parse(start, "start")
+        last = None if stop is None else kind.parse(stop, "stop")
+        if last is not None and kind.base.ordinal(last) < kind.base.ordinal(first):
+            raise InvalidInput("stop", stop, f"before start {start}")
+        chosen = Strategy.parse(strategy)
+        return cls(first, last, kind, zone, late, Catchup.parse(catchup), chosen)
 
     # -- what it says ---------------------------------------------------------------------------
     @property
-    def kind(self) -> Period:
-        """The period kind, bound to the schedule's calendar."""
-        period: Period = self.period
-        return period
+    def calendar(self) -> str:
+        """The name of the business calendar the period kind counts."""
+        return self.period.calendar.name
 
-    @property
-    def zone(self) -> ZoneInfo:
-        zone: ZoneInfo = self.timezone
-        return zone
-
-    @property
-    def catchup_window(self) -> int | None:
-        """How many of the latest due periods the catch-up policy fills (None: all)."""
-        return parse_catchup(self.catchup)[1]
-
-    def key(self, label: Any) -> str:
+    def key(self, label: Label) -> str:
         """The ledger key of one of the schedule's periods."""
-        return self.kind.key(label)
-
-    def with_(self, **changes: Any) -> Schedule:
-        """A copy with ``changes`` (checked as the constructor checks them)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        if "period" in changes and "calendar" not in changes:
-            values["calendar"] = None  # the new kind's own calendar
-        values.update(changes)
-        return Schedule(**values)
+        return self.period.key(label)
 
     # -- when periods are due -------------------------------------------------------------------
     def latest_due(self, now: dt.datetime) -> Label | None:
@@ -156,11 +179,11 @@ class Schedule:
             until = now - self.lateness
         except OverflowError:
             return None
-        return self.kind.last_closed(until, self.zone)
+        return self.period.last_closed(until, self.timezone)
 
     def due_ordinals(self, now: dt.datetime) -> tuple[int, int]:
         """The kind's ordinals ``[lo, hi)`` of the due periods of ``[start, stop)`` at ``now``."""
-        kind = self.kind
+        kind = self.period
         lo = kind.rank(self.start)  # a bound need not be a business period of the calendar
         newest = self.latest_due(now)
         hi = lo if newest is None else max(lo, kind.ordinal(newest) + 1)
@@ -174,30 +197,30 @@ class Schedule:
         lo, hi = self.due_ordinals(now)
         if hi <= lo:
             return None
-        return self.key(self.kind.at(lo)), self.key(self.kind.at(hi - 1))
+        return self.key(self.period.at(lo)), self.key(self.period.at(hi - 1))
 
     def due_at(self, ordinal: int) -> dt.datetime | None:
         """When the period at ``ordinal`` becomes due, or None when it lies at or after
         ``stop`` or beyond the datetime range."""
-        kind = self.kind
+        kind = self.period
         if self.stop is not None and ordinal >= kind.rank(self.stop):
             return None
         try:
-            due: dt.datetime = kind.closes_at(kind.at(ordinal), self.zone) + self.lateness
+            due: dt.datetime = kind.closes_at(kind.at(ordinal), self.timezone) + self.lateness
         except (InvalidInput, OverflowError):
             return None
         return due
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """A JSON-ready dict: periods as ledger keys, lateness in seconds."""
         return {
             "start": self.key(self.start),
             "stop": None if self.stop is None else self.key(self.stop),
-            "period": self.kind.name,
+            "period": self.period.name,
             "calendar": self.calendar,
-            "timezone": self.zone.key,
+            "timezone": self.timezone.key,
             "lateness_seconds": self.lateness.total_seconds(),
-            "catchup": self.catchup,
+            "catchup": str(self.catchup),
             "strategy": self.strategy.value,
         }
 
@@ -210,21 +233,21 @@ class ScheduleInput:
     parameter's value); the resolved Schedule checks them, naming the field.
     """
 
-    start: Any = None
-    stop: Any = None
-    period: Any = None
-    calendar: Any = None
-    timezone: Any = None
-    lateness: Any = None
-    catchup: Any = None
-    strategy: Any = None
+    start: object = None
+    stop: object = None
+    period: object = None
+    calendar: object = None
+    timezone: object = None
+    lateness: object = None
+    catchup: object = None
+    strategy: object = None
 
 
 def resolve_schedule(*sources: ScheduleInput) -> Schedule:
     """The Schedule the ``sources`` say, in precedence order: each field is the first value
     a source gives, else the Schedule's default (``start`` has none: InvalidInput naming
     ``start`` when no source gives it). Raises InvalidInput naming a bad field."""
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for source in sources:
         for f in fields(source):
             value = getattr(source, f.name)
@@ -232,12 +255,14 @@ def resolve_schedule(*sources: ScheduleInput) -> Schedule:
                 values[f.name] = value
     if "start" not in values:
         raise InvalidInput("start", None, "no start given")
-    return Schedule(**values)
+    return Schedule.parse(**values)
 
 
 __all__ = [
+    "CATCHUP_ALL",
     "STRATEGIES",
     "UTC",
+    "Catchup",
     "Schedule",
     "ScheduleInput",
     "Strategy",

@@ -240,10 +240,10 @@ def job_profile(rng: Any, session: FillSession) -> JobProfile:
     return profile(
         rng.job(),
         rng.of_class().period_kind,  # on the class's calendar
-        session.schedule.zone.key,
+        session.schedule.timezone.key,
         requires,
         lateness=duration_text(session.schedule.lateness),
-        catchup=session.schedule.catchup,
+        catchup=str(session.schedule.catchup),
         strategy=session.schedule.strategy.value,
         start=plan.key(rng.start_label()),
         stop=None if stop is None else plan.key(stop),

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gatekeeper.core.causes import Requirement
 from gatekeeper.core.freshness import Breach, Freshness, assess, last_in_force
-from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.report.states import PeriodState, window_states
 from gatekeeper.report.windows import JobWindow
@@ -32,23 +29,18 @@ def job_freshness(
     *,
     within: dt.timedelta,
     now: dt.datetime,
-    window: JobWindow | None = None,
+    window: JobWindow,
     source: str = "",
-    requires: Sequence[Requirement] = (),
-    through: str | None = None,
-    **schedule: Any,
 ) -> Freshness:
     """``job``'s Freshness at ``now`` for a deadline of ``within`` after each period's end
-    (``source``: where it was set), over ``window`` (``report/windows.py``; or the Schedule of
-    ``schedule``, ``requires`` and ``through``, as ``window_states`` takes them). A job that
+    (``source``: where it was set), over ``window`` (``report/windows.py job_window``, or a
+    JobWindow of a Schedule, as ``window_states`` takes it). A job that
     has ever published must have each period published as well. A few queries; reads only;
     raises InvalidInput for a bad window and LedgerError when the database fails.
     """
     job = check_name(job, "job")
-    if window is None:
-        window = JobWindow(Schedule(**schedule), tuple(requires), through)
     plan_of = window.schedule
-    kind, zone = plan_of.kind, plan_of.zone
+    kind, zone = plan_of.period, plan_of.timezone
     last = last_in_force(kind, zone.key, within, now)
     through = window.through
     if plan_of.stop is None and last is not None:
@@ -68,7 +60,8 @@ def job_freshness(
 
 
 def freshness_breaches(
-    ledger: LedgerReads, job: str, *, within: dt.timedelta, now: dt.datetime, **window: Any
+    ledger: LedgerReads, job: str, *, within: dt.timedelta, now: dt.datetime, window: JobWindow
 ) -> list[Breach]:
-    """The breached deadlines of ``job`` at ``now``, oldest first (``job_freshness``)."""
-    return list(job_freshness(ledger, job, within=within, now=now, **window).breaches)
+    """The breached deadlines of ``job`` at ``now`` over ``window``, oldest first
+    (``job_freshness``)."""
+    return list(job_freshness(ledger, job, within=within, now=now, window=window).breaches)

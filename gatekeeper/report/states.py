@@ -31,11 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gatekeeper.core.causes import Cause, Requirement
+from gatekeeper.core.causes import Cause
 from gatekeeper.core.periods import Label
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.records import Attempt, Publication, RunState
-from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.report.windows import JobWindow
@@ -119,7 +118,7 @@ def with_non_business(plan: RangePlan, labels: Sequence[Label]) -> Sequence[Labe
     if plan.stop is not None:
         end = max(end, base.ordinal(plan.stop))
     else:
-        closed = base.last_closed(plan.now - plan.lateness, plan.schedule.zone)
+        closed = base.last_closed(plan.now - plan.lateness, plan.schedule.timezone)
         if closed is not None:
             end = max(end, base.ordinal(closed) + 1)
     return [base.at(n) for n in range(first, max(first, end))]
@@ -223,17 +222,12 @@ def window_states(
     job: str,
     *,
     now: Any,
+    window: JobWindow,
     task_limit: int | None = 50,
-    window: JobWindow | None = None,
-    requires: Sequence[Requirement] = (),
-    through: str | None = None,
-    **schedule: Any,
 ) -> tuple[RangePlan, tuple[PeriodStatus, ...]]:
     """The one fetch-plan-judge step: ``job``'s RangePlan at ``now`` (``plan_from_ledger``
-    over ``window``'s Schedule, or the Schedule of ``schedule``: ``start``, ``stop``,
-    ``period``, ``calendar``, ``timezone``, ``lateness``, ``strategy``, ``catchup``) and the
-    state of every period of its window (on through ``through``, the job's last recorded
-    period, when the window is open).
+    over ``window``'s Schedule) and the state of every period of its window (on through
+    ``window.through``, the job's last recorded period, when the window is open).
 
     Completeness is the latest attempt's (as ``gatekeeper status`` always planned it); for a
     job that publishes (has publications as a consumer) each period carries its newest
@@ -241,8 +235,6 @@ def window_states(
     cause. A few queries (one more per required job) whatever the window; reads only. Raises
     InvalidInput for a bad request and LedgerError when the database fails.
     """
-    if window is None:
-        window = JobWindow(Schedule(**schedule), tuple(requires), through)
     requires, through = window.requires, window.through
     job = check_name(job, "job")
     plan = plan_from_ledger(ledger, job, schedule=window.schedule, now=now, task_limit=task_limit)

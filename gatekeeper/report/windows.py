@@ -94,7 +94,7 @@ def job_window(
     return JobWindow(
         schedule=schedule,
         requires=_requires(ledger, job, own, span, kind),
-        through=span[1] if span and schedule.kind.owns_key(span[1]) else None,
+        through=span[1] if span and schedule.period.owns_key(span[1]) else None,
     )
 
 

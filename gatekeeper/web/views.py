@@ -135,8 +135,8 @@ def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindo
     ``now - window``, but not after its stop (a range that ended before the window: no
     period shown)."""
     schedule = found.schedule
-    kind = schedule.kind
-    closed = kind.last_closed(now - window, schedule.zone)
+    kind = schedule.period
+    closed = kind.last_closed(now - window, schedule.timezone)
     if closed is None:
         return found
     later = kind.ordinal(closed) + 1
@@ -146,7 +146,7 @@ def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindo
         start = schedule.stop
     else:
         start = kind.at(later)
-    return dataclasses.replace(found, schedule=schedule.with_(start=start))
+    return dataclasses.replace(found, schedule=dataclasses.replace(schedule, start=start))
 
 
 def job_view(
@@ -222,7 +222,7 @@ def bounded(found: JobWindow, now: dt.datetime, start: str | None, stop: str | N
     without one): the rule of ``--window``. InvalidInput names ``start`` when it alone
     makes the range too long, else ``stop``."""
     schedule = found.schedule
-    kind, zone = schedule.kind, schedule.zone
+    kind, zone = schedule.period, schedule.timezone
     first = kind.interval(schedule.start, zone).start
     try:
         end = now if schedule.stop is None else kind.interval(schedule.stop, zone).start
@@ -246,7 +246,7 @@ def period_detail(ledger: LedgerReads, job: str, period: str, now: dt.datetime) 
     each upstream of its evidence). Reads only; raises InvalidInput / UnknownJob."""
     job = check_job(ledger, job)
     found = window_of(ledger, job)
-    kind = found.schedule.kind
+    kind = found.schedule.period
     key = parse_period_key(period, kind, "period")
     return {
         "job": job,
@@ -265,8 +265,9 @@ def period_cause(
     waits: ``blocked_by`` (the upstream's cause, state ``blocked``), ``held_by`` (its own
     attempt running on a live lease: run ID, attempt, until) and ``cause``, one line saying
     either (None otherwise). A few queries; reads only."""
-    kind = found.schedule.kind
-    one = found.schedule.with_(start=key, stop=kind.at(kind.rank(key) + 1))
+    kind = found.schedule.period
+    label = kind.parse(key, "start")
+    one = dataclasses.replace(found.schedule, start=label, stop=kind.at(kind.rank(label) + 1))
     _, states = window_states(
         ledger, job, now=now, task_limit=None, window=dataclasses.replace(found, schedule=one)
     )

@@ -17,8 +17,10 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.cli import main
 from gatekeeper.core.causes import profile
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.luigi.freshness import SECTION, freshness_rules
 from gatekeeper.report.freshness import freshness_breaches
+from gatekeeper.report.windows import JobWindow
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import snapshot
 from tests.helpers.luigi_support import config_state, restore_config
@@ -85,7 +87,7 @@ def test_check_daily_utc_met_then_breached(
         "Sales",
         within=6 * H,
         now=dt.datetime(2026, 10, 4, 7, tzinfo=UTC),
-        start="2026-10-01",
+        window=JobWindow(Schedule.parse(start="2026-10-01")),
     )
     assert [b.period for b in breaches] == ["2026-10-02", "2026-10-03"]
 

@@ -16,7 +16,9 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.cli import main
 from gatekeeper.cli.coverage_cmds import run_rows
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
+from gatekeeper.report.windows import JobWindow
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import snapshot
 
@@ -71,6 +73,11 @@ def sales(ledger: gk.Ledger) -> None:
     ledger.republish("Sales", "2026-10-07", ["Upstream"], "fp-2", reason="late data", now=at(-0.5))
 
 
+def window(**given: Any) -> JobWindow:
+    """A JobWindow of the Schedule ``given`` names (``Schedule.parse``), requiring nothing."""
+    return JobWindow(Schedule.parse(**given))
+
+
 def status(capsys: pytest.CaptureFixture[str], url: str, *args: str) -> tuple[int, str]:
     """Run ``gatekeeper status`` in-process; return its exit code and stdout."""
     code = main(["--ledger", url, "status", *args])
@@ -82,11 +89,8 @@ def test_window_states_every_state(ledger: gk.Ledger) -> None:
     plan, states = window_states(
         ledger,
         "Sales",
-        start="2026-10-01",
-        stop="2026-10-11",
         now=NOW,
-        lateness="0s",
-        catchup="last:4",
+        window=window(start="2026-10-01", stop="2026-10-11", lateness="0s", catchup="last:4"),
     )
     assert plan.describe().startswith("filled 2/7, contiguous through 2026-10-01")
     found = {s.period: (s.state, s.attempt, s.revision) for s in states}
@@ -115,12 +119,13 @@ def test_window_states_lease_judged_at_now(ledger: gk.Ledger) -> None:
     """The same running attempt is running before its lease ends and abandoned after."""
     ledger.begin_attempt("Sales", "2026-10-01", "r-1", lease_seconds=3600, now=NOW)
     for now, state in ((at(0.5), PeriodState.RUNNING), (at(1), PeriodState.ABANDONED)):
-        _, states = window_states(ledger, "Sales", start="2026-10-01", stop="2026-10-02", now=now)
+        one = window(start="2026-10-01", stop="2026-10-02")
+        _, states = window_states(ledger, "Sales", now=now, window=one)
         assert [s.state for s in states] == [state]
 
 
 def test_window_states_open_window_ends_at_the_latest_due_period(ledger: gk.Ledger) -> None:
-    plan, states = window_states(ledger, "Sales", start="2026-10-01", now=NOW)
+    plan, states = window_states(ledger, "Sales", now=NOW, window=window(start="2026-10-01"))
     assert [s.period for s in states][-1] == "2026-10-07" and len(states) == 7
     assert plan.stop is None and {s.state for s in states} == {PeriodState.MISSING}
 

@@ -23,6 +23,7 @@ from gatekeeper.core.periods import (
     HOURLY,
 )
 from gatekeeper.core.planning import due_span, plan_from_ledger, plan_range
+from gatekeeper.core.schedule import Schedule
 from tests.helpers.ledgers import T0, succeed
 
 UTC = dt.timezone.utc
@@ -219,12 +220,13 @@ def test_plan_from_ledger_with_a_consumer_counts_only_published_periods(ledger: 
     for day in days:
         succeed(ledger, "Dim", day, run_id=f"dim-{day}")
     ledger.publish("Dim", "2026-10-21", ["Dim"], "fp", now=T0)
-    plan = plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0, consumer="Dim")
+    window = Schedule.parse(start=days[0], stop="2026-10-23")
+    plan = plan_from_ledger(ledger, "Dim", schedule=window, now=T0, consumer="Dim")
     assert (plan.due, plan.gaps) == (
         tuple(dt.date.fromisoformat(d) for d in days),
         (dt.date(2026, 10, 20), dt.date(2026, 10, 22)),
     )
-    assert plan_from_ledger(ledger, "Dim", start=days[0], stop="2026-10-23", now=T0).gaps == ()
+    assert plan_from_ledger(ledger, "Dim", schedule=window, now=T0).gaps == ()
 
 
 # -- the fetch-then-plan step: the due window fetched is the plan's, every argument passed on ---
@@ -268,14 +270,14 @@ def test_plan_from_ledger_fetches_the_due_window_and_plans_with_every_argument(
         return [first]  # the first due period is complete
 
     assert due_span(**request_) == window
+    given = {k: v for k, v in request_.items() if k != "now"}
     plan = plan_from_ledger(
         ledger,
         "Job",
         complete=complete,
-        strategy="reverse",
-        catchup="none",
+        schedule=Schedule.parse(strategy="reverse", catchup="none", **given),
+        now=request_["now"],
         task_limit=1,
-        **request_,
     )
     assert asked == ([] if window is None else [window])
     done = [] if window is None else [window[0]]

@@ -26,7 +26,7 @@ def test_a_calendar_plan_over_the_ledger_equals_the_reference(ledger: gk.Ledger,
     job = f"Load-{name.replace(':', '-')}"
     for day in done:
         succeed(ledger, job, day.isoformat())
-    schedule = Schedule(start=FIRST, stop=STOP, calendar=name)
+    schedule = Schedule.parse(start=FIRST, stop=STOP, calendar=name)
     plan = plan_from_ledger(ledger, job, schedule=schedule, now=NOW, task_limit=None)
     assert list(plan.due) == expected
     assert set(plan.gaps) == set(expected) - set(done) and len(plan.gaps) == len(expected) - len(

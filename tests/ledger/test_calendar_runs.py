@@ -24,6 +24,7 @@ from gatekeeper.core.calendars import WEEKDAYS, AdjustedCalendar
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import DAILY, Period
 from gatekeeper.core.planning import plan_from_ledger
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.ledger.run_lines import WEEKDAY_DAYS
 from gatekeeper.ledger.schema import SCHEMA_VERSION
 from tests.helpers.examples import examples
@@ -117,12 +118,12 @@ class CalendarHistory(History):
         now = DAILY.closes_at(DAILY.label(stop), "UTC")
         for calendar in CALENDARS:
             for consumer in (None, self.job):
+                window = Schedule.parse(
+                    start=self.keys[0], stop=stop, period=DAILY, calendar=calendar
+                )
                 request: dict[str, Any] = {
-                    "start": self.keys[0],
-                    "stop": stop,
+                    "schedule": window,
                     "now": now,
-                    "period": DAILY,
-                    "calendar": calendar,
                     "consumer": consumer,
                     "task_limit": None,
                 }

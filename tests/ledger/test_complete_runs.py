@@ -30,6 +30,7 @@ from gatekeeper.core.errors import (
 )
 from gatekeeper.core.periods import DAILY, HOURLY, Period
 from gatekeeper.core.planning import plan_from_ledger
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.ledger.schema import SCHEMA_VERSION
 from tests.helpers.examples import examples
@@ -147,10 +148,10 @@ class History:
         now = self.kind.closes_at(stop, "UTC")
         for consumer in (None, self.job):
             request: dict[str, Any] = {
-                "start": self.keys[0],
-                "stop": self.kind.key(stop),
+                "schedule": Schedule.parse(
+                    start=self.keys[0], stop=self.kind.key(stop), period=self.kind
+                ),
                 "now": now,
-                "period": self.kind,
                 "consumer": consumer,
                 "task_limit": None,
             }
@@ -231,7 +232,8 @@ def test_planning_reads_the_runs_not_the_keys(sqlite_url: str) -> None:
         statements: list[str] = []
         led.connection.set_trace_callback(statements.append)
         stop = DAILY.key(DAILY.at(DAILY.ordinal(keys[-1]) + 1))
-        plan = plan_from_ledger(led, "Big", start=keys[0], stop=stop, now=T0, task_limit=None)
+        window = Schedule.parse(start=keys[0], stop=stop)
+        plan = plan_from_ledger(led, "Big", schedule=window, now=T0, task_limit=None)
         led.connection.set_trace_callback(None)
         assert [plan.key(p) for p in plan.gaps] == [keys[500], keys[1500], keys[2500]]
         reads = [s for s in statements if s.startswith("SELECT")]

@@ -13,6 +13,7 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.core.planning import plan_from_ledger
+from gatekeeper.core.schedule import Schedule
 from tests.helpers.ledgers import T0, snapshot, succeed
 from tests.helpers.luigi_support import build, run_luigi, write_config
 
@@ -208,7 +209,8 @@ def test_range_default_completeness_is_the_ledger_in_one_query(ledger_cfg: gk.Le
         asked.append((first, last))
         return ledger_cfg.completed_periods("Trivial", first, last)
 
-    plan = plan_from_ledger(ledger_cfg, "Trivial", start=START, now=T0, complete=complete)
+    window = Schedule.parse(start=START)
+    plan = plan_from_ledger(ledger_cfg, "Trivial", schedule=window, now=T0, complete=complete)
     assert asked == [("2026-10-01", "2026-10-22")]  # the due window, asked once
     rng = gk.RangeBusinessDaily(of=Trivial, start=START, now=int(T0.timestamp()))
     assert rng.plan() == plan

@@ -220,7 +220,7 @@ def test_dependency_window_covers_every_consumer_window_shifted_by_its_offset(
         "2026-10-01",
         "2026-11-15",
     )
-    assert (schedule.zone.key, schedule.lateness) == ("Europe/Berlin", dt.timedelta(hours=2))
+    assert (schedule.timezone.key, schedule.lateness) == ("Europe/Berlin", dt.timedelta(hours=2))
     assert window.requires == ()  # its own requirements stay unknown (no publication)
     lone = job_window(ledger, "Lone").schedule  # required by no profile: as before
     assert (lone.key(lone.start), lone.stop) == ("2026-10-05", None)
