@@ -14,7 +14,6 @@ make it importable.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from gatekeeper.core.calendars import Calendar, parse_calendar
 from gatekeeper.core.errors import InvalidInput
@@ -45,7 +44,7 @@ def calendar_ref(calendar: Calendar) -> str:
     return calendar.name
 
 
-def _made(cls: type) -> Any:
+def _made(cls: type) -> object:
     """An instance of ``cls`` made without arguments, or None when it needs some."""
     try:
         return cls()
@@ -53,7 +52,7 @@ def _made(cls: type) -> Any:
         return None
 
 
-def _same(one: Any, other: Any) -> bool:
+def _same(one: object, other: object) -> bool:
     """True when ``one`` is ``other``, or of its very class with equal attributes."""
     if one is other:
         return True

@@ -10,7 +10,7 @@ import datetime as dt
 import enum
 import os
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gatekeeper.core.records import Attempt, Readiness
@@ -19,14 +19,14 @@ if TYPE_CHECKING:
 class GatekeeperError(Exception):
     """Base of every error gatekeeper raises on purpose."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         """Pickled with its attributes (the Delta helper process sends errors back): the
         subclasses' constructors take more than the message."""
         return _rebuild, (type(self), self.args, self.__dict__)
 
 
 def _rebuild(
-    cls: type[GatekeeperError], args: tuple[Any, ...], state: dict[str, Any]
+    cls: type[GatekeeperError], args: tuple[object, ...], state: dict[str, object]
 ) -> GatekeeperError:
     error = cls.__new__(cls)
     error.args = args
@@ -42,7 +42,7 @@ class InvalidInput(GatekeeperError, ValueError):
     ``invalid FIELD=VALUE: REASON`` where that would say the value twice.
     """
 
-    def __init__(self, field: str, value: Any, reason: str, *, message: str | None = None):
+    def __init__(self, field: str, value: object, reason: str, *, message: str | None = None):
         shown = "" if value is None else f"={show_value(value)}"
         super().__init__(message or f"invalid {field}{shown}: {reason}")
         self.field = field
@@ -50,7 +50,7 @@ class InvalidInput(GatekeeperError, ValueError):
         self.reason = reason
 
 
-def show_value(value: Any) -> str:
+def show_value(value: object) -> str:
     """``value`` as a user would have typed it, for a message: never a Python repr.
 
     Strings are quoted as they are (escaped only if unprintable, so a message stays one line),
@@ -123,8 +123,16 @@ class NotReady(GatekeeperError):
 class LeaseHeld(StateConflict):
     """Another attempt for the same job and date holds a live lease (``holder``)."""
 
-    def __init__(self, message: str, *, holder: Attempt, **where: Any):
-        super().__init__(message, **where)
+    def __init__(
+        self,
+        message: str,
+        *,
+        holder: Attempt,
+        job: str | None = None,
+        period: str | None = None,
+        attempt: int | None = None,
+    ):
+        super().__init__(message, job=job, period=period, attempt=attempt)
         self.holder = holder
 
 
@@ -136,9 +144,16 @@ class LeaseLost(StateConflict):
     """
 
     def __init__(
-        self, message: str, *, run_id: str, taken_over_by: Attempt | None = None, **where: Any
+        self,
+        message: str,
+        *,
+        run_id: str,
+        taken_over_by: Attempt | None = None,
+        job: str | None = None,
+        period: str | None = None,
+        attempt: int | None = None,
     ):
-        super().__init__(message, **where)
+        super().__init__(message, job=job, period=period, attempt=attempt)
         self.run_id = run_id
         self.taken_over_by = taken_over_by
 

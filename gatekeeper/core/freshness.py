@@ -17,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gatekeeper.core.intervals import (
     UTC,
@@ -35,13 +34,13 @@ MET_STATE = "succeeded"
 NO_ATTEMPT = "missing"
 
 
-def parse_freshness(value: Any, field: str = "freshness") -> dt.timedelta:
+def parse_freshness(value: object, field: str = "freshness") -> dt.timedelta:
     """A freshness duration (``6h``, ``1d``, ``90m``, ``0``: the syntax of lateness);
     raises InvalidInput naming ``field`` and the value."""
     return parse_lateness(value, field)
 
 
-def deadline(kind: Period, key: Any, timezone: Any, within: dt.timedelta) -> dt.datetime:
+def deadline(kind: Period, key: object, timezone: object, within: dt.timedelta) -> dt.datetime:
     """Period ``key``'s deadline: the end of its interval in ``timezone`` plus ``within``,
     in that zone (an aware datetime). Raises InvalidInput for a bad key or zone."""
     zone = parse_timezone(timezone)
@@ -49,7 +48,7 @@ def deadline(kind: Period, key: Any, timezone: Any, within: dt.timedelta) -> dt.
 
 
 def last_in_force(
-    kind: Period, timezone: Any, within: dt.timedelta, now: dt.datetime
+    kind: Period, timezone: object, within: dt.timedelta, now: dt.datetime
 ) -> Label | None:
     """The latest period whose deadline is at or before ``now`` (None when none is)."""
     return kind.last_closed(parse_aware_datetime(now, "now") - within, timezone)
@@ -80,7 +79,7 @@ class Breach:
             f"{duration_text(self.overdue)}: {self.describe_state()}"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "job": self.job,
             "period": self.period,
@@ -123,7 +122,7 @@ class Freshness:
             f"{oldest.period} overdue by {duration_text(oldest.overdue)}"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "job": self.job,
             "within": duration_text(self.within),
@@ -139,7 +138,7 @@ class Freshness:
 def assess(
     job: str,
     kind: Period,
-    timezone: Any,
+    timezone: object,
     within: dt.timedelta,
     states: Sequence[tuple[str, str]],
     now: dt.datetime,

@@ -7,7 +7,7 @@ The rule is ``readiness.evaluate_readiness`` (pure, over attempts already fetche
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from gatekeeper.core.readiness import Requirement, Watermarks, evaluate_readiness
 from gatekeeper.core.records import Readiness
@@ -18,7 +18,7 @@ class ReadinessSource(Protocol):
     """What the gate reads (``gatekeeper.Ledger`` is one): the core names the read it needs
     instead of importing the ledger."""
 
-    def readiness(self, jobs: Iterable[Any], business_date: Any) -> Readiness: ...
+    def readiness(self, jobs: Iterable[object], business_date: object) -> Readiness: ...
 
 
 __all__ = [
@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 
-def check_ready(ledger: ReadinessSource, jobs: Iterable[Any], business_date: Any) -> Readiness:
+def check_ready(
+    ledger: ReadinessSource, jobs: Iterable[object], business_date: object
+) -> Readiness:
     """Return the Readiness of ``jobs`` for ``business_date`` (reads the ledger, writes nothing).
 
     Raises InvalidInput for a bad date or job list and LedgerError when the ledger fails.

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from gatekeeper.core.errors import InvalidInput
@@ -20,7 +19,7 @@ MAX_DURATION_CHARS = 32
 _DURATION = re.compile(r"^(?:([0-9]+)d)?(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 
 
-def parse_aware_datetime(value: Any, field: str) -> dt.datetime:
+def parse_aware_datetime(value: object, field: str) -> dt.datetime:
     """Return ``value`` converted to UTC; raises InvalidInput for naive or non-datetime values.
 
     Accepts a tz-aware ``datetime`` or an ISO 8601 string with an offset.
@@ -68,7 +67,7 @@ class Interval:
         return self.end - self.start
 
 
-def parse_timezone(name: Any, field: str = "timezone") -> ZoneInfo:
+def parse_timezone(name: object, field: str = "timezone") -> ZoneInfo:
     """Return the ZoneInfo of an IANA name such as ``Europe/London``; raises InvalidInput.
 
     A ZoneInfo is returned as it is. Unknown, malformed or empty names are refused.
@@ -87,7 +86,7 @@ def parse_timezone(name: Any, field: str = "timezone") -> ZoneInfo:
         ) from None
 
 
-def parse_lateness(value: Any, field: str = "lateness") -> dt.timedelta:
+def parse_lateness(value: object, field: str = "lateness") -> dt.timedelta:
     """Return ``value`` as a non-negative timedelta; raises InvalidInput naming ``field``.
 
     Accepts a ``timedelta`` or a string of day/hour/minute/second parts in that order, such as

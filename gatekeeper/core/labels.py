@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from typing import Any
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.intervals import UTC, parse_aware_datetime
@@ -24,7 +23,7 @@ HOUR_EXAMPLES = (
 )
 
 
-def parse_business_date(value: Any, field: str = "business_date") -> dt.date:
+def parse_business_date(value: object, field: str = "business_date") -> dt.date:
     """Return ``value`` as a ``date``; raises InvalidInput naming ``field`` otherwise.
 
     Accepts a ``datetime.date`` (not a ``datetime``) or an ISO ``YYYY-MM-DD`` string of a real
@@ -46,7 +45,7 @@ def parse_business_date(value: Any, field: str = "business_date") -> dt.date:
     )
 
 
-def parse_hour(value: Any, field: str = "business_date") -> dt.datetime:
+def parse_hour(value: object, field: str = "business_date") -> dt.datetime:
     """Return the hourly period label ``value`` names, as an aware UTC datetime.
 
     Accepts a tz-aware datetime, an ISO 8601 string with an offset, exactly on a UTC hour
@@ -70,12 +69,12 @@ def parse_hour(value: Any, field: str = "business_date") -> dt.datetime:
     return hour
 
 
-def hour_key(value: Any, field: str = "business_date") -> str:
+def hour_key(value: object, field: str = "business_date") -> str:
     """Return the ledger key ``YYYY-MM-DDTHH:00Z`` of an hour start; raises InvalidInput."""
     return parse_hour(value, field).replace(tzinfo=None).isoformat(timespec="minutes") + "Z"
 
 
-def day_ordinal(value: Any, field: str) -> int:
+def day_ordinal(value: object, field: str) -> int:
     """A date's ordinal, fast for dates and ``YYYY-MM-DD`` ledger keys."""
     if type(value) is dt.date:  # pragma: no mutate
         return value.toordinal()
@@ -91,13 +90,13 @@ def day_ordinal(value: Any, field: str) -> int:
     return parse_business_date(value, field).toordinal()
 
 
-def hour_ordinal(value: Any, field: str = "business_date") -> int:
+def hour_ordinal(value: object, field: str = "business_date") -> int:
     """``24 * date.toordinal() + hour`` of the UTC hour ``value`` names; raises InvalidInput."""
     hour = parse_hour(value, field)
     return hour.toordinal() * 24 + hour.hour
 
 
-def hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
+def hour_ordinals(values: Iterable[object], field: str) -> set[int]:
     """The ordinals of many hours (labels or keys); ledger keys of one day share one date parse."""
     days: dict[str, int] = {}
     found: set[int] = set()
@@ -122,7 +121,7 @@ def hour_ordinals(values: Iterable[Any], field: str) -> set[int]:
     return found
 
 
-def _fast_hour_ordinal(value: Any, field: str) -> int:
+def _fast_hour_ordinal(value: object, field: str) -> int:
     """``hour_ordinal``, fast for UTC hour starts and ``...THH:00Z`` keys."""
     if (
         type(value) is dt.datetime

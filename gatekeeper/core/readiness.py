@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.records import Attempt, Readiness, RunState, requirement_label
@@ -84,7 +84,7 @@ class Watermarks:
         return f"watermark {shown} < required {self.required.isoformat()}"
 
     @classmethod
-    def parse(cls, required: Any, observed: Mapping[str, Any]) -> Watermarks:
+    def parse(cls, required: object, observed: Mapping[str, object]) -> Watermarks:
         """Validate (aware datetimes, in UTC); raises InvalidInput naming the field."""
         checked = {
             check_name(label, "watermarks[]"): (

@@ -303,13 +303,14 @@ class AttemptStore(AttemptReads):
     def _abandon_if_expired(self, old: Attempt, at: dt.datetime, dry: bool = False) -> None:
         """LeaseHeld while ``old``'s lease is live (or it has none); else, unless ``dry``,
         record it ``abandoned``."""
-        where = {"job": old.job, "period": old.business_date, "attempt": old.attempt}
         if old.lease_expires_at is None:
             raise LeaseHeld(
                 f"{old.job} {old.business_date} attempt {old.attempt} is running without a "
                 f"lease (run ID {old.run_id}); record its outcome before starting another",
                 holder=old,
-                **where,
+                job=old.job,
+                period=old.business_date,
+                attempt=old.attempt,
             )
         if old.lease_live(at):
             raise LeaseHeld(
@@ -317,7 +318,9 @@ class AttemptStore(AttemptReads):
                 f"{old.lease_expires_at.isoformat()} (run ID {old.run_id}; the database's "
                 f"clock reads {at.isoformat()})",
                 holder=old,
-                **where,
+                job=old.job,
+                period=old.business_date,
+                attempt=old.attempt,
             )
         if dry:
             return
