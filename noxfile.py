@@ -1,9 +1,10 @@
 """Development sessions: ``nox`` runs them all (what CI runs), ``nox -s lint`` one of them.
 
 - ``tests``: the whole suite on the newest Luigi, with every integration and the docs build.
-- ``tests_oldest``: the tests marked ``luigi`` but not ``slow`` on the
-  oldest supported Luigi (3.2.0), with the test runner alone (no integrations): the Luigi
-  adapter is what depends on Luigi's version.
+- ``tests_oldest``: the tests marked ``luigi`` that run in process (not ``slow``, not
+  ``process`` but for the few marked ``oldest``) on the oldest supported Luigi (3.2.0), with
+  the test runner alone (no integrations): the Luigi adapter is what depends on Luigi's
+  version.
 - ``fidelity``: the Luigi adapter's fidelity tests (``luigi and not slow``) on one Luigi minor
   the package claims (``LUIGI_MINORS``, 3.2 through the newest), e.g.
   ``nox -s "fidelity(luigi='3.5')"``; ``nox -s fidelity`` runs every minor. Not in CI, which
@@ -125,17 +126,23 @@ def package(session: nox.Session) -> None:
     session.run("python", "tools/package_check.py", str(Path.cwd()))
 
 
+#: what ``tests_oldest`` runs: the Luigi adapter's tests (``luigi``) that run in process, and of
+#: those that start a process (``process``: the ``luigi`` command, luigid) a handful (``oldest``:
+#: exit codes, luigi.cfg, luigid's wire); not the ``slow`` ones (fleets, outages, faults)
+OLDEST_TESTS = "(luigi and not slow and (not process or oldest))"
+
+
 @nox.session
 def tests_oldest(session: nox.Session) -> None:
-    """The Luigi adapter's tests (marker ``luigi``) on the oldest supported Luigi, but the slow
-    ones (the whole-command, fleet, outage and fault runs are the newest Luigi's, for CI's 15
-    minutes): under pytest-xdist, then the timing-sensitive ones alone."""
+    """The Luigi adapter's in-process tests (``OLDEST_TESTS``) on the oldest supported Luigi (the
+    command, fleet, outage and fault runs are the newest Luigi's, but for a handful): under
+    pytest-xdist, then the timing-sensitive ones alone."""
     # Luigi 3.2.0's luigid imports pkg_resources without declaring setuptools (a virtualenv
     # no longer seeds it): the last setuptools that ships pkg_resources
     session.install("-e", ".[test-core,postgres]", f"luigi=={OLDEST_LUIGI}", "setuptools<81")
     compile_bytecode(session)
-    pytest(session, "luigi and not serial and not slow", parallel=True)
-    pytest(session, "luigi and serial and not slow", parallel=False, may_be_empty=True)
+    pytest(session, f"{OLDEST_TESTS} and not serial", parallel=True)
+    pytest(session, f"{OLDEST_TESTS} and serial", parallel=False, may_be_empty=True)
 
 
 @nox.session

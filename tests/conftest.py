@@ -5,6 +5,8 @@ Helpers (snapshot, succeed, the fake clock T0, ...) live in tests/helpers/, not 
 
 from __future__ import annotations
 
+import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +29,43 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         params = callspec.params.values() if callspec is not None else ()
         if "pg_ledger_url" in getattr(item, "fixturenames", ()) or "postgresql" in params:
             item.add_marker(pytest.mark.postgres)
+
+
+#: programs a library may start on its own (ctypes.util.find_library runs ldconfig)
+_INCIDENTAL = frozenset({"ldconfig", "uname"})
+
+
+@pytest.fixture(autouse=True)
+def _luigi_tests_in_process_say_so(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A ``luigi`` test that starts a program (the ``luigi`` command, luigid, ``python -c``) is
+    marked ``process`` (or ``slow``): the oldest-Luigi session runs the adapter's tests in
+    process (noxfile.py ``OLDEST_TESTS``) and leaves those out, so an unmarked one fails here
+    naming the program rather than slipping in or out of that session unseen."""
+    node = request.node
+    if node.get_closest_marker("luigi") is None or any(
+        node.get_closest_marker(name) is not None for name in ("process", "slow")
+    ):
+        yield
+        return
+    started: list[str] = []
+    real_init = subprocess.Popen.__init__
+
+    def recording_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        program = args if isinstance(args, str) else args[0]
+        if os.path.basename(str(program)) not in _INCIDENTAL:
+            started.append(str(program))
+        real_init(self, args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", recording_init)
+    yield
+    if started:
+        pytest.fail(
+            f"{node.nodeid} starts {sorted(set(started))} but is not marked process "
+            "(or slow): mark it @pytest.mark.process",
+            pytrace=False,
+        )
 
 
 @pytest.fixture(autouse=True)

@@ -43,6 +43,7 @@ REASON = "worker host lost; operator ticket OPS-42"
 
 
 @pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
+@pytest.mark.process
 def test_abandon_lets_a_new_run_fill_the_period_without_waiting_for_the_lease(
     ledger_url: str, tmp_path: Path, fault: str
 ) -> None:

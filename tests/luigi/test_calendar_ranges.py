@@ -50,6 +50,7 @@ def _range(cfg: Path, tmp_path: Path, kind: str, of: str, start: str, stop: str)
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+@pytest.mark.process
 def test_weekday_range_attempts_exactly_the_22_weekdays_of_october_2026(
     ledger_url: str, tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ def test_weekday_range_attempts_exactly_the_22_weekdays_of_october_2026(
     assert keys == expected and len(keys) == 22
 
 
+@pytest.mark.process
 def test_holidays_us_range_over_2025_attempts_the_open_weekdays(
     sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -81,6 +83,7 @@ def test_holidays_us_range_over_2025_attempts_the_open_weekdays(
     assert "2025-11-27" not in keys and "2025-11-28" in keys
 
 
+@pytest.mark.process
 def test_monthly_and_weekly_ranges_key_their_periods(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, sqlite_url)
     _range(cfg, tmp_path, "Monthly", "MonthEnd", "2025-01", "2026-01")
@@ -91,6 +94,7 @@ def test_monthly_and_weekly_ranges_key_their_periods(sqlite_url: str, tmp_path: 
     assert _keys(sqlite_url, "QuarterLoad") == [f"2025-Q{q}" for q in range(1, 5)]
 
 
+@pytest.mark.process
 def test_task_for_a_non_business_day_is_refused_before_anything_is_written(
     sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -136,6 +140,7 @@ def test_previous_and_next_period_walk_the_calendar(
     assert type(before) is cls and before.previous_period(-1).task_id == task.task_id
 
 
+@pytest.mark.process
 def test_status_knows_the_calendar_from_the_profile(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     _range(cfg, tmp_path, "Daily", "WeekdayLoad", "2026-10-01", "2026-11-01")
@@ -170,6 +175,8 @@ def _firm_week(cfg: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     with cfg.open("a") as f:  # weekdays, but closed on a Wednesday and open on a Saturday
@@ -194,6 +201,7 @@ def test_a_calendar_luigi_cfg_defines_is_planned_and_shown(ledger_url: str, tmp_
     assert [tuple(row) for row in found] == [("firm",)]
 
 
+@pytest.mark.process
 def test_a_bad_calendars_line_is_refused_naming_it_before_anything_is_written(
     ledger_url: str, tmp_path: Path
 ) -> None:
@@ -209,6 +217,7 @@ def test_a_bad_calendars_line_is_refused_naming_it_before_anything_is_written(
     assert _keys(ledger_url, "FirmLoad") == []
 
 
+@pytest.mark.process
 def test_a_monthly_gated_task_publishes_with_every_business_days_run(
     ledger_url: str, tmp_path: Path
 ) -> None:

@@ -90,6 +90,7 @@ def run_task(
         (("flag", "env", "cfg"), "flag"),
     ],
 )
+@pytest.mark.process
 def test_ledger_url_same_for_luigi_task_and_cli(
     sources: tuple[str, ...], wins: str, tmp_path: Path
 ) -> None:
@@ -296,6 +297,8 @@ def test_config_bad_env_lease_fails_the_task_before_anything_is_written(
         assert snapshot(ledger) == before
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_config_bad_env_value_refused_by_luigi_and_the_cli(tmp_path: Path) -> None:
     """The real commands: a non-zero exit naming the variable and the value, no ledger made."""
     cfg = write_cfg(tmp_path, ledger_url=url_of(tmp_path, "cfg"))
@@ -324,6 +327,7 @@ def test_config_environment_probe_follows_os_environ(monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.postgres
+@pytest.mark.process
 def test_ledger_url_precedence_on_postgresql(tmp_path: Path) -> None:
     """Two PostgreSQL ledgers, one in luigi.cfg and one in ``GATEKEEPER_LEDGER_URL``: the task
     writes to the environment's, the CLI reads that one, and the luigi.cfg one is left as it

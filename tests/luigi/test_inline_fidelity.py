@@ -143,6 +143,7 @@ def sqlite_cfg(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("scheduler", ["local", "luigid"])
+@pytest.mark.process
 def test_inline_period_sees_what_a_scheduled_one_sees(
     tmp_path: Path, sqlite_cfg: Path, scheduler: str, request: pytest.FixtureRequest
 ) -> None:
@@ -211,6 +212,7 @@ def check_luigid_lists(server: Luigid) -> None:
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.process
 def test_forward_summary_names_every_inline_period(
     tmp_path: Path, sqlite_cfg: Path, workers: str
 ) -> None:
@@ -230,6 +232,7 @@ def test_forward_summary_names_every_inline_period(
     assert all([n["what"] for n in notes[-2:]] == last for k, notes in ran.items() if k != 2)
 
 
+@pytest.mark.process
 def test_contiguous_summary_with_worker_processes(tmp_path: Path, sqlite_cfg: Path) -> None:
     """``--workers 2``: the summary says what ``--workers 1`` says (the test above it)."""
     done = fill(tmp_path, sqlite_cfg, "inline", "contiguous", "--local-scheduler", workers="2")
@@ -326,6 +329,7 @@ def test_luigid_two_workers_run_each_inline_period_once(
     assert luigid.rpc("task_list", status="FAILED") == {}
 
 
+@pytest.mark.process
 def test_inline_period_held_by_another_worker_is_waited_for_not_run_twice(
     tmp_path: Path, sqlite_cfg: Path
 ) -> None:

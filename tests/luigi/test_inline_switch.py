@@ -119,6 +119,8 @@ def fill(tmp_path: Path, *extra: str) -> tuple[str, list[dict[str, object]]]:
     return output, probes
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_inline_false_in_luigi_cfg_schedules_each_period_as_a_luigi_task(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -136,6 +138,7 @@ def test_inline_false_in_luigi_cfg_schedules_each_period_as_a_luigi_task(
     assert all(p["loaded"] == [] for p in probes), probes
 
 
+@pytest.mark.process
 def test_explicit_inline_true_wins_over_luigi_cfg(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

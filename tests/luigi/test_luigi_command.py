@@ -21,6 +21,8 @@ pytestmark = pytest.mark.luigi  # the Luigi adapter: run on every supported Luig
 D = dt.date(2026, 10, 23)
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_example_pipeline_runs_once_from_the_luigi_command(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, sqlite_url)
     args = (
@@ -57,6 +59,8 @@ def test_example_pipeline_runs_once_from_the_luigi_command(sqlite_url: str, tmp_
         ]
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_failed_task_makes_luigi_exit_non_zero(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, sqlite_url)
     (tmp_path / "fail").touch()
@@ -77,6 +81,7 @@ def test_failed_task_makes_luigi_exit_non_zero(sqlite_url: str, tmp_path: Path) 
         assert latest is not None and latest.state is gk.RunState.FAILED
 
 
+@pytest.mark.process
 def test_two_luigi_processes_publish_once(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     # --no-lock: Luigi's own pid lock would stop the second process before gatekeeper does
@@ -170,6 +175,7 @@ def test_killed_worker_blocks_until_lease_expires_then_is_abandoned(
         assert gk.check_ready(ledger, ["Controlled"], D)
 
 
+@pytest.mark.process
 def test_ledger_url_from_environment_interpolation(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, "${GK_TEST_LEDGER_DSN}")
     env = luigi_env(cfg)
@@ -194,6 +200,8 @@ def test_ledger_url_from_environment_interpolation(sqlite_url: str, tmp_path: Pa
         assert [a.state.value for a in ledger.attempts("Trivial", D)] == ["succeeded"]
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_gatekeeper_options_override_on_the_command_line(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, "sqlite:///not-this-one.db")
     done = run_luigi(

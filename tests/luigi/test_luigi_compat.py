@@ -73,6 +73,8 @@ def test_worker_scheduler_is_the_local_scheduler_under_local_scheduler() -> None
     assert remote is False
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_worker_scheduler_is_luigids_client_under_luigid(luigid: Luigid) -> None:
     scheduler, remote = run_probe("central", scheduler_host="127.0.0.1", scheduler_port=luigid.port)
     assert isinstance(scheduler, luigi.rpc.RemoteScheduler), (

@@ -68,6 +68,7 @@ PLAIN = {
 
 
 @pytest.mark.parametrize(("args", "line", "luigi_code"), CASES)
+@pytest.mark.process
 def test_luigi_command_bad_parameter_is_one_line_with_luigis_exit_code(
     sqlite_url: str, tmp_path: Path, args: tuple[str, ...], line: str, luigi_code: int
 ) -> None:
@@ -88,6 +89,7 @@ def test_luigi_command_bad_parameter_is_one_line_with_luigis_exit_code(
     assert "Traceback" in debug.stderr and line.split(": ", 1)[1] in debug.stderr
 
 
+@pytest.mark.process
 def test_luigi_command_explicit_attempt_not_above_recorded_is_refused(
     sqlite_url: str, tmp_path: Path
 ) -> None:

@@ -73,6 +73,7 @@ def test_ledger_write_and_read_ride_out_a_restart(own_pg: OwnPostgres) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.process
 def test_ledger_past_its_reconnect_window_fails_and_writes_nothing(own_pg: OwnPostgres) -> None:
     with gk.open_ledger(f"{own_pg.url}?reconnect_window=1") as ledger:
         own_pg.stop()

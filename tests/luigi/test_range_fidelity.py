@@ -243,6 +243,7 @@ BAD_PARAMETERS = [
 
 @pytest.mark.parametrize(("args", "field"), BAD_PARAMETERS)
 @pytest.mark.parametrize("window", ["fresh", "complete"])
+@pytest.mark.process
 def test_luigi_range_bad_parameter_is_a_scheduling_error_naming_it(
     sqlite_url: str, tmp_path: Path, args: tuple[str, ...], field: str, window: str
 ) -> None:

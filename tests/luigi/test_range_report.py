@@ -357,6 +357,7 @@ def test_luigi_range_ends_with_one_closing_line_in_every_outcome(
 
 
 @pytest.mark.parametrize("strategy", ["forward", "reverse"])
+@pytest.mark.process
 def test_luigi_parallel_range_failure_closing_line_from_the_main_process(
     sqlite_url: str, tmp_path: Path, strategy: str
 ) -> None:
@@ -374,6 +375,7 @@ def test_luigi_parallel_range_failure_closing_line_from_the_main_process(
     ]
 
 
+@pytest.mark.process
 def test_luigi_open_ended_range_says_when_the_next_period_is_due(
     sqlite_url: str, tmp_path: Path
 ) -> None:
@@ -443,6 +445,7 @@ def run_with_tty_stderr(cfg: Path, cwd: Path, *args: str) -> tuple[int, str]:
 BAR = re.compile(r"\rControlled \[[#.]{20}\] (\d+)/10 periods [0-9.]+/s ETA \S+\x1b\[K")
 
 
+@pytest.mark.process
 def test_progress_bar_on_a_terminal_only(sqlite_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, sqlite_url)
     code, shown = run_with_tty_stderr(cfg, tmp_path, *range_cmd(tmp_path))

@@ -45,6 +45,8 @@ def closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}/"))
     assert wire.direct is not None and wire.direct.target == (HOST, luigid.port, "")
@@ -65,6 +67,8 @@ def test_reports_reach_luigid_over_one_connection(luigid: Luigid) -> None:  # no
     assert luigid.rpc("fetch_error", task_id="Wired_2026-01-02")["error"] == ('"filled 2026-01-02"')
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
     wire.direct = DirectRpc((HOST, closed_port(), ""))  # nothing listens: connection refused
@@ -73,6 +77,8 @@ def test_a_call_the_wire_cannot_deliver_goes_through_luigis_client(luigid: Luigi
     assert listed(luigid, "FAILED") == ["2026-02-01"]
 
 
+@pytest.mark.process
+@pytest.mark.oldest
 def test_luigid_answering_an_error_falls_back(luigid: Luigid) -> None:  # noqa: F811
     wire = SchedulerWire(luigi.rpc.RemoteScheduler(f"http://{HOST}:{luigid.port}"))
     wire.direct = DirectRpc((HOST, luigid.port, "/no/such/prefix"))  # luigid answers 404

@@ -29,6 +29,7 @@ def _range(cfg: Path, tmp_path: Path, kind: str, of: str, *window: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
 
 
+@pytest.mark.process
 def test_weekends_are_non_business_in_status_check_report_and_serve(
     ledger_url: str, tmp_path: Path
 ) -> None:
@@ -80,6 +81,7 @@ def test_weekends_are_non_business_in_status_check_report_and_serve(
         assert snapshot(ledger) == before  # every view reads only
 
 
+@pytest.mark.process
 def test_an_all_days_job_shows_no_non_business_state(ledger_url: str, tmp_path: Path) -> None:
     cfg = write_config(tmp_path, ledger_url)
     _range(cfg, tmp_path, "Monthly", "MonthEnd", "--start", "2025-01", "--stop", "2025-04")
@@ -98,6 +100,7 @@ def test_an_all_days_job_shows_no_non_business_state(ledger_url: str, tmp_path: 
         ("Quarterly", "QuarterLoad", ("2025-Q1", "2025-Q3"), 4, 'data-period="2025-Q2"'),
     ],
 )
+@pytest.mark.process
 def test_coarse_jobs_get_grids_that_fit_them(
     ledger_url: str,
     tmp_path: Path,
