@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gatekeeper as gk
-from gatekeeper.core.intervals import parse_lateness
+from gatekeeper.core.periods.intervals import parse_lateness
 from gatekeeper.ledger.runs import CompleteRuns
 
 JOBS, DAYS = 50, 3653

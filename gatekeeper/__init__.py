@@ -5,7 +5,6 @@ The public API is what ``__all__`` lists; everything else is importable but not 
 
 from __future__ import annotations
 
-from gatekeeper.core.calendars import BusinessCalendar, Calendar
 from gatekeeper.core.errors import (
     GatekeeperError,
     InvalidInput,
@@ -20,6 +19,7 @@ from gatekeeper.core.errors import (
 )
 from gatekeeper.core.gate import check_ready
 from gatekeeper.core.periods import shift
+from gatekeeper.core.periods.calendars import BusinessCalendar, Calendar
 from gatekeeper.core.planning import RangePlan, plan_range
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.core.version import package_version

@@ -20,7 +20,7 @@ from typing import Any
 
 from gatekeeper.cli.output import Result, open_cli_ledger, to_int
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import parse_lateness
+from gatekeeper.core.periods.intervals import parse_lateness
 from gatekeeper.luigi.freshness import check_config
 from gatekeeper.web.server import HEADER_TIMEOUT, KEEP_ALIVE, MAX_CONNECTIONS
 from gatekeeper.web.views import parse_window

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gatekeeper.core.calendar_paths import calendar_ref
-from gatekeeper.core.coarse import CoarsePeriod, last_day
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period, parse_period
+from gatekeeper.core.periods.calendar_paths import calendar_ref
+from gatekeeper.core.periods.coarse import CoarsePeriod, last_day
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.core.validation import check_name
 
@@ -132,7 +132,7 @@ class JobProfile:
     stop: str | None = None
     requires: tuple[Requirement, ...] = ()
     freshness: str | None = None  # the task class's ``freshness`` (core/freshness.py)
-    calendar: str = "all"  # the name of the calendar ``period`` follows (core/calendars.py)
+    calendar: str = "all"  # the name of the calendar ``period`` follows (core/periods/calendars.py)
 
     def requires_json(self) -> str:
         """The requirements as stored: ``[["Orders", 0], ["Trades", 0, "daily", "weekdays"]]``

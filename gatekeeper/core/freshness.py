@@ -18,14 +18,14 @@ import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatekeeper.core.intervals import (
+from gatekeeper.core.periods import Label, Period
+from gatekeeper.core.periods.intervals import (
     UTC,
     duration_text,
     parse_aware_datetime,
     parse_lateness,
     parse_timezone,
 )
-from gatekeeper.core.periods import Label, Period
 
 #: The period state that meets a deadline (``report/states.py`` PeriodState.SUCCEEDED).
 MET_STATE = "succeeded"

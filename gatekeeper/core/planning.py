@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.periods import DAILY, Label, Period
+from gatekeeper.core.periods.intervals import parse_aware_datetime
 from gatekeeper.core.schedule import STRATEGIES, Schedule, Strategy
 from gatekeeper.core.spans import PeriodRuns, PeriodSpan
 

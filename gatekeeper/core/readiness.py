@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from gatekeeper.core.intervals import parse_aware_datetime
+from gatekeeper.core.periods.intervals import parse_aware_datetime
 from gatekeeper.core.records import Attempt, Readiness, RunState, requirement_label
 from gatekeeper.core.validation import Requirement, check_name
 

@@ -26,9 +26,9 @@ from typing import Literal
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import UTC, parse_lateness, parse_timezone
-from gatekeeper.core.labels import Label
 from gatekeeper.core.periods import DAILY, Period, parse_period
+from gatekeeper.core.periods.intervals import UTC, parse_lateness, parse_timezone
+from gatekeeper.core.periods.labels import Label
 
 _LAST_N = re.compile(r"^last:([0-9]+)$")
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from gatekeeper.core.display import UNSAFE, printable
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import parse_aware_datetime
 from gatekeeper.core.periods import kind_of_key, period_key
+from gatekeeper.core.periods.intervals import parse_aware_datetime
 
 #: Attempt ordinals fit a signed 32-bit INTEGER on both backends.
 MAX_ATTEMPT = 2**31 - 1

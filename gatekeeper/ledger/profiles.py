@@ -168,7 +168,7 @@ def _profile(row: Sequence[Any]) -> JobProfile:
 def _calendar(name: str) -> Any:
     """The built-in calendar a profile names; InvalidInput naming it otherwise (a job on a
     calendar of its own is read as the calendar is known only where its class is)."""
-    from gatekeeper.core.calendars import parse_calendar
+    from gatekeeper.core.periods.calendars import parse_calendar
 
     return parse_calendar(name, "gk_jobs.calendar")
 

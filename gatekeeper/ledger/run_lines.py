@@ -25,9 +25,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 
-from gatekeeper.core.calendars import WEEKDAYS, weekdays_only
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Period, kind_of_key
+from gatekeeper.core.periods.calendars import WEEKDAYS, weekdays_only
 from gatekeeper.core.spans import PeriodRuns, Span
 
 ALL_LINE = "all"

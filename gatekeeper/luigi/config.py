@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import luigi
 import luigi.configuration
 
-from gatekeeper.core import calendars as core_calendars
 from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import calendars as core_calendars
 from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
@@ -338,7 +338,7 @@ def lateness() -> dt.timedelta:
 
 def timezone() -> str:
     """``timezone``, an IANA name; InvalidInput naming the option or its variable."""
-    from gatekeeper.core.intervals import parse_timezone
+    from gatekeeper.core.periods.intervals import parse_timezone
 
     def check() -> str:
         name = str(settings().timezone)
@@ -436,7 +436,7 @@ def defined_calendar(name: str) -> Any:
     case-insensitive), None when it defines none. Only that key's line is read, parsed once
     for as long as it reads the same: a bad line stops only what uses its calendar
     (InvalidInput naming the key and the word), never ``--version`` or another job."""
-    from gatekeeper.core.calendars import parse_calendar_overrides
+    from gatekeeper.core.periods.calendars import parse_calendar_overrides
 
     parser = luigi.configuration.get_config()
     key = name.lower()

@@ -14,9 +14,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from gatekeeper.core.calendars import parse_calendar
 from gatekeeper.core.causes import JobProfile, profile
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.calendars import parse_calendar
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import config
 
@@ -27,7 +27,7 @@ _lock = threading.Lock()
 
 def own_schedule(task: Any, zone: str | None = None) -> JobProfile | None:
     """The schedule of ``task``'s job: its class's period kind and calendar (a calendar
-    object by its import path: ``core/calendar_paths.py``), and ``zone`` (default: the
+    object by its import path: ``core/periods/calendar_paths.py``), and ``zone`` (default: the
     ``[gatekeeper]`` zone), with no window; None for a class on a calendar object no other
     process could rebuild (no import path: the job is read as before)."""
     found = profile(task.job_id, type(task).period_kind, zone or config.timezone())

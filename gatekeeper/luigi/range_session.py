@@ -24,8 +24,8 @@ from luigi.tools.range import RangeEvent
 from gatekeeper.core.causes import JobProfile, profile, requirements
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import parse_freshness
-from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import period_ordinal
+from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import range_metrics
 from gatekeeper.core.records import Staleness

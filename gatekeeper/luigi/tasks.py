@@ -195,7 +195,7 @@ class PeriodTask(RecordedRun, luigi.Task):
 
     #: The business calendar the periods follow: ``"all"`` (every period), ``"weekdays"``,
     #: ``"holidays:CC[-SUBDIV]"``, ``"exchange:MIC"`` or a ``Calendar`` object
-    #: (core/calendars.py). ``period_kind`` then counts its business periods only, and a
+    #: (core/periods/calendars.py). ``period_kind`` then counts its business periods only, and a
     #: task for another period is refused before anything is written.
     calendar: Any = "all"
 

@@ -23,8 +23,8 @@ from itertools import groupby
 
 from gatekeeper.core.display import printable
 from gatekeeper.core.freshness import Freshness
-from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, QUARTERLY, WEEKLY, Period
+from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse

@@ -29,11 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from gatekeeper.core.calendar_paths import calendar_ref
-from gatekeeper.core.calendars import parse_calendar
 from gatekeeper.core.causes import JobProfile, Requirement, requirements
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Period, kind_of_key, parse_period
+from gatekeeper.core.periods.calendar_paths import calendar_ref
+from gatekeeper.core.periods.calendars import parse_calendar
 from gatekeeper.core.schedule import Schedule, ScheduleInput, resolve_schedule
 
 if TYPE_CHECKING:

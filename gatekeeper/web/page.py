@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from html import escape
 
 from gatekeeper.core.display import printable
-from gatekeeper.core.intervals import duration_text
 from gatekeeper.core.periods import PERIODS, Period
+from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.report.assets import PALETTE, state_rules
 from gatekeeper.report.states import counts
 from gatekeeper.web.views import JobView

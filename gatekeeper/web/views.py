@@ -20,9 +20,9 @@ from typing import Any
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
-from gatekeeper.core.intervals import parse_lateness
 from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.periods import parse_period_key
+from gatekeeper.core.periods.intervals import parse_lateness
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.schedule import ScheduleInput

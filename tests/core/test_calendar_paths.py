@@ -1,5 +1,5 @@
 """How the ledger names a calendar object so that another process rebuilds it
-(core/calendar_paths.py): its name, or its import path ``module:attribute``."""
+(core/periods/calendar_paths.py): its name, or its import path ``module:attribute``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from gatekeeper.core.calendar_paths import calendar_ref
-from gatekeeper.core.calendars import WEEKDAYS, BusinessCalendar, import_calendar, parse_calendar
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.calendar_paths import calendar_ref
+from gatekeeper.core.periods.calendars import (
+    WEEKDAYS,
+    BusinessCalendar,
+    import_calendar,
+    parse_calendar,
+)
 
 
 class Odd(BusinessCalendar):

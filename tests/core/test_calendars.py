@@ -10,14 +10,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.core.calendars import (
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, WEEKLY, parse_period
+from gatekeeper.core.periods.calendars import (
     WEEKDAYS,
     BusinessCalendar,
     parse_calendar,
     parse_calendar_overrides,
 )
-from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, WEEKLY, parse_period
 from gatekeeper.core.planning import plan_range
 
 FIRST, STOP = dt.date(1990, 1, 1), dt.date(2041, 1, 1)

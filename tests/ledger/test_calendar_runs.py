@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.core.calendars import WEEKDAYS, AdjustedCalendar
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import DAILY, Period
+from gatekeeper.core.periods.calendars import WEEKDAYS, AdjustedCalendar
 from gatekeeper.core.planning import plan_from_ledger
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.ledger.run_lines import WEEKDAY_DAYS

@@ -14,9 +14,9 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
-from gatekeeper.core.calendars import parse_calendar_overrides
 from gatekeeper.core.causes import profile
 from gatekeeper.core.periods import DAILY
+from gatekeeper.core.periods.calendars import parse_calendar_overrides
 from gatekeeper.luigi.config import CALENDARS
 from gatekeeper.luigi.tasks import shared_ledger
 from tests.helpers.cli import clean_env, run_gatekeeper

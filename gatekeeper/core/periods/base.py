@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import UTC, Interval, parse_aware_datetime, parse_timezone
-from gatekeeper.core.labels import Label
+from gatekeeper.core.periods.intervals import UTC, Interval, parse_aware_datetime, parse_timezone
+from gatekeeper.core.periods.labels import Label
 
 if TYPE_CHECKING:
-    from gatekeeper.core.calendars import Calendar
+    from gatekeeper.core.periods.calendars import Calendar
 
 
 class Period(str, metaclass=ABCMeta):
@@ -47,7 +47,7 @@ class Period(str, metaclass=ABCMeta):
     @property
     def calendar(self) -> Calendar:
         """The business calendar whose periods this kind counts: every period (``all``)."""
-        from gatekeeper.core.calendars import ALL
+        from gatekeeper.core.periods.calendars import ALL
 
         return ALL
 

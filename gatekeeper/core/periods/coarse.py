@@ -18,8 +18,8 @@ from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.kinds import Period, day_start, last_closed_day
-from gatekeeper.core.labels import ISO_DATE
+from gatekeeper.core.periods.base import Period, day_start, last_closed_day
+from gatekeeper.core.periods.labels import ISO_DATE
 
 __all__ = ["MONTHLY", "QUARTERLY", "WEEKLY", "last_day"]
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import UTC, parse_aware_datetime
+from gatekeeper.core.periods.intervals import UTC, parse_aware_datetime
 
 #: A period label: a ``date`` (daily) or an aware UTC ``datetime`` hour start (hourly).
 Label = dt.date

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, cast
 from zoneinfo import ZoneInfo
 
-from gatekeeper.core.calendars import ALL, WEEKDAYS, Calendar, parse_calendar
-from gatekeeper.core.coarse import CoarsePeriod, last_day
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.kinds import Period, set_binder
-from gatekeeper.core.labels import Label
+from gatekeeper.core.periods.base import Period, set_binder
+from gatekeeper.core.periods.calendars import ALL, WEEKDAYS, Calendar, parse_calendar
+from gatekeeper.core.periods.coarse import CoarsePeriod, last_day
+from gatekeeper.core.periods.labels import Label
 
 __all__ = ["BusinessPeriod", "on_calendar"]
 

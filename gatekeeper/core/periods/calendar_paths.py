@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sys
 
-from gatekeeper.core.calendars import Calendar, parse_calendar
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.calendars import Calendar, parse_calendar
 
 __all__ = ["calendar_ref"]
 

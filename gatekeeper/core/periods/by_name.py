@@ -19,18 +19,18 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
-from gatekeeper.core import business  # noqa: F401  (binds Period.on to calendars)
-from gatekeeper.core.coarse import MONTHLY, QUARTERLY, WEEKLY
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.intervals import (
+from gatekeeper.core.periods import business  # noqa: F401  (binds Period.on to calendars)
+from gatekeeper.core.periods.base import Period, day_start, last_closed_day, register
+from gatekeeper.core.periods.coarse import MONTHLY, QUARTERLY, WEEKLY
+from gatekeeper.core.periods.intervals import (
     UTC,
     Interval,
     parse_aware_datetime,
     parse_lateness,
     parse_timezone,
 )
-from gatekeeper.core.kinds import Period, day_start, last_closed_day, register
-from gatekeeper.core.labels import (
+from gatekeeper.core.periods.labels import (
     HOUR_EXAMPLES,
     HOUR_KEY,
     ISO_DATE,
