@@ -166,15 +166,38 @@ def run_luigi(
     *args: str,
     cwd: Path,
     timeout: float = 120,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """``luigi ARGS --local-scheduler`` with ``config_path`` as its luigi.cfg (``run_command``)."""
+    return run_command(
         luigi_command(*args, "--local-scheduler"),
         cwd=cwd,
         env=luigi_env(config_path),
-        capture_output=True,
-        text=True,
         timeout=timeout,
+        process=process,
     )
+
+
+def run_command(
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float = 120,
+    process: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """The ``luigi`` command line ``command`` (``luigi_command``'s) in a child forked from this
+    process (``tests/helpers/forked.py``: a process without the interpreter's start and
+    imports), or as the real command when ``process``."""
+    if process:
+        return subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    from luigi.cmdline import luigi_run
+
+    from tests.helpers.forked import run_forked
+
+    return run_forked(lambda: luigi_run(command[1:]), command, cwd=cwd, env=env, timeout=timeout)
 
 
 def failures_of(*task_list: luigi.Task) -> list[str]:

@@ -29,6 +29,7 @@ from tests.helpers.luigi_support import (
     failures_of,
     luigi_command,
     luigi_env,
+    run_command,
     write_config,
 )
 from tests.helpers.luigi_tasks import Trivial
@@ -61,13 +62,10 @@ def run_luigi(
     if enabled is not None:
         env["GATEKEEPER_OPENLINEAGE"] = enabled
     began = time.monotonic()
-    done = subprocess.run(
+    done = run_command(
         luigi_command(*args, "--local-scheduler", "--workers", str(workers)),
         cwd=cfg.parent,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     return done, time.monotonic() - began
 

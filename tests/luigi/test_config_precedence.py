@@ -28,6 +28,7 @@ from tests.helpers.luigi_support import (
     failures_of,
     luigi_command,
     luigi_env,
+    run_command,
 )
 from tests.helpers.luigi_tasks import Trivial
 
@@ -68,13 +69,10 @@ def run_task(
     folder: Path, cfg: Path, *flags: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``luigi --module ... Trivial --local-scheduler`` run from ``folder``."""
-    return subprocess.run(
+    return run_command(
         luigi_command(*TASK, "--local-scheduler", *flags),
         cwd=folder,
         env={**luigi_env(cfg), **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
 
 

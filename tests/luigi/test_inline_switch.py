@@ -92,6 +92,8 @@ def test_inline_switch_bad_value_names_its_source(
 
 # -- a real luigi run with inline = false in luigi.cfg ----------------------------------------
 def fill(tmp_path: Path, *extra: str) -> tuple[str, list[dict[str, object]]]:
+    """The range under the real ``luigi`` command: what its task processes import is checked
+    (a child forked from the test process holds the modules the tests imported)."""
     cfg = write_config(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
     cfg.write_text(cfg.read_text().replace("[gatekeeper]\n", "[gatekeeper]\ninline = false\n"))
     done = run_luigi(
@@ -112,6 +114,7 @@ def fill(tmp_path: Path, *extra: str) -> tuple[str, list[dict[str, object]]]:
         "--no-progress",
         *extra,
         cwd=tmp_path,
+        process=True,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]
