@@ -1,0 +1,56 @@
+"""bench/soak.py end to end on SQLite: a short run with kill and stop faults (issue 48, item 1).
+
+The process is the subject: the script starts luigid and the ``luigi`` processes, hurts them,
+runs the clean run and ``gatekeeper verify``, and its exit code is the verdict.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.luigi, pytest.mark.slow]
+
+
+@pytest.mark.timeout(150)  # ~20 s of faults, the leases' 12 s, a clean run of one month
+def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
+    log = tmp_path / "soak.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("GATEKEEPER_LEDGER_URL",)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    args = ["--minutes", "0.3", "--faults", "kill,stop", "--processes", "2", "--months", "1"]
+    args += ["--seed", "7", "--log", str(log), "--keep", str(tmp_path / "run")]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=140,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "soak: passed" in done.stdout, done.stdout
+
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    events = collections.Counter(r["event"] for r in records)
+    faults = [r for r in records if r["event"] == "fault"]
+    assert faults and {r["kind"] for r in faults} <= {"kill", "stop"}, faults
+    exits = [r for r in records if r["event"] == "exit"]
+    assert len(exits) >= 2 and all("code" in r and "due_gaps" in r for r in exits), exits
+    assert events["start"] >= 2 and events["clean_run"] == 1, events
+    (clean,) = (r for r in records if r["event"] == "clean_run")
+    assert (clean["code"], clean["due_gaps"]) == (0, 0), clean
+    (verify,) = (r for r in records if r["event"] == "verify")
+    assert (verify["code"], verify["violations"]) == (0, []), verify
+    (summary,) = (r for r in records if r["event"] == "summary")
+    assert summary["problems"] == [] and summary["exit_0_with_due_gaps"] == 0, summary
+    # a month of days, each with an upstream and a publication, and the month itself
+    assert summary["attempts_by_state"]["succeeded"] == 31 * 2 + 1, summary
+    assert sum(summary["faults"].values()) == len(faults)
