@@ -18,15 +18,15 @@ from gatekeeper.core.errors import (
     StateConflict,
 )
 from gatekeeper.core.gate import check_ready
-from gatekeeper.core.periods import shift
 from gatekeeper.core.periods.calendars import BusinessCalendar, Calendar
-from gatekeeper.core.planning import RangePlan, plan_range
+from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, Readiness, RunState, fingerprint
 from gatekeeper.core.version import package_version
 from gatekeeper.delta.history import delta_evidence
 from gatekeeper.delta.task import GatedDeltaTask
 from gatekeeper.ledger import Ledger, open_ledger
 from gatekeeper.ledger.outages import UnknownOutcome
+from gatekeeper.luigi.configured import plan_range, shift
 from gatekeeper.luigi.gated import (
     GatedFileTask,
     GatedHourTask,

@@ -128,6 +128,50 @@ def test_layering_every_folder_is_a_layer() -> None:
     assert all(layer_of(f) for f in folders), folders
 
 
+#: the period kinds, one module each: each binds to calendars through business.py's BaseKind
+KIND_MODULES = ("daily", "hourly", "weekly", "monthly", "quarterly")
+
+
+def test_layering_each_period_kind_imports_its_calendar_binding() -> None:
+    """The binding of a kind to a calendar is an import the graph shows (no hook set at
+    import time): each kind's module imports ``core/periods/business.py``."""
+    graph = module_graph()
+    for kind in KIND_MODULES:
+        assert "gatekeeper.core.periods.business" in graph[f"gatekeeper.core.periods.{kind}"]
+
+
+def import_time_calls(tree: ast.Module) -> Iterator[ast.Call]:
+    """The calls a module makes when it is imported (not those inside its functions)."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def test_layering_named_calendars_are_filled_where_used_never_at_import() -> None:
+    """``core/periods/registry.py``'s ``DEFINED`` is the one registry of named calendars:
+    only the Luigi adapter's config fills it (``use_defined_calendars``), and no module
+    fills it, or sets any other hook, when it is imported."""
+    fillers, at_import = set(), []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        name = str(path.relative_to(PACKAGE))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "DEFINED.use":
+                fillers.add(name)
+        at_import += [
+            f"{name}: {ast.unparse(call.func)}"
+            for call in import_time_calls(tree)
+            if ast.unparse(call.func).endswith(("DEFINED.use", "set_binder", "set_definitions"))
+        ]
+    assert fillers == {"luigi/config.py"}
+    assert not at_import
+
+
 def test_layering_check_sees_an_import() -> None:
     """The checker itself: it finds imports this repository is known to have."""
     assert "core" in gatekeeper_layers(PACKAGE / "ledger" / "attempts.py")

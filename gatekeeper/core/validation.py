@@ -1,7 +1,7 @@
 """Every input check, in one place: used by the ledger, the gate, the CLI and the Luigi tasks.
 
 Each check returns the value it accepts (normalized) or raises InvalidInput naming the field and
-the value, before anything is written. Period labels and keys are parsed in ``periods.py``;
+the value, before anything is written. Period labels and keys are parsed in ``periods/``;
 this module applies them to what callers pass.
 """
 

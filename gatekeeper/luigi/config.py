@@ -25,7 +25,7 @@ import luigi.configuration
 
 from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import calendars as core_calendars
+from gatekeeper.core.periods.registry import DEFINED
 from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
 from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
@@ -419,9 +419,11 @@ def databricks_time_budget() -> float:
 def schedule_settings() -> ScheduleInput:
     """What the ``[gatekeeper]`` settings say of a schedule (the zone and lateness, each from
     the luigi command line, its ``GATEKEEPER_*`` variable or luigi.cfg): the layer below a
-    range's parameters and a job's recorded profile (``core/schedule.py``)."""
+    range's parameters and a job's recorded profile (``core/schedule.py``); fills the registry
+    of named calendars (``use_defined_calendars``)."""
     from gatekeeper.core.schedule import ScheduleInput
 
+    use_defined_calendars()  # the schedule's calendar may be one luigi.cfg defines
     return ScheduleInput(timezone=timezone(), lateness=lateness())
 
 
@@ -452,4 +454,11 @@ def defined_calendar(name: str) -> Any:
         return _calendars[(key, line)]
 
 
-core_calendars.set_definitions(defined_calendar)  # a task's calendar may be one of these
+def use_defined_calendars() -> None:
+    """Fill the core's one registry of named calendars (``core/periods/registry.py``
+    ``DEFINED``) with ``defined_calendar``: ``[gatekeeper.calendars]`` of luigi.cfg, read a
+    name at a time when one is looked up. Called where the adapter resolves a calendar (a
+    task class binding its own, a range's schedule, a ``gatekeeper`` command), never at
+    import; calling it again changes nothing."""
+    if DEFINED.source is not defined_calendar:
+        DEFINED.use(defined_calendar)

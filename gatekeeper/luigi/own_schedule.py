@@ -31,6 +31,7 @@ def own_schedule(task: Any, zone: str | None = None) -> JobProfile | None:
     ``[gatekeeper]`` zone), with no window; None for a class on a calendar object no other
     process could rebuild (no import path: the job is read as before)."""
     found = profile(task.job_id, type(task).period_kind, zone or config.timezone())
+    config.use_defined_calendars()
     try:
         parse_calendar(found.calendar, "calendar")
     except InvalidInput:

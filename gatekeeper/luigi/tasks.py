@@ -205,6 +205,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``: a bad one
         is InvalidInput (under the ``luigi`` command, one line and exit 2: ``refusals.py``)."""
         super().__init_subclass__(**kwargs)
+        config.use_defined_calendars()  # the class's calendar may be one luigi.cfg defines
         try:
             kind = cls.period_kind.on(cls.calendar)
         except InvalidInput as exc:  # a bad calendar: under `luigi`, one line and exit 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import pickle
 
@@ -11,13 +12,14 @@ from hypothesis import strategies as st
 
 import gatekeeper as gk
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, WEEKLY, parse_period
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, PERIODS, WEEKLY, parse_period
 from gatekeeper.core.periods.calendars import (
     WEEKDAYS,
     BusinessCalendar,
     parse_calendar,
     parse_calendar_overrides,
 )
+from gatekeeper.core.periods.registry import DEFINED
 from gatekeeper.core.planning import plan_range
 
 FIRST, STOP = dt.date(1990, 1, 1), dt.date(2041, 1, 1)
@@ -157,6 +159,29 @@ def test_business_kind_is_one_object_and_pickles_as_itself() -> None:
     assert pickle.loads(pickle.dumps(kind)) is kind
     assert parse_period(kind) is kind
     assert DAILY.on("all") is DAILY
+
+
+def test_period_kinds_pickle_and_copy_as_their_one_instance() -> None:
+    for kind in PERIODS:
+        assert pickle.loads(pickle.dumps(kind)) is kind
+        assert copy.deepcopy(kind) is kind and copy.copy(kind) is kind
+
+
+def test_calendar_registry_resolves_a_defined_name_only_while_filled() -> None:
+    desk = parse_calendar_overrides({"desk": "weekdays close 2026-12-24"})["desk"]
+    before = DEFINED.source
+    try:
+        DEFINED.use({"desk": desk}.get)
+        assert parse_calendar("desk") is desk
+        assert DAILY.on("desk").calendar is desk
+        with pytest.raises(InvalidInput):
+            parse_calendar("desk", defined={})  # what is passed, not the registry
+        DEFINED.use(None)
+        with pytest.raises(InvalidInput) as caught:
+            parse_calendar("desk")
+        assert caught.value.field == "calendar"
+    finally:
+        DEFINED.use(before)
 
 
 def test_weekday_range_plans_its_22_weekdays_of_october_2026() -> None:

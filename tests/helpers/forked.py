@@ -57,7 +57,6 @@ PER_PID = {
     ("gatekeeper.luigi.lease", "_connections"): "keyed by (pid, URL)",
     ("gatekeeper.luigi.lease", "_service"): "its heartbeat service names its pid",
     ("gatekeeper.luigi.tasks", "_ledgers"): "keyed by (pid, URL)",
-    ("gatekeeper.core.periods.base", "_KINDS"): "the period kinds, registered at import",
     ("gatekeeper.core.periods.calendars", "_imported"): "rebuilt when its module is imported anew",
     ("gatekeeper.core.periods.business", "_kinds"): "keyed by calendar object: pure values",
     ("gatekeeper.luigi.compat.internals", "PROBES"): "Luigi's internals, registered at import",

@@ -16,7 +16,8 @@ import gatekeeper as gk
 from gatekeeper.cli import main
 from gatekeeper.core.causes import profile
 from gatekeeper.core.periods import DAILY
-from gatekeeper.core.periods.calendars import parse_calendar_overrides
+from gatekeeper.core.periods.calendars import parse_calendar, parse_calendar_overrides
+from gatekeeper.core.periods.registry import DEFINED
 from gatekeeper.luigi.config import CALENDARS
 from gatekeeper.luigi.tasks import shared_ledger
 from tests.helpers.cli import clean_env, run_gatekeeper
@@ -38,6 +39,27 @@ def test_calendars_bad_line_stops_only_the_classes_that_use_it(luigi_config: Any
     with pytest.raises(gk.InvalidInput) as caught:
         _task_class("CfgErrDesk", "desk")
     assert (caught.value.field, caught.value.value) == ("gatekeeper.calendars.desk", "2026-13-01")
+
+
+def test_calendars_of_luigi_cfg_resolve_once_the_adapter_resolves_one(luigi_config: Any) -> None:
+    """The registry of named calendars is filled where the adapter resolves a calendar (here
+    a class binding its own), not when the adapter is imported."""
+    luigi_config(CALENDARS, "firm", "weekdays close 2026-10-14")
+    DEFINED.use(None)  # as in a process that imported the adapter and resolved nothing yet
+    with pytest.raises(gk.InvalidInput):
+        parse_calendar("firm")
+    assert _task_class("CfgRegFirm", "firm").period_kind.calendar.name == "firm"
+    assert not parse_calendar("firm").is_business_day(dt.date(2026, 10, 14))
+
+
+def test_public_shift_and_plan_range_resolve_the_calendars_of_luigi_cfg(luigi_config: Any) -> None:
+    luigi_config(CALENDARS, "firm", "weekdays close 2026-10-14")
+    DEFINED.use(None)
+    assert gk.shift("2026-10-15", -1, calendar="firm") == dt.date(2026, 10, 13)
+    DEFINED.use(None)
+    now = dt.datetime(2026, 10, 20, tzinfo=dt.timezone.utc)
+    plan = gk.plan_range([], start="2026-10-12", stop="2026-10-17", now=now, calendar="firm")
+    assert [d.day for d in plan.due] == [12, 13, 15, 16]
 
 
 def test_status_of_a_job_on_a_bad_calendar_is_one_line_and_the_others_go_on(

@@ -1,7 +1,8 @@
 """The ``Period`` kind: what every kind of business period answers (labels, ledger keys, Luigi
-parameter values, ordinals, half-open intervals in a zone, closing time). The kinds are in
-``periods.py`` (daily, hourly), ``coarse.py`` (weekly, monthly, quarterly) and, bound to a
-business calendar, ``business.py``. Pure.
+parameter values, ordinals, half-open intervals in a zone, closing time). The kinds are one
+module each (``daily.py``, ``hourly.py``, ``weekly.py``, ``monthly.py``, ``quarterly.py``);
+``business.py`` binds a kind to a business calendar (``Period.on``), and each kind gets that
+binding by subclassing its ``BaseKind``. Pure.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 from zoneinfo import ZoneInfo
 
@@ -40,29 +41,26 @@ class Period(str, metaclass=ABCMeta):
         ``RangePlan.to_json`` show."""
         return str.__str__(self)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return kind_named, (self.name,)  # unpickled as the one instance of its kind
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        # unpickled as the one instance of its kind: its module's constant (``DAILY``)
+        return self.name.upper()
 
-    # -- the business calendar (``business.py`` binds a kind to one) --------------------------
+    # -- the business calendar (``business.py``: ``BaseKind``, ``BusinessPeriod``) ------------
     @property
+    @abstractmethod
     def calendar(self) -> Calendar:
-        """The business calendar whose periods this kind counts: every period (``all``)."""
-        from gatekeeper.core.periods.calendars import ALL
-
-        return ALL
+        """The business calendar whose periods this kind counts (``all``: every period)."""
 
     @property
+    @abstractmethod
     def base(self) -> Period:
-        """The kind without a calendar: itself."""
-        return self
+        """The kind without a calendar (itself for a kind without one)."""
 
+    @abstractmethod
     def on(self, calendar: Any) -> Period:
         """This kind counting only the business periods of ``calendar`` (a name or a
-        Calendar); itself for ``all``. Raises InvalidInput for an unknown calendar, or one a
-        kind cannot follow (hours follow every day only)."""
-        if _binder is None:  # business.py sets it, and periods.py imports business.py
-            raise RuntimeError("import gatekeeper.core.periods before binding a calendar")
-        return _binder(self.base, calendar)
+        Calendar); the base kind itself for ``all``. Raises InvalidInput for an unknown
+        calendar, or one a kind cannot follow (hours follow every day only)."""
 
     def is_business(self, value: Any, field: str = "business_date") -> bool:
         """True when the period ``value`` names is one of this kind's business periods."""
@@ -193,25 +191,6 @@ class Period(str, metaclass=ABCMeta):
 
 
 _ONE_DAY = dt.timedelta(days=1)
-_KINDS: dict[str, Period] = {}
-#: how ``Period.on`` binds a kind to a calendar (``business.on_calendar``, set on its import)
-_binder: Callable[[Period, Any], Period] | None = None
-
-
-def register(*kinds: Period) -> None:
-    """Make each of ``kinds`` the one instance its name unpickles as."""
-    _KINDS.update((kind.name, kind) for kind in kinds)
-
-
-def set_binder(binder: Callable[[Period, Any], Period]) -> None:
-    """Set what ``Period.on`` calls (``business.py``, once, at its import)."""
-    global _binder
-    _binder = binder
-
-
-def kind_named(name: str) -> Period:
-    """The registered kind named ``name`` (how a kind unpickles)."""
-    return _KINDS[name]
 
 
 def last_closed_day(instant: dt.datetime, zone: ZoneInfo) -> dt.date:

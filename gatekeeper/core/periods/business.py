@@ -1,5 +1,10 @@
 """A period kind bound to a business calendar: only its business periods count (pure).
 
+The binding is here and explicit: a kind of its own subclasses ``BaseKind``, whose ``on``
+calls ``on_calendar``; a bound kind is a ``BusinessPeriod``. A calendar given by name is
+found by ``calendars.parse_calendar`` (built-in names, import paths, and the names the
+``calendars.DEFINED`` registry holds).
+
 ``DAILY.on("weekdays")`` is the daily kind whose ordinals number the weekdays alone: Friday
 and the Monday after are consecutive, so spans, runs of complete periods, planning and gaps
 never see a weekend. Labels, keys, Luigi values and intervals are the base kind's (a business
@@ -20,12 +25,12 @@ from typing import Any, Protocol, cast
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods.base import Period, set_binder
+from gatekeeper.core.periods.base import Period
 from gatekeeper.core.periods.calendars import ALL, WEEKDAYS, Calendar, parse_calendar
 from gatekeeper.core.periods.coarse import CoarsePeriod, last_day
 from gatekeeper.core.periods.labels import Label
 
-__all__ = ["BusinessPeriod", "on_calendar"]
+__all__ = ["BaseKind", "BusinessPeriod", "on_calendar"]
 
 #: the base ordinal business ranks count from: 2000-01-03 (a Monday) as a day
 _EPOCH_DAY = dt.date(2000, 1, 3).toordinal()
@@ -131,6 +136,24 @@ class _Ranks(Protocol):
     def at(self, k: int) -> int: ...
 
 
+class BaseKind(Period):
+    """A kind of its own, on no calendar (it counts every period, ``all``): what the kinds
+    subclass (``Daily``, ``Hourly``, ``Weekly``, ...). ``on`` binds it to a calendar."""
+
+    __slots__ = ()
+
+    @property
+    def calendar(self) -> Calendar:
+        return ALL
+
+    @property
+    def base(self) -> Period:
+        return self
+
+    def on(self, calendar: Any) -> Period:
+        return on_calendar(self, calendar)
+
+
 class BusinessPeriod(Period):
     """A base kind counting only the business periods of ``calendar`` (see the module)."""
 
@@ -152,6 +175,9 @@ class BusinessPeriod(Period):
     @property
     def calendar(self) -> Calendar:
         return self._calendar
+
+    def on(self, calendar: Any) -> Period:
+        return on_calendar(self._base, calendar)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return on_calendar, (self._base, self._calendar)
@@ -279,6 +305,3 @@ def on_calendar(base: Period, calendar: Any) -> Period:
         if kind is None:
             kind = _kinds[(base.name, found)] = BusinessPeriod(base, found)
         return kind
-
-
-set_binder(on_calendar)

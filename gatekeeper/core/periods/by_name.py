@@ -1,184 +1,43 @@
-"""Business periods: the daily and hourly ``Period`` kinds (``DAILY``, ``HOURLY``) and the
-functions over every kind (``WEEKLY``, ``MONTHLY``, ``QUARTERLY`` from ``coarse.py``; a kind
-bound to a calendar from ``business.py``): labels, ledger keys, Luigi parameter values,
-ordinals, half-open intervals and closing time (pure).
+"""Every period kind by name: ``PERIODS``, ``parse_period``, ``kind_of_key``, and the rules of
+a kind as functions of its name (``interval``, ``last_closed``, ``period_ordinal``, ...,
+``shift``) (pure).
 
-A daily period is labelled by a ``datetime.date``; its key is ``YYYY-MM-DD`` and its interval
-``[local midnight, next local midnight)`` in the business time zone (23 or 25 hours on DST
-days). An hourly period is labelled by the tz-aware start of an hour on the UTC grid; its key
-is ``YYYY-MM-DDTHH:00Z`` and its interval ``[h, h + 1h)``. Intervals are held in UTC.
 Nothing here looks at the wall clock: what needs "now" takes it as a parameter.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import itertools
-import operator
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
-from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import business  # noqa: F401  (binds Period.on to calendars)
-from gatekeeper.core.periods.base import Period, day_start, last_closed_day, register
-from gatekeeper.core.periods.coarse import MONTHLY, QUARTERLY, WEEKLY
-from gatekeeper.core.periods.intervals import (
-    UTC,
-    Interval,
-    parse_aware_datetime,
-    parse_lateness,
-    parse_timezone,
-)
-from gatekeeper.core.periods.labels import (
-    HOUR_EXAMPLES,
-    HOUR_KEY,
-    ISO_DATE,
-    Label,
-    day_ordinal,
-    hour_key,
-    hour_ordinal,
-    hour_ordinals,
-    parse_business_date,
-    parse_hour,
-)
+from gatekeeper.core.periods.base import Period
+from gatekeeper.core.periods.daily import DAILY
+from gatekeeper.core.periods.hourly import HOURLY
+from gatekeeper.core.periods.intervals import Interval
+from gatekeeper.core.periods.labels import Label
+from gatekeeper.core.periods.monthly import MONTHLY
+from gatekeeper.core.periods.quarterly import QUARTERLY
+from gatekeeper.core.periods.weekly import WEEKLY
 
 __all__ = [
-    "DAILY",
-    "HOURLY",
-    "MONTHLY",
-    "QUARTERLY",
-    "WEEKLY",
-    "HOUR_EXAMPLES",
     "PERIODS",
-    "Interval",
-    "Label",
-    "Period",
-    "hour_key",
     "interval",
     "kind_of_key",
     "last_closed",
-    "parse_aware_datetime",
-    "parse_business_date",
-    "parse_hour",
     "parse_label",
-    "parse_lateness",
     "parse_period",
     "parse_period_key",
-    "parse_timezone",
     "period_at",
     "period_from_key",
     "period_key",
     "period_ordinal",
     "period_ordinals",
     "periods_between",
+    "shift",
 ]
 
-_ONE_DAY = dt.timedelta(days=1)
-_ONE_HOUR = dt.timedelta(hours=1)
-
-
-class Daily(Period):
-    """A business date: ``[local midnight, next local midnight)``; key ``YYYY-MM-DD``; its Luigi
-    parameter (a DateParameter) holds the date; ordinal ``date.toordinal()``."""
-
-    __slots__ = ()
-    _key_shape = ISO_DATE
-
-    def parse(self, value: Any, field: str = "business_date") -> dt.date:
-        return parse_business_date(value, field)
-
-    def key(self, value: Any, field: str = "business_date") -> str:
-        return parse_business_date(value, field).isoformat()
-
-    def from_param(self, value: Any, field: str = "business_date") -> dt.date:
-        return parse_business_date(value.date() if isinstance(value, dt.datetime) else value, field)
-
-    def to_param(self, label: Any, field: str = "business_date") -> dt.date:
-        return parse_business_date(label, field)
-
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
-        return parse_business_date(value, field).toordinal()
-
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
-        return {day_ordinal(value, field) for value in values}
-
-    def key_ordinal(self, key: str) -> int:
-        return dt.date.fromisoformat(key).toordinal()
-
-    def _at(self, ordinal: int) -> dt.date:
-        return dt.date.fromordinal(ordinal)
-
-    def _from_key(self, key: str, field: str) -> dt.date:
-        return parse_business_date(key, field)
-
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
-        return day_start(label, zone), day_start(label + _ONE_DAY, zone)
-
-    def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> dt.date:
-        # Usually the local day before ``instant``'s; the loops correct the guess where local
-        # midnight is missing or repeated.
-        return last_closed_day(instant, zone)
-
-    def _run(self, first: Any, count: int) -> Iterator[dt.date]:
-        start = first.toordinal()
-        return map(dt.date.fromordinal, range(start, start + count))
-
-
-class Hourly(Period):
-    """A UTC hour ``[h, h + 1h)``; key ``YYYY-MM-DDTHH:00Z``; its Luigi parameter (a
-    DateHourParameter) holds the naive UTC hour; ordinal ``24 * date.toordinal() + hour``."""
-
-    __slots__ = ()
-    _key_shape = HOUR_KEY
-
-    def parse(self, value: Any, field: str = "business_date") -> dt.datetime:
-        return parse_hour(value, field)
-
-    def key(self, value: Any, field: str = "business_date") -> str:
-        return hour_key(value, field)
-
-    def from_param(self, value: Any, field: str = "business_date") -> dt.datetime:
-        if isinstance(value, dt.datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)  # as Luigi's DateHourParameter reads it
-        return parse_hour(value, field)
-
-    def to_param(self, label: Any, field: str = "business_date") -> dt.datetime:
-        return parse_hour(label, field).replace(tzinfo=None)
-
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
-        return hour_ordinal(value, field)
-
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
-        return hour_ordinals(values, field)
-
-    def _at(self, ordinal: int) -> dt.datetime:
-        day, hour = divmod(ordinal, 24)
-        return dt.datetime.combine(dt.date.fromordinal(day), dt.time(hour), tzinfo=UTC)
-
-    def _from_key(self, key: str, field: str) -> dt.datetime:
-        if not HOUR_KEY.match(key):
-            raise InvalidInput(field, key, "expected an hour key YYYY-MM-DDTHH:00Z")
-        try:
-            return dt.datetime.fromisoformat(key[:-1]).replace(tzinfo=UTC)
-        except ValueError as exc:
-            raise InvalidInput(field, key, f"not a calendar hour ({exc})") from None
-
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
-        return label, label + _ONE_HOUR
-
-    def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> dt.datetime:
-        return instant.replace(minute=0, second=0, microsecond=0) - _ONE_HOUR
-
-    def _run(self, first: Any, count: int) -> Iterator[dt.datetime]:
-        steps = itertools.accumulate(itertools.repeat(_ONE_HOUR), operator.add, initial=first)
-        return itertools.islice(steps, count)
-
-
-DAILY: Final[Period] = Daily("daily")
-HOURLY: Final[Period] = Hourly("hourly")
 PERIODS: Final[tuple[Period, ...]] = (DAILY, HOURLY, WEEKLY, MONTHLY, QUARTERLY)
-register(*PERIODS)
 _BY_NAME: Final = {kind.name: kind for kind in PERIODS}
 
 

@@ -28,10 +28,11 @@ import re
 import sys
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.registry import DEFINED
 
 __all__ = [
     "ALL",
@@ -259,30 +260,16 @@ def _builtin(name: str) -> Calendar:
     )
 
 
-#: Where the calendars a configuration defines come from (``set_definitions``): the Luigi
-#: adapter reads ``[gatekeeper.calendars]`` of luigi.cfg, one name at a time; None: none are
-#: defined.
-_definitions: Callable[[str], Calendar | None] | None = None
-
-
-def set_definitions(source: Callable[[str], Calendar | None] | None) -> None:
-    """Name the source of defined calendars: ``source(name)`` is the calendar the
-    configuration defines under ``name`` (None when it defines none), raising InvalidInput
-    for that name's line only, so a bad line stops only what uses its calendar. Called at
-    every lookup of a name, so it should cache what it read."""
-    global _definitions
-    _definitions = source
-
-
 def parse_calendar(
     value: Any, field: str = "calendar", defined: Mapping[str, Calendar] | None = None
 ) -> Calendar:
-    """The calendar ``value`` names (a name in ``defined``, else one the configuration
-    defines (``[gatekeeper.calendars]``), else a built-in name; or a Calendar object itself);
-    raises InvalidInput naming ``field`` for anything else."""
+    """The calendar ``value`` names (a name in ``defined``, else, when ``defined`` is None,
+    one the ``DEFINED`` registry holds (``[gatekeeper.calendars]`` once the Luigi adapter
+    filled it: ``registry.py``), else a built-in name or an import path; or a Calendar object
+    itself); raises InvalidInput naming ``field`` for anything else."""
     if isinstance(value, str):
-        if defined is None and _definitions is not None and _NAME.match(value):
-            found = _definitions(value)
+        if defined is None and _NAME.match(value):
+            found = DEFINED.find(value)
             if found is not None:
                 return found
         if defined and (value in defined or value.lower() in defined):

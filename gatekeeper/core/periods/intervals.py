@@ -1,7 +1,7 @@
 """Instants, time zones, durations and half-open intervals: what a period is measured in (pure).
 
-``periods.py`` builds on these; so do readiness (watermarks) and the Luigi configuration
-(lateness). Nothing here looks at the wall clock.
+The period kinds (``base.py`` and a module each) build on these; so do readiness (watermarks)
+and the Luigi configuration (lateness). Nothing here looks at the wall clock.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Period labels and their ledger keys: a ``date`` for a day, an aware UTC hour start for an
-hour, parsed from what users and Luigi write (pure). ``periods.py`` builds the kinds on these.
+hour, parsed from what users and Luigi write (pure). The kinds (``daily.py``, ``hourly.py``,
+...) are built on these.
 """
 
 from __future__ import annotations
