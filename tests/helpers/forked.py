@@ -209,6 +209,8 @@ def _forget_the_test_process() -> None:
             getattr(sys.modules[module_name], attribute).clear()
     if "gatekeeper.luigi.config" in sys.modules:
         sys.modules["gatekeeper.luigi.config"]._cached = None
+    if "gatekeeper.core.periods.registry" in sys.modules:  # no named calendars until a
+        sys.modules["gatekeeper.core.periods.registry"].DEFINED.use(None)  # class binds one
     if os.environ.get("LUIGI_CONFIG_PATH"):
         LuigiConfigParser._config_paths.append(os.environ["LUIGI_CONFIG_PATH"])
     LuigiConfigParser._instance = None
