@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 declare -A GROUPS_OF=(
   [rules]="gatekeeper.core.records.* gatekeeper.core.periods.* gatekeeper.core.planning.* gatekeeper.core.readiness.* gatekeeper.core.gate.*"
-  [ledger]="gatekeeper.ledger.attempts.* gatekeeper.ledger.publications.* gatekeeper.ledger.staleness.*"
+  [ledger]="gatekeeper.ledger.attempts.* gatekeeper.ledger.abandons.* gatekeeper.ledger.publications.* gatekeeper.ledger.staleness.*"
   [recovery]="gatekeeper.core.recovery.*"
 )
 declare -A GROUPS_OF+=([all]="")   # every module in [tool.mutmut] only_mutate, in one run
