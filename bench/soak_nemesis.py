@@ -261,18 +261,25 @@ class Nemesis:
         self.log("fault", kind="stop", target=target[0], pid=target[1], seconds=seconds)
 
     def _db(self) -> None:
+        """Run ``--db-restart-cmd``, its output to ``db-restart.log`` (a file, not a pipe: a
+        server it starts keeps what it inherited open)."""
         began = time.monotonic()
-        done = subprocess.run(
-            self.db_restart or "false", shell=True, capture_output=True, text=True, timeout=300
-        )
-        self.log(
-            "fault",
-            kind="db",
-            command=self.db_restart,
-            code=done.returncode,
-            seconds=round(time.monotonic() - began, 2),
-            output=done.stdout[-400:] + done.stderr[-400:],
-        )
+        with (self.fleet.folder / "db-restart.log").open("ab") as out:
+            command = subprocess.Popen(
+                self.db_restart or "false",
+                shell=True,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            try:
+                code: int | None = command.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                kill_group(command.pid)
+                code = None
+        seconds = round(time.monotonic() - began, 2)
+        self.log("fault", kind="db", command=self.db_restart, code=code, seconds=seconds)
 
     def _luigid(self) -> None:
         old = self.luigid.process.pid if self.luigid.process else None
