@@ -28,8 +28,8 @@ def cmd_plan_recovery(_: Ledger | None, args: argparse.Namespace) -> Result:
     try:
         if args.events is not None:
             summary = read_events(args.events, to_int(args.expected_stages, "expected_stages"))
-            plan = plan_recovery(summary, args.run_id, verified)
-            return Result(plan, f"run {args.run_id}: {describe_plan(plan)}")
+            found = dict(plan_recovery(summary, args.run_id, verified))
+            return Result(found, f"run {args.run_id}: {describe_plan(found)}")
         stages = check_stages(args.stages.split(","))  # bad input is refused before the
         date = period_key(args.business_date)  # ledger is opened
         with open_cli_ledger(args.ledger, create=False) as ledger:

@@ -22,7 +22,7 @@ import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import SupportsInt, cast
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period, parse_period
@@ -68,25 +68,27 @@ class Requirement:
         stop = last_day(kind, first) + dt.timedelta(days=1)
         return tuple(self.kind.key(day) for day in self.kind.between(first, stop))
 
-    def to_list(self) -> list[Any]:
+    def to_list(self) -> list[object]:
         """As stored: ``["Orders", -1]``, or ``["Trades", 0, "daily", "weekdays"]``."""
-        found: list[Any] = [self.job, self.offset]
+        found: list[object] = [self.job, self.offset]
         return found if self.kind is None else [*found, self.kind.name, self.calendar]
 
-    def to_json(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"job": self.job, "offset": self.offset}
+    def to_json(self) -> dict[str, object]:
+        found: dict[str, object] = {"job": self.job, "offset": self.offset}
         if self.kind is not None:
             found.update(kind=self.kind.name, calendar=self.calendar)
         return found
 
     @classmethod
-    def from_list(cls, found: Sequence[Any]) -> Requirement:
+    def from_list(cls, found: Sequence[object]) -> Requirement:
         """The requirement ``to_list`` stored; ValueError/TypeError/InvalidInput otherwise."""
         job, offset, *kind = found
+        number = cast("str | SupportsInt", offset)  # int() refuses what is neither
         if not kind:
-            return cls(check_name(job, "requires.job"), int(offset))
+            return cls(check_name(job, "requires.job"), int(number))
         name, calendar = kind
-        return cls.within(job, parse_period(name, "requires.kind").on(calendar), int(offset))
+        period = parse_period(name, "requires.kind").on(calendar)
+        return cls.within(cast(str, job), period, int(number))  # within checks the name
 
 
 def requirements(
@@ -148,7 +150,7 @@ class JobProfile:
         except (ValueError, TypeError) as exc:
             raise InvalidInput("requires", text, f"not a list of [job, offset] ({exc})") from None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "job": self.job,
             "period": self.period.name,
@@ -165,7 +167,7 @@ class JobProfile:
 
 def profile(
     job: str,
-    period: Any,
+    period: object,
     timezone: str,
     requires: Sequence[Requirement] = (),
     **planned: str | None,
@@ -222,8 +224,8 @@ class Cause:
         """``by Orders 2026-11-18 failed (...)`` or ``waiting on Orders ..., held by ...``."""
         return self.lead + self.describe()
 
-    def to_json(self) -> dict[str, Any]:
-        found: dict[str, Any] = {
+    def to_json(self) -> dict[str, object]:
+        found: dict[str, object] = {
             "job": self.job,
             "period": self.period,
             "state": self.state,

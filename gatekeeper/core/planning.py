@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Label, Period
@@ -24,7 +24,7 @@ class CompletedPeriods(Protocol):
     read it needs instead of importing the ledger."""
 
     def complete_runs(
-        self, job: str, first: str, last: str, consumer: str | None = None, *, period: Any = None
+        self, job: str, first: str, last: str, consumer: str | None = None, *, period: object = None
     ) -> PeriodRuns: ...
 
 
@@ -112,7 +112,7 @@ class RangePlan:
             f"next due at {due_at}, {len(self.skipped_by_policy)} skipped by policy"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """A JSON-ready dict: periods as ledger keys, instants in ISO 8601, lateness in seconds."""
         return {
             "start": self.key(self.start),
@@ -139,18 +139,18 @@ class RangePlan:
 
 
 def plan_range(
-    complete: Iterable[Any],
+    complete: Iterable[object],
     *,
-    start: Any,
-    stop: Any = None,
-    now: Any,
-    lateness: Any = dt.timedelta(0),
-    timezone: Any = "UTC",
-    period: Any = DAILY,
-    strategy: Any = "contiguous",
+    start: object,
+    stop: object = None,
+    now: object,
+    lateness: object = dt.timedelta(0),
+    timezone: object = "UTC",
+    period: object = DAILY,
+    strategy: object = "contiguous",
     catchup: str = "all",
     task_limit: int | None = 50,
-    calendar: Any = None,
+    calendar: object = None,
 ) -> RangePlan:
     """Plan the filling of ``[start, stop)`` at ``now``; pure, writes nothing.
 
@@ -186,7 +186,7 @@ def plan_range(
 
 
 def plan(
-    complete: Iterable[Any], schedule: Schedule, *, now: Any, task_limit: int | None = 50
+    complete: Iterable[object], schedule: Schedule, *, now: object, task_limit: int | None = 50
 ) -> RangePlan:
     """``plan_range`` of a Schedule: the plan of its window at ``now``; pure."""
     when = parse_aware_datetime(now, "now")
@@ -212,14 +212,14 @@ def plan(
 #: What a completeness callable gets and returns: the first and last ledger keys of the due
 #: window (inclusive) -> the complete periods among them (``PeriodRuns``, or keys or labels,
 #: as ``plan_range`` takes them).
-Completeness = Callable[[str, str], Iterable[Any]]
+Completeness = Callable[[str, str], Iterable[object]]
 
 
 def plan_from_ledger(
     ledger: CompletedPeriods,
     job: str,
     *,
-    now: Any,
+    now: object,
     schedule: Schedule,
     consumer: str | None = None,
     complete: Completeness | None = None,
@@ -249,14 +249,14 @@ def _ledger_completeness(
 
 
 def due_span(
-    start: Any,
-    stop: Any = None,
+    start: object,
+    stop: object = None,
     *,
-    now: Any,
-    lateness: Any = dt.timedelta(0),
-    timezone: Any = "UTC",
-    period: Any = DAILY,
-    calendar: Any = None,
+    now: object,
+    lateness: object = dt.timedelta(0),
+    timezone: object = "UTC",
+    period: object = DAILY,
+    calendar: object = None,
 ) -> tuple[str, str] | None:
     """The ledger keys of the first and last due periods of ``[start, stop)`` at ``now``
     (inclusive), or None when none is due (``Schedule.due_span``). Pure; raises InvalidInput
@@ -273,7 +273,7 @@ def due_span(
     return schedule.due_span(when)
 
 
-def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
+def _missing(complete: Iterable[object], kind: Period, lo: int, hi: int) -> Iterable[int]:
     """The ordinals of ``[lo, hi)`` that ``complete`` (PeriodRuns, or labels or keys) lacks."""
     if isinstance(complete, PeriodRuns):
         runs: PeriodRuns = complete
@@ -286,7 +286,7 @@ def _missing(complete: Any, kind: Period, lo: int, hi: int) -> Iterable[int]:
     return (n for n in range(lo, hi) if n not in done)
 
 
-def _parse_task_limit(value: Any) -> int | None:
+def _parse_task_limit(value: object) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):

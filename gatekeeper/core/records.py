@@ -8,7 +8,6 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from gatekeeper.core.errors import InvalidInput, StateConflict
 
@@ -29,7 +28,7 @@ class RunState(str, enum.Enum):
         return self is not RunState.RUNNING
 
     @classmethod
-    def parse(cls, value: Any, field: str = "state") -> RunState:
+    def parse(cls, value: object, field: str = "state") -> RunState:
         """Return the RunState named by ``value``; raises InvalidInput for anything else."""
         if isinstance(value, RunState):
             return value
@@ -89,7 +88,7 @@ class Attempt:
             and self.lease_expires_at > now
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "job": self.job,
             "business_date": self.business_date,
@@ -148,7 +147,7 @@ class Publication:
             for i in self.items
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "consumer": self.consumer,
             "business_date": self.business_date,
@@ -192,7 +191,7 @@ class Staleness:
         """The republish reason recorded when this is refreshed."""
         return f"upstream repaired: {self.job} attempt {self.new_attempt}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "consumer": self.consumer,
             "business_date": self.business_date,
@@ -245,7 +244,7 @@ class Readiness:
             parts.append(f"{job} ({what})" if n is None else f"{job} (attempt {n} {what})")
         return ", ".join(parts) or "nothing"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "business_date": self.business_date,
             "ready": self.ready,
@@ -261,7 +260,7 @@ def _iso(value: dt.datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def fingerprint(payload: Any) -> str:
+def fingerprint(payload: object) -> str:
     """Return the canonical sha256 of a publication payload (pure).
 
     Bytes are hashed as they are; anything else as canonical JSON (sorted keys, no blanks,

@@ -23,7 +23,7 @@ import enum
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import NoReturn, TypedDict, TypeGuard
 
 from gatekeeper.core.errors import InvalidInput, RecoveryNotSafe
 
@@ -58,9 +58,18 @@ _STAGE_KEYS = frozenset({"stage", "status"})
 # --------------------------------------------------------------------------- planner
 
 
+class RecoveryPlan(TypedDict):
+    """What ``plan_recovery`` proposes: an action, the stage to restart at (None when every
+    stage succeeded) and the stages skipped before it."""
+
+    action: str
+    restart_at_stage: int | None
+    skipped_stages: list[int]
+
+
 def plan_recovery(
-    summary: Mapping[str, Any], run_id: str, verified_stage_outputs: Iterable[int]
-) -> dict[str, Any]:
+    summary: Mapping[str, object], run_id: str, verified_stage_outputs: Iterable[int]
+) -> RecoveryPlan:
     """Propose how to restart run ``run_id`` of ``summary``.
 
     ``verified_stage_outputs`` lists the stages whose outputs an operator checked; it must be
@@ -91,34 +100,34 @@ def plan_recovery(
     }
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _is_list(value: Any) -> bool:
+def _is_list(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
     return isinstance(value, (list, tuple))
 
 
-def _check_keys(value: Any, keys: frozenset[str], what: str) -> None:
-    """Raise RecoveryNotSafe unless ``value`` is a mapping with exactly ``keys``."""
+def _check_keys(value: object, keys: frozenset[str], what: str) -> Mapping[str, object]:
+    """``value``, a mapping with exactly ``keys``; raises RecoveryNotSafe otherwise."""
     if not isinstance(value, Mapping):
         raise RecoveryNotSafe(f"{what}: expected an object, got {type(value).__name__}")
     if set(value) != keys:
         missing = sorted(keys - set(value), key=str)
         extra = sorted(set(value) - keys, key=str)
         raise RecoveryNotSafe(f"{what}: malformed, missing keys {missing}, unexpected keys {extra}")
+    return value
 
 
-def _expected_stages(summary: Any) -> int:
+def _expected_stages(summary: object) -> int:
     """Return the summary's ``expected_stages``; raises RecoveryNotSafe unless a positive int."""
-    _check_keys(summary, _SUMMARY_KEYS, "summary")
-    expected = summary["expected_stages"]
+    expected = _check_keys(summary, _SUMMARY_KEYS, "summary")["expected_stages"]
     if not _is_int(expected) or expected < 1:
         raise RecoveryNotSafe(f"summary: expected_stages={expected!r} is not a positive integer")
     return int(expected)
 
 
-def _target_stages(summary: Mapping[str, Any], run_id: Any) -> list[Any]:
+def _target_stages(summary: Mapping[str, object], run_id: object) -> list[object]:
     """Return the stage list of the one run named ``run_id``.
 
     Raises RecoveryNotSafe when ``runs`` is malformed, any run ID is listed twice, or
@@ -130,17 +139,17 @@ def _target_stages(summary: Mapping[str, Any], run_id: Any) -> list[Any]:
     if not _is_list(runs):
         raise RecoveryNotSafe(f"run {run_id!r}: summary runs must be a list")
     seen: set[str] = set()
-    found: list[Any] = []
+    found: list[object] = []
     for index, run in enumerate(runs):
-        _check_keys(run, _RUN_KEYS, f"summary runs[{index}]")
-        rid = run["run_id"]
+        checked = _check_keys(run, _RUN_KEYS, f"summary runs[{index}]")
+        rid = checked["run_id"]
         if not isinstance(rid, str) or not rid.strip():
             raise RecoveryNotSafe(f"summary runs[{index}]: run_id={rid!r} is not a non-empty str")
         if rid in seen:
             raise RecoveryNotSafe(f"run {rid!r}: listed more than once in the summary")
         seen.add(rid)
         if rid == run_id:
-            found.append(run["stages"])
+            found.append(checked["stages"])
     if not found:
         raise RecoveryNotSafe(f"run {run_id!r}: unknown run ID, not in the summary")
     stages = found[0]
@@ -151,7 +160,7 @@ def _target_stages(summary: Mapping[str, Any], run_id: Any) -> list[Any]:
     return list(stages)
 
 
-def _stage_statuses(stages: list[Any], expected: int, run_id: str) -> list[str]:
+def _stage_statuses(stages: list[object], expected: int, run_id: str) -> list[str]:
     """Return the statuses of stages 1..``expected`` in order.
 
     Raises RecoveryNotSafe when an entry is malformed, a stage number is not an int (or is a
@@ -159,8 +168,8 @@ def _stage_statuses(stages: list[Any], expected: int, run_id: str) -> list[str]:
     """
     by_stage: dict[int, str] = {}
     for index, entry in enumerate(stages):
-        _check_keys(entry, _STAGE_KEYS, f"run {run_id!r}: stages[{index}]")
-        number, status = entry["stage"], entry["status"]
+        checked = _check_keys(entry, _STAGE_KEYS, f"run {run_id!r}: stages[{index}]")
+        number, status = checked["stage"], checked["status"]
         if not _is_int(number):
             raise RecoveryNotSafe(f"run {run_id!r}: stage number {number!r} is not an integer")
         if not 1 <= number <= expected:
@@ -206,7 +215,7 @@ def _restart_stage(statuses: list[str], run_id: str) -> int | None:
     return restart_at
 
 
-def _check_verified(verified: Any, skipped: list[int], run_id: str) -> None:
+def _check_verified(verified: object, skipped: list[int], run_id: str) -> None:
     """Raise RecoveryNotSafe unless ``verified`` lists exactly the ``skipped`` stages once each."""
     if isinstance(verified, (str, bytes, Mapping)) or not isinstance(verified, Iterable):
         raise RecoveryNotSafe(f"run {run_id!r}: verified stages {verified!r} are not a list")
@@ -232,7 +241,7 @@ def _check_verified(verified: Any, skipped: list[int], run_id: str) -> None:
 # --------------------------------------------------------------------------- event log
 
 
-def summarize_events(path: str | os.PathLike[str], expected_stages: int) -> dict[str, Any]:
+def summarize_events(path: str | os.PathLike[str], expected_stages: int) -> dict[str, object]:
     """Read the JSONL stage event log at ``path`` and summarize it (see ``summarize_event_lines``).
 
     Returns the summary dict ``plan_recovery`` takes. Raises InvalidInput for malformed input
@@ -243,7 +252,7 @@ def summarize_events(path: str | os.PathLike[str], expected_stages: int) -> dict
         return summarize_event_lines(handle, expected_stages)
 
 
-def summarize_event_lines(lines: Iterable[str], expected_stages: int) -> dict[str, Any]:
+def summarize_event_lines(lines: Iterable[str], expected_stages: int) -> dict[str, object]:
     """Validate JSONL stage events and summarize each run's stages.
 
     Each non-blank line is an object with exactly ``ts`` (ISO 8601 with an offset), ``run_id``
@@ -278,7 +287,7 @@ def summarize_event_lines(lines: Iterable[str], expected_stages: int) -> dict[st
     return _summary(states, expected_stages)
 
 
-def _summary(states: Mapping[str, Mapping[int, str]], expected: int) -> dict[str, Any]:
+def _summary(states: Mapping[str, Mapping[int, str]], expected: int) -> dict[str, object]:
     """Return the summary of per-run stage statuses, listing every stage 1..``expected``."""
     return {
         "expected_stages": expected,
@@ -331,17 +340,17 @@ def _parse_event(raw: str, number: int, expected: int) -> tuple[dt.datetime, str
     return _parse_ts(obj["ts"], f"{where}: ts"), run_id, stage, event
 
 
-def _load_object(raw: str, where: str) -> dict[str, Any]:
+def _load_object(raw: str, where: str) -> dict[str, object]:
     """Decode one line as a JSON object; raises InvalidInput for bad JSON or another type."""
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
         keys = [k for k, _ in pairs]
         for key in keys:
             if keys.count(key) > 1:
                 raise InvalidInput(f"{where}: {key}", raw.strip(), "duplicate key")
         return dict(pairs)
 
-    def no_constants(name: str) -> Any:
+    def no_constants(name: str) -> NoReturn:
         raise InvalidInput(where, raw.strip(), f"{name} is not valid JSON")
 
     try:
@@ -353,7 +362,7 @@ def _load_object(raw: str, where: str) -> dict[str, Any]:
     return obj
 
 
-def _parse_ts(value: Any, field: str) -> dt.datetime:
+def _parse_ts(value: object, field: str) -> dt.datetime:
     """Return ``value`` as a tz-aware datetime; raises InvalidInput otherwise."""
     if not isinstance(value, str):
         raise InvalidInput(field, value, "must be an ISO 8601 string")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import overload
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Label, Period, parse_period
@@ -39,9 +39,9 @@ class PeriodSpan(Sequence[Label]):
     def __getitem__(self, index: int) -> Label: ...
 
     @overload
-    def __getitem__(self, index: slice) -> PeriodSpan: ...
+    def __getitem__(self, index: slice[object, object, object]) -> PeriodSpan: ...
 
-    def __getitem__(self, index: int | slice) -> Label | PeriodSpan:
+    def __getitem__(self, index: int | slice[object, object, object]) -> Label | PeriodSpan:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
             if step != 1:
@@ -63,7 +63,7 @@ class PeriodSpan(Sequence[Label]):
             return False
         return self.lo <= ordinal < self.hi
 
-    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+    def index(self, value: object, start: int = 0, stop: int | None = None) -> int:
         """The position of ``value`` (a label or its key); ValueError when it is not here."""
         if value not in self:
             raise ValueError(f"{value!r} is not in the span")
@@ -72,7 +72,7 @@ class PeriodSpan(Sequence[Label]):
             raise ValueError(f"{value!r} is not in the span")
         return position
 
-    def count(self, value: Any) -> int:
+    def count(self, value: object) -> int:
         return 1 if value in self else 0
 
     def __eq__(self, other: object) -> bool:
@@ -103,7 +103,7 @@ class PeriodRuns:
     spans: tuple[Span, ...]
 
     @classmethod
-    def of(cls, period: Any, ordinals: Iterable[int]) -> PeriodRuns:
+    def of(cls, period: object, ordinals: Iterable[int]) -> PeriodRuns:
         """The runs of a collection of ordinals (any order, repeats allowed)."""
         spans: list[list[int]] = []
         for n in sorted(set(ordinals)):
@@ -114,7 +114,7 @@ class PeriodRuns:
         return cls(parse_period(period), tuple((lo, hi) for lo, hi in spans))
 
     @classmethod
-    def from_keys(cls, period: Any, pairs: Iterable[tuple[str, str]]) -> PeriodRuns:
+    def from_keys(cls, period: object, pairs: Iterable[tuple[str, str]]) -> PeriodRuns:
         """The runs of ``(first key, last key)`` pairs (inclusive), in any order; overlapping
         or adjacent pairs are coalesced. Raises InvalidInput naming a bad key."""
         kind = parse_period(period)

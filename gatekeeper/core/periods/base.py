@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
@@ -41,7 +41,7 @@ class Period(str, metaclass=ABCMeta):
         ``RangePlan.to_json`` show."""
         return str.__str__(self)
 
-    def __reduce__(self) -> str | tuple[Any, ...]:
+    def __reduce__(self) -> str | tuple[object, ...]:
         # unpickled as the one instance of its kind: its module's constant (``DAILY``)
         return self.name.upper()
 
@@ -57,22 +57,22 @@ class Period(str, metaclass=ABCMeta):
         """The kind without a calendar (itself for a kind without one)."""
 
     @abstractmethod
-    def on(self, calendar: Any) -> Period:
+    def on(self, calendar: object) -> Period:
         """This kind counting only the business periods of ``calendar`` (a name or a
         Calendar); the base kind itself for ``all``. Raises InvalidInput for an unknown
         calendar, or one a kind cannot follow (hours follow every day only)."""
 
-    def is_business(self, value: Any, field: str = "business_date") -> bool:
+    def is_business(self, value: object, field: str = "business_date") -> bool:
         """True when the period ``value`` names is one of this kind's business periods."""
         self.parse(value, field)
         return True
 
-    def rank(self, value: Any, field: str = "business_date") -> int:
+    def rank(self, value: object, field: str = "business_date") -> int:
         """The ordinal of the first business period at or after ``value`` (which need not be
         a business period itself): how a window's ``start`` and exclusive ``stop`` count."""
         return self.ordinal(value, field)
 
-    def shift(self, value: Any, n: int, field: str = "business_date") -> Label:
+    def shift(self, value: object, n: int, field: str = "business_date") -> Label:
         """The period ``n`` business periods after ``value`` (before it for n < 0); raises
         InvalidInput for a label that is not a business period, or beyond the calendar."""
         if isinstance(n, bool) or not isinstance(n, int):
@@ -86,23 +86,23 @@ class Period(str, metaclass=ABCMeta):
 
     # -- the rules of each kind ----------------------------------------------------------------
     @abstractmethod
-    def parse(self, value: Any, field: str = "business_date") -> Label:
+    def parse(self, value: object, field: str = "business_date") -> Label:
         """The label ``value`` names (a label or its ISO string); raises InvalidInput."""
 
     @abstractmethod
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         """The ledger key of the label ``value`` names; raises InvalidInput."""
 
     @abstractmethod
-    def from_param(self, value: Any, field: str = "business_date") -> Label:
+    def from_param(self, value: object, field: str = "business_date") -> Label:
         """The label of a value of the Luigi period parameter; raises InvalidInput."""
 
     @abstractmethod
-    def to_param(self, label: Any, field: str = "business_date") -> Any:
+    def to_param(self, label: object, field: str = "business_date") -> Label:
         """The Luigi period parameter's value for a label; raises InvalidInput."""
 
     @abstractmethod
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         """The position of a label on this kind's line; consecutive periods differ by one."""
 
     @abstractmethod
@@ -112,22 +112,22 @@ class Period(str, metaclass=ABCMeta):
     def _from_key(self, key: str, field: str) -> Label: ...
 
     @abstractmethod
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]: ...
+    def _span(self, label: Label, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]: ...
 
     @abstractmethod
     def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> Label: ...
 
-    def _run(self, first: Any, count: int) -> Iterator[Label]:
+    def _run(self, first: Label, count: int) -> Iterator[Label]:
         """``count`` labels from ``first`` on (a kind may do it cheaper than ``at``)."""
         start = self.ordinal(first)
         return map(self.at, range(start, start + count))
 
     # -- rules shared by every kind ------------------------------------------------------------
-    def owns_key(self, key: Any) -> bool:
+    def owns_key(self, key: object) -> bool:
         """True when ``key`` has the shape of this kind's ledger keys."""
         return isinstance(key, str) and self._key_shape.match(key) is not None
 
-    def label(self, key: Any, field: str = "business_date") -> Label:
+    def label(self, key: object, field: str = "business_date") -> Label:
         """The label a ledger key of this kind names (inverse of ``key``); raises InvalidInput."""
         if not isinstance(key, str):
             raise InvalidInput(
@@ -142,12 +142,12 @@ class Period(str, metaclass=ABCMeta):
         except (TypeError, ValueError, OverflowError):
             raise InvalidInput("ordinal", ordinal, f"no {self} period at this position") from None
 
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
+    def ordinals(self, values: Iterable[object], field: str = "complete") -> set[int]:
         """The ordinals of many labels (or their ISO strings) at once; raises InvalidInput."""
         return {self.ordinal(value, field) for value in values}
 
     def interval(
-        self, value: Any, timezone: Any = "UTC", *, field: str = "business_date"
+        self, value: object, timezone: object = "UTC", *, field: str = "business_date"
     ) -> Interval:
         """The half-open interval the period covers, in UTC; raises InvalidInput for a bad
         label or time zone, or an interval beyond the range of ``datetime``."""
@@ -159,12 +159,12 @@ class Period(str, metaclass=ABCMeta):
             raise InvalidInput(field, value, "interval beyond the datetime range") from None
 
     def closes_at(
-        self, value: Any, timezone: Any = "UTC", *, field: str = "business_date"
+        self, value: object, timezone: object = "UTC", *, field: str = "business_date"
     ) -> dt.datetime:
         """When the period closes: the end of its interval (it is due at that + lateness)."""
         return self.interval(value, timezone, field=field).end
 
-    def last_closed(self, until: Any, timezone: Any = "UTC") -> Label | None:
+    def last_closed(self, until: object, timezone: object = "UTC") -> Label | None:
         """The latest period whose interval ends at or before the instant ``until``, or None
         when no representable period ends by then. The latest due period at ``now`` is
         ``last_closed(now - lateness)``. Raises InvalidInput."""
@@ -175,7 +175,7 @@ class Period(str, metaclass=ABCMeta):
         except OverflowError:
             return None
 
-    def between(self, start: Any, stop: Any, timezone: Any = "UTC") -> Iterator[Label]:
+    def between(self, start: object, stop: object, timezone: object = "UTC") -> Iterator[Label]:
         """The labels from ``start`` (inclusive) to ``stop`` (exclusive), lazily.
 
         Labels do not depend on the time zone (a day is a calendar date; hours are on the UTC

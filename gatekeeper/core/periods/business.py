@@ -21,7 +21,7 @@ import bisect
 import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
@@ -150,7 +150,7 @@ class BaseKind(Period):
     def base(self) -> Period:
         return self
 
-    def on(self, calendar: Any) -> Period:
+    def on(self, calendar: object) -> Period:
         return on_calendar(self, calendar)
 
 
@@ -176,51 +176,51 @@ class BusinessPeriod(Period):
     def calendar(self) -> Calendar:
         return self._calendar
 
-    def on(self, calendar: Any) -> Period:
+    def on(self, calendar: object) -> Period:
         return on_calendar(self._base, calendar)
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return on_calendar, (self._base, self._calendar)
 
     def __repr__(self) -> str:
         return f"<{self.name} periods on {self._calendar.name}>"
 
     # -- what the base kind says alone ---------------------------------------------------------
-    def parse(self, value: Any, field: str = "business_date") -> Label:
+    def parse(self, value: object, field: str = "business_date") -> Label:
         return self._base.parse(value, field)
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         return self._base.key(value, field)
 
-    def from_param(self, value: Any, field: str = "business_date") -> Label:
+    def from_param(self, value: object, field: str = "business_date") -> Label:
         return self._base.from_param(value, field)
 
-    def to_param(self, label: Any, field: str = "business_date") -> Any:
+    def to_param(self, label: object, field: str = "business_date") -> Label:
         return self._base.to_param(label, field)
 
-    def owns_key(self, key: Any) -> bool:
+    def owns_key(self, key: object) -> bool:
         return self._base.owns_key(key)
 
     def _from_key(self, key: str, field: str) -> Label:
         return self._base.label(key, field)
 
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    def _span(self, label: Label, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
         return self._base._span(label, zone)
 
     # -- business ordinals ---------------------------------------------------------------------
-    def is_business(self, value: Any, field: str = "business_date") -> bool:
+    def is_business(self, value: object, field: str = "business_date") -> bool:
         label = self._base.parse(value, field)
         if self._base.name == "daily":  # the calendar itself: it names years it does not know
             return bool(self._calendar.is_business_day(label))
         return self._index.holds(self._base.ordinal(label))
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         label = self._base.parse(value, field)
         if not self.is_business(label, field):
             raise InvalidInput(field, value, self.not_business(label))
         return self._index.rank(self._base.ordinal(label))
 
-    def not_business(self, label: Any) -> str:
+    def not_business(self, label: object) -> str:
         """Why ``label`` is no period of this kind: names the business periods around it."""
         n = self._index.rank(self._base.ordinal(label))
         around = []
@@ -232,7 +232,7 @@ class BusinessPeriod(Period):
         unit = "day" if self._base.name == "daily" else f"{self._base.name} period"
         return f"not a business {unit} of {self._calendar.name} ({' and '.join(around)})"
 
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
+    def ordinals(self, values: Iterable[object], field: str = "complete") -> set[int]:
         """The ordinals of the business periods among ``values``; the others are no period of
         this kind and are left out (a Saturday's old attempt on a weekday job)."""
         found = set()
@@ -246,7 +246,7 @@ class BusinessPeriod(Period):
         """``rank`` of the base kind's period at ordinal ``n`` (no label made: bulk reads)."""
         return self._index.rank(n)
 
-    def rank(self, value: Any, field: str = "business_date") -> int:
+    def rank(self, value: object, field: str = "business_date") -> int:
         label = self._base.parse(value, field)
         if self._base.name == "daily":
             self._calendar.is_business_day(label)  # refuses a year the calendar does not know
@@ -259,11 +259,11 @@ class BusinessPeriod(Period):
         closed = self._base._closed_by(instant, zone)
         return self._at(self._index.rank(self._base.ordinal(closed) + 1) - 1)
 
-    def _run(self, first: Any, count: int) -> Iterator[Label]:
+    def _run(self, first: Label, count: int) -> Iterator[Label]:
         start = self.rank(first)
         return map(self.at, range(start, start + count))
 
-    def between(self, start: Any, stop: Any, timezone: Any = "UTC") -> Iterator[Label]:
+    def between(self, start: object, stop: object, timezone: object = "UTC") -> Iterator[Label]:
         lo, hi = self.rank(start, "start"), self.rank(stop, "stop")
         if self._base.ordinal(stop, "stop") < self._base.ordinal(start, "start"):
             raise InvalidInput("stop", stop, f"before start {start}")
@@ -285,7 +285,7 @@ def _index(base: Period, calendar: Calendar) -> _Ranks:
     return _Index(holds_a_business_day, base.ordinal(coarse._first_of(dt.date(2000, 1, 3))))
 
 
-def on_calendar(base: Period, calendar: Any) -> Period:
+def on_calendar(base: Period, calendar: object) -> Period:
     """``base`` counting only ``calendar``'s business periods (``base`` itself for ``all``),
     one object per (kind, calendar) in a process. Raises InvalidInput for an unknown
     calendar, or a calendar other than ``all`` for hours."""

@@ -27,9 +27,10 @@ import importlib
 import re
 import sys
 import threading
+import types
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods.registry import DEFINED
@@ -115,7 +116,7 @@ def _step(calendar: Calendar, day: dt.date, direction: int) -> dt.date:
 class _Builtin(BusinessCalendar):
     """A calendar ``parse_calendar`` makes from its name alone: pickled as that name."""
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    def __reduce__(self) -> tuple[object, ...]:
         return parse_calendar, (self.name,)
 
 
@@ -226,7 +227,7 @@ def weekdays_only(calendar: Calendar) -> bool:
     return getattr(calendar, "weekdays_only", False) is True
 
 
-def _import(module: str, extra: str, name: str) -> Any:
+def _import(module: str, extra: str, name: str) -> types.ModuleType:
     try:
         return __import__(module)
     except ImportError:
@@ -261,7 +262,7 @@ def _builtin(name: str) -> Calendar:
 
 
 def parse_calendar(
-    value: Any, field: str = "calendar", defined: Mapping[str, Calendar] | None = None
+    value: object, field: str = "calendar", defined: Mapping[str, Calendar] | None = None
 ) -> Calendar:
     """The calendar ``value`` names (a name in ``defined``, else, when ``defined`` is None,
     one the ``DEFINED`` registry holds (``[gatekeeper.calendars]`` once the Luigi adapter
@@ -291,7 +292,7 @@ def parse_calendar(
 
 #: import path -> (the module it was found in, the calendar): rebuilt when the module is not
 #: that one any more (imported anew)
-_imported: dict[str, tuple[Any, Calendar]] = {}
+_imported: dict[str, tuple[types.ModuleType, Calendar]] = {}
 _imported_lock = threading.Lock()
 
 
@@ -321,9 +322,9 @@ def import_calendar(ref: str, field: str = "calendar") -> Calendar:
     return found
 
 
-def _attribute(module: Any, ref: str, field: str) -> Calendar:
+def _attribute(module: object, ref: str, field: str) -> Calendar:
     """The calendar at ``ref``'s attribute of ``module`` (a class: made without arguments)."""
-    found: Any = module
+    found: object = module
     try:
         for name in ref.split(":")[1].split("."):
             found = getattr(found, name)

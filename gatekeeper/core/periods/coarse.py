@@ -16,12 +16,11 @@ whatever its calendar (a month on ``weekdays`` still closes at midnight of the 1
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods.base import Period, day_start, last_closed_day
-from gatekeeper.core.periods.labels import ISO_DATE
+from gatekeeper.core.periods.labels import ISO_DATE, Label
 
 __all__ = ["CoarsePeriod", "last_day"]
 
@@ -35,7 +34,7 @@ class CoarsePeriod(Period):
     __slots__ = ()
     _example: str = ""
 
-    def parse(self, value: Any, field: str = "business_date") -> dt.date:
+    def parse(self, value: object, field: str = "business_date") -> dt.date:
         if isinstance(value, str) and self._key_shape.match(value):
             return self._from_key(value, field)
         if isinstance(value, str) and ISO_DATE.match(value):
@@ -55,13 +54,13 @@ class CoarsePeriod(Period):
             )
         return value
 
-    def from_param(self, value: Any, field: str = "business_date") -> dt.date:
+    def from_param(self, value: object, field: str = "business_date") -> dt.date:
         return self.parse(value.date() if isinstance(value, dt.datetime) else value, field)
 
-    def to_param(self, label: Any, field: str = "business_date") -> dt.date:
+    def to_param(self, label: object, field: str = "business_date") -> dt.date:
         return self.parse(label, field)
 
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    def _span(self, label: Label, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
         return day_start(label, zone), day_start(self._next_first(label), zone)
 
     def containing(self, day: dt.date) -> dt.date:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Final
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.periods.base import Period, day_start, last_closed_day
 from gatekeeper.core.periods.business import BaseKind
-from gatekeeper.core.periods.labels import ISO_DATE, day_ordinal, parse_business_date
+from gatekeeper.core.periods.labels import ISO_DATE, Label, day_ordinal, parse_business_date
 
 __all__ = ["DAILY", "Daily"]
 
@@ -28,22 +28,22 @@ class Daily(BaseKind):
     __slots__ = ()
     _key_shape = ISO_DATE
 
-    def parse(self, value: Any, field: str = "business_date") -> dt.date:
+    def parse(self, value: object, field: str = "business_date") -> dt.date:
         return parse_business_date(value, field)
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         return parse_business_date(value, field).isoformat()
 
-    def from_param(self, value: Any, field: str = "business_date") -> dt.date:
+    def from_param(self, value: object, field: str = "business_date") -> dt.date:
         return parse_business_date(value.date() if isinstance(value, dt.datetime) else value, field)
 
-    def to_param(self, label: Any, field: str = "business_date") -> dt.date:
+    def to_param(self, label: object, field: str = "business_date") -> dt.date:
         return parse_business_date(label, field)
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         return parse_business_date(value, field).toordinal()
 
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
+    def ordinals(self, values: Iterable[object], field: str = "complete") -> set[int]:
         return {day_ordinal(value, field) for value in values}
 
     def key_ordinal(self, key: str) -> int:
@@ -55,7 +55,7 @@ class Daily(BaseKind):
     def _from_key(self, key: str, field: str) -> dt.date:
         return parse_business_date(key, field)
 
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+    def _span(self, label: Label, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
         return day_start(label, zone), day_start(label + _ONE_DAY, zone)
 
     def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> dt.date:
@@ -63,7 +63,7 @@ class Daily(BaseKind):
         # midnight is missing or repeated.
         return last_closed_day(instant, zone)
 
-    def _run(self, first: Any, count: int) -> Iterator[dt.date]:
+    def _run(self, first: Label, count: int) -> Iterator[dt.date]:
         start = first.toordinal()
         return map(dt.date.fromordinal, range(start, start + count))
 

@@ -11,7 +11,7 @@ import datetime as dt
 import itertools
 import operator
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Final, cast
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
@@ -20,6 +20,7 @@ from gatekeeper.core.periods.business import BaseKind
 from gatekeeper.core.periods.intervals import UTC
 from gatekeeper.core.periods.labels import (
     HOUR_KEY,
+    Label,
     hour_key,
     hour_ordinal,
     hour_ordinals,
@@ -38,24 +39,24 @@ class Hourly(BaseKind):
     __slots__ = ()
     _key_shape = HOUR_KEY
 
-    def parse(self, value: Any, field: str = "business_date") -> dt.datetime:
+    def parse(self, value: object, field: str = "business_date") -> dt.datetime:
         return parse_hour(value, field)
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         return hour_key(value, field)
 
-    def from_param(self, value: Any, field: str = "business_date") -> dt.datetime:
+    def from_param(self, value: object, field: str = "business_date") -> dt.datetime:
         if isinstance(value, dt.datetime) and value.tzinfo is None:
             value = value.replace(tzinfo=UTC)  # as Luigi's DateHourParameter reads it
         return parse_hour(value, field)
 
-    def to_param(self, label: Any, field: str = "business_date") -> dt.datetime:
+    def to_param(self, label: object, field: str = "business_date") -> dt.datetime:
         return parse_hour(label, field).replace(tzinfo=None)
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         return hour_ordinal(value, field)
 
-    def ordinals(self, values: Iterable[Any], field: str = "complete") -> set[int]:
+    def ordinals(self, values: Iterable[object], field: str = "complete") -> set[int]:
         return hour_ordinals(values, field)
 
     def _at(self, ordinal: int) -> dt.datetime:
@@ -70,14 +71,17 @@ class Hourly(BaseKind):
         except ValueError as exc:
             raise InvalidInput(field, key, f"not a calendar hour ({exc})") from None
 
-    def _span(self, label: Any, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
-        return label, label + _ONE_HOUR
+    def _span(self, label: Label, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
+        start = cast(dt.datetime, label)  # an hour's label is its aware start
+        return start, start + _ONE_HOUR
 
     def _closed_by(self, instant: dt.datetime, zone: ZoneInfo) -> dt.datetime:
         return instant.replace(minute=0, second=0, microsecond=0) - _ONE_HOUR
 
-    def _run(self, first: Any, count: int) -> Iterator[dt.datetime]:
-        steps = itertools.accumulate(itertools.repeat(_ONE_HOUR), operator.add, initial=first)
+    def _run(self, first: Label, count: int) -> Iterator[dt.datetime]:
+        steps = itertools.accumulate(
+            itertools.repeat(_ONE_HOUR), operator.add, initial=cast(dt.datetime, first)
+        )
         return itertools.islice(steps, count)
 
 

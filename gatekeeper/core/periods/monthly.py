@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Final
+from typing import Final
 
 from gatekeeper.core.periods.base import Period
 from gatekeeper.core.periods.business import BaseKind
@@ -24,10 +24,10 @@ class Monthly(BaseKind, CoarsePeriod):
     _key_shape = MONTH_KEY
     _example = "2025-01"
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         return self.parse(value, field).strftime("%Y-%m")
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         label = self.parse(value, field)
         return label.year * 12 + label.month - 1
 

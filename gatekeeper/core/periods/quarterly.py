@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Final
+from typing import Final
 
 from gatekeeper.core.periods.base import Period
 from gatekeeper.core.periods.business import BaseKind
@@ -24,11 +24,11 @@ class Quarterly(BaseKind, CoarsePeriod):
     _key_shape = QUARTER_KEY
     _example = "2025-Q1"
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         label = self.parse(value, field)
         return f"{label.year:04d}-Q{(label.month - 1) // 3 + 1}"
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         label = self.parse(value, field)
         return label.year * 4 + (label.month - 1) // 3
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Final
+from typing import Final
 
 from gatekeeper.core.periods.base import Period
 from gatekeeper.core.periods.business import BaseKind
@@ -24,11 +24,11 @@ class Weekly(BaseKind, CoarsePeriod):
     _key_shape = WEEK_KEY
     _example = "2026-W41 or its Monday 2026-10-05"
 
-    def key(self, value: Any, field: str = "business_date") -> str:
+    def key(self, value: object, field: str = "business_date") -> str:
         year, week, _ = self.parse(value, field).isocalendar()
         return f"{year:04d}-W{week:02d}"
 
-    def ordinal(self, value: Any, field: str = "business_date") -> int:
+    def ordinal(self, value: object, field: str = "business_date") -> int:
         return (self.parse(value, field).toordinal() - 1) // 7  # 0001-01-01 is a Monday
 
     def _at(self, ordinal: int) -> dt.date:
