@@ -103,8 +103,8 @@ def signal_pid(pid: int, sig: int) -> bool:
         return False
 
 
-def children_of(parents: set[int]) -> list[int]:
-    """The live processes whose parent is one of ``parents`` (read from /proc)."""
+def processes() -> list[tuple[int, str, int, int]]:
+    """(pid, state, parent pid, process group) of every live process (read from /proc)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -113,10 +113,27 @@ def children_of(parents: set[int]) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if int(fields[1]) in parents and fields[0] != "Z":
-            found.append(int(entry.name))
+        state, ppid, pgrp = stat[stat.rindex(")") + 2 :].split()[:3]
+        found.append((int(entry.name), state, int(ppid), int(pgrp)))
     return found
+
+
+def children_of(parents: set[int]) -> list[int]:
+    """The live processes whose parent is one of ``parents``."""
+    return [pid for pid, state, ppid, _ in processes() if ppid in parents and state != "Z"]
+
+
+def kill_members(groups: set[int], marker: bytes) -> None:
+    """SIGCONT then SIGKILL each process of ``groups`` whose command line holds ``marker``:
+    a group whose leader died long ago may have handed its number to someone else's."""
+    for pid, _, _, pgrp in processes():
+        try:
+            ours = pgrp in groups and marker in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if ours:
+            signal_pid(pid, signal.SIGCONT)
+            signal_pid(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -173,12 +190,10 @@ class Fleet:
         return {s.process.pid for s in self.slots if s.process and s.process.poll() is None}
 
     def stop(self, gaps: Callable[[str], int | None] | None = None) -> None:
-        """SIGKILL every process group the fleet ever started (orphaned task processes too);
+        """SIGKILL every process of the groups the fleet started (orphaned task processes too);
         with ``gaps``, log each process ended so as an exit (``cause``: the soak ended)."""
+        kill_members({g for slot in self.slots for g in slot.groups}, b"soak_pipeline")
         for slot in self.slots:
-            for group in slot.groups:
-                kill_group(group, signal.SIGCONT)
-                kill_group(group)
             if slot.process is not None:
                 code = slot.process.wait(timeout=30)
                 if gaps is not None:
