@@ -48,7 +48,8 @@ def restore_config(state: ConfigState) -> None:
 def configure(options: dict[str, str]) -> Iterator[None]:
     """Set ``[gatekeeper]`` options in Luigi's live config, restoring them afterwards."""
     cfg = luigi.configuration.get_config()
-    if not cfg.has_section("gatekeeper"):
+    added = not cfg.has_section("gatekeeper")  # none in a folder without luigi.cfg
+    if added:
         cfg.add_section("gatekeeper")
     saved = {k: cfg.get("gatekeeper", k, None) for k in options}
     for key, value in options.items():
@@ -62,6 +63,8 @@ def configure(options: dict[str, str]) -> Iterator[None]:
                 cfg.remove_option("gatekeeper", key)
             else:
                 cfg.set("gatekeeper", key, value)
+        if added and not cfg.options("gatekeeper"):
+            cfg.remove_section("gatekeeper")
         Register.clear_instance_cache()
         close_shared_ledgers()
 
