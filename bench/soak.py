@@ -217,9 +217,15 @@ def run_faults(minutes: float, fleet: Fleet, nemesis: Nemesis, gaps: Any) -> Non
     for slot in fleet.slots:
         fleet.start(slot)
     deadline = time.monotonic() + minutes * 60
+    look_at = time.monotonic() + 5
     while time.monotonic() < deadline:
         fleet.reap(gaps, restart=True)
         nemesis.tick()
+        if look_at and time.monotonic() >= look_at:
+            look_at = 0 if gaps("monthly") == 0 else time.monotonic() + 5
+            if not look_at:
+                fleet.log("window_filled")
+                print("soak: the window is filled; the faults now find nothing in flight")
         time.sleep(0.2)
     nemesis.resume_all()
     fleet.reap(gaps, restart=False)

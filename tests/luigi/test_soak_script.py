@@ -1,12 +1,14 @@
-"""bench/soak.py end to end on SQLite: a short run with kill and stop faults (issue 48, item 1).
+"""bench/soak.py end to end on SQLite: a short run with kill and stop faults (issue 48, item 1),
+and its check of the pipeline's own tables.
 
-The process is the subject: the script starts luigid and the ``luigi`` processes, hurts them,
-runs the clean run and ``gatekeeper verify``, and its exit code is the verdict.
+The process is the subject of the first: the script starts luigid and the ``luigi`` processes,
+hurts them, runs the clean run and ``gatekeeper verify``, and its exit code is the verdict.
 """
 
 from __future__ import annotations
 
 import collections
+import datetime as dt
 import json
 import os
 import subprocess
@@ -15,11 +17,14 @@ from pathlib import Path
 
 import pytest
 
+import gatekeeper as gk
+
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = [pytest.mark.luigi, pytest.mark.slow]
+pytestmark = pytest.mark.luigi
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(150)  # ~20 s of faults, the leases' 12 s, a clean run of one month
 def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
     log = tmp_path / "soak.jsonl"
@@ -54,3 +59,33 @@ def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
     # a month of days, each with an upstream and a publication, and the month itself
     assert summary["attempts_by_state"]["succeeded"] == 31 * 2 + 1, summary
     assert sum(summary["faults"].values()) == len(faults)
+
+
+def test_soak_table_check_names_a_row_its_owner_did_not_write(tmp_path: Path) -> None:
+    """The soak's own check of its tables finds what it looks for: a day's rows written by an
+    attempt that is not the day's succeeded latest one (a zombie's write that got through),
+    and a total no publication produced."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from soak_checks import table_violations
+        from soak_pipeline import TABLES
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    now = dt.datetime(2026, 10, 23, 7, 0, tzinfo=dt.timezone.utc)
+    with gk.open_ledger(f"sqlite:///{tmp_path / 'soak.db'}") as ledger:
+        with ledger.transaction():
+            for statement in TABLES:
+                ledger.execute(statement)
+        ledger.record("SoakUpstream", "2026-01-01", 1, "zombie", "abandoned", now)
+        ledger.record("SoakUpstream", "2026-01-01", 2, "owner", "succeeded", now)
+        assert table_violations(ledger) == []
+        with ledger.transaction():
+            ledger.execute("INSERT INTO soak_rows VALUES ('2026-01-01', 1, 'owner')")
+        assert table_violations(ledger) == []
+        with ledger.transaction():
+            ledger.execute("INSERT INTO soak_rows VALUES ('2026-01-01', 2, 'zombie')")
+            ledger.execute("INSERT INTO soak_totals VALUES ('2026-01-01', 3, 'nobody')")
+        found = table_violations(ledger)
+    assert len(found) == 2, found
+    assert found[0].startswith("soak_rows 2026-01-01: written by zombie"), found
+    assert found[1].startswith("soak_totals 2026-01-01: written by nobody"), found
