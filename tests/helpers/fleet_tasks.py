@@ -4,7 +4,8 @@ settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a g
 
 The body is steered by files in the control folder (an insignificant parameter):
 ``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
-``sleep`` holds the seconds each run sleeps. Every run appends
+``sleep`` holds the seconds each run sleeps, ``sleep-<date>`` the seconds each run of that date
+sleeps (after ``sleep``). Every run appends
 ``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times:
 ``time.time()``), and
 every Luigi event of a period appends ``<event> <date>`` to ``<control>/events``.
@@ -37,6 +38,9 @@ def body(control: str, date: Any) -> None:
     sleep = folder / "sleep"
     if sleep.exists():
         time.sleep(float(sleep.read_text()))
+    sleep_date = folder / f"sleep-{date}"
+    if sleep_date.exists():
+        time.sleep(float(sleep_date.read_text()))
     outcome = "ok"
     flaky, flaked = folder / f"flaky-{date}", folder / f"flaked-{date}"
     if (folder / f"fail-{date}").exists() or (flaky.exists() and not flaked.exists()):

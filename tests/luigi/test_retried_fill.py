@@ -6,12 +6,15 @@ Each case runs the real ``luigi`` command (exit codes as the shell sees them): l
 ``RangeDaily`` over a plain task beside a contiguous ``RangeBusinessDaily`` (the default
 strategy) over its gatekeeper twin (``tests/helpers/fleet_tasks.py``), one date failing on its
 first run only, with Luigi's retry policy (``retry_count = 3``, a retry delay of 1 s) and a
-worker kept alive to see the retry.
+worker kept alive to see the retry; and the same retry run to success by another process on
+one luigid, where the process that saw the failure exits ``task_failed`` as Luigi's does.
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -25,9 +28,10 @@ from tests.helpers.fleet import (
     range_args,
     run,
     scheduler_args,
+    start,
 )
-from tests.helpers.luigi_support import write_config
-from tests.helpers.luigid_support import Luigid
+from tests.helpers.luigi_support import luigi_command, write_config
+from tests.helpers.luigid_support import Luigid, stop_all
 from tests.luigi.test_fleet import runs, twin_folders
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
@@ -83,3 +87,90 @@ def test_fleet_retry_to_success_exits_as_range_daily_does(
     with gk.open_ledger(sqlite_url) as ledger:
         states = [a.state.value for a in ledger.attempts("GkRetry3", BAD)]
     assert states == ["failed", "succeeded"]
+
+
+# -- a retry another process ran to success --------------------------------------------------
+#: the date process A runs after its failure of BAD, slowly enough that A is still in it when
+#: luigid offers BAD's retry (after 1 s): the retry can only go to process B
+BUSY = "2026-10-04"
+BUSY_SECONDS = 10
+
+
+def ran(control: Path) -> list[tuple[str, float, float, set[str], str]]:
+    """The runs of the body in the order they ended: (date, start, end, {its process id and
+    its parent's}, outcome)."""
+    path = control / "runs"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [(d, float(s), float(e), {p, pp}, o) for d, s, e, p, pp, o in map(str.split, lines)]
+
+
+def retried_elsewhere(
+    cfg: Path, twin: str, cls: str, control: Path, extra: tuple[str, ...]
+) -> tuple[list[int], list[str]]:
+    """Process A fills the window on a luigid that retries after 1 s (``--workers 1``,
+    keep-alive): BAD fails in A, which then sleeps in BUSY. Process B fills BAD's day alone,
+    started once A's failure is in the runs notes, and runs BAD's retry to success. Returns
+    A's and B's exit codes and outputs; asserts the runs went that way."""
+    (control / f"flaky-{BAD}").touch()
+    (control / f"sleep-{BUSY}").write_text(str(BUSY_SECONDS))
+    server = Luigid(control / "luigid", LUIGID_RETRY)
+    server.start()
+    started: list[subprocess.Popen[str]] = []
+    try:
+        command = [*KEEP_ALIVE, "--workers", "1", *extra, *scheduler_args(server), "--no-lock"]
+        started = start(cfg, control, luigi_command(*range_args(twin, cls, control, *command)))
+        deadline = time.monotonic() + 60
+        while not any(run[0] == BAD for run in ran(control)):  # A's failure is recorded
+            assert started[0].poll() is None, started[0].communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "A did not run BAD"
+            time.sleep(0.02)
+        b_args = range_args(twin, cls, control, *command, start=BAD, stop=BUSY)
+        started += start(cfg, control, luigi_command(*b_args))
+        outputs = [p.communicate(timeout=90)[0] for p in started]
+    finally:
+        stop_all(started)
+        server.stop()
+    a, b = (str(p.pid) for p in started)
+    by = {
+        (date, pid): (start_, end, out)
+        for date, start_, end, pids, out in ran(control)
+        for pid in pids
+    }
+    failed, busy, retried = by.get((BAD, a)), by.get((BUSY, a)), by.get((BAD, b))
+    assert failed and busy and retried, (ran(control), outputs)
+    assert failed[2] == "failed" and retried[2] == "ok", ran(control)
+    # A was in BUSY from its failure until after B's retry: the retry could only be B's
+    assert failed[1] <= busy[0] and retried[1] < busy[1], (ran(control), outputs)
+    return [p.returncode for p in started], outputs
+
+
+@pytest.mark.timeout(240)
+def test_fleet_retry_run_by_another_process_exits_as_range_daily_does(tmp_path: Path) -> None:
+    """A period failed in process A and retried to success by Luigi's retry policy in process
+    B (issue 48, item 3 (c)): A exits ``task_failed`` (30) as Luigi does over plain tasks,
+    its summary counting a task failed unless this worker saw it done; B exits 0, as Luigi
+    does. B fills BAD's day alone: a process sharing A's whole window would also find BUSY
+    in A's hands, which Luigi judges ``already_running`` over plain tasks and, over a range's
+    chunks, by what it finds of them (docs/inline.md, processes sharing a range on luigid).
+
+    The gatekeeper range fills ``--strategy forward`` (independent periods, as ``RangeDaily``
+    schedules them, so A goes on to BUSY after its failure of BAD; a contiguous fill stops at
+    the failure, leaving A nothing to be busy with), inline (the default: BAD's first try
+    inline, its retry scheduled) and scheduled (``--inline false``)."""
+    codes, states = {}, {}
+    for twin, cls, extra in (
+        ("plain", "PlainRetry3", ()),
+        ("gk-inline", "GkRetry3", ("--strategy", "forward", "--inline", "true")),
+        ("gk-scheduled", "GkRetry3", ("--strategy", "forward", "--inline", "false")),
+    ):
+        control = tmp_path / twin
+        control.mkdir()
+        ledger_url = f"sqlite:///{control / 'ledger.db'}"  # each twin a ledger of its own
+        cfg = write_config(control, ledger_url)
+        codes[twin], outputs = retried_elsewhere(cfg, twin.split("-")[0], cls, control, extra)
+        assert runs(control) == RETRIED, outputs
+        if twin != "plain":
+            with gk.open_ledger(ledger_url) as ledger:
+                states[twin] = [a.state.value for a in ledger.attempts("GkRetry3", BAD)]
+    assert codes == dict.fromkeys(("plain", "gk-inline", "gk-scheduled"), [30, 0]), codes
+    assert states == dict.fromkeys(("gk-inline", "gk-scheduled"), ["failed", "succeeded"])
