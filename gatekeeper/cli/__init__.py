@@ -20,6 +20,7 @@ from typing import Any
 from gatekeeper.cli import (
     check_cmds,
     collect_cmds,
+    compact_cmds,
     coverage_cmds,
     ledger_cmds,
     recovery_cmds,
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         check_cmds,
         serve_cmds,
         verify_cmds,
+        compact_cmds,
     ):
         module.register(add)
     return parser

@@ -23,6 +23,7 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger import names, overview
 from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.attempts import AttemptStore
+from gatekeeper.ledger.compaction import CompactResult, Horizon, compact
 from gatekeeper.ledger.dialect import Dialect
 from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.ledger.owned import OwnedLedger
@@ -337,6 +338,19 @@ class Ledger(Publishing):
         """Every violation of the ledger's invariants (``ledger/verify.py``), of ``jobs``
         alone when given; one read transaction of set-based queries, writes nothing."""
         return verify(self.sql, [check_name(j, "job") for j in jobs])
+
+    def compact(
+        self, *, before: Any, jobs: Iterable[str] = (), dry_run: bool = False
+    ) -> CompactResult:
+        """Remove the superseded ``failed`` and ``abandoned`` attempts of periods older than
+        ``before`` (a ``Horizon``, or a period key of any kind or a date: ``Horizon.parse``;
+        ``ledger/compaction.py`` says which periods that is and which attempts are always
+        kept), of ``jobs`` alone when given; one write transaction, or with ``dry_run`` none
+        (nothing written). Returns what was (would be) removed per job. Raises InvalidInput
+        (nothing written) for a bad ``before`` or job."""
+        horizon = before if isinstance(before, Horizon) else Horizon.parse(before)
+        named = list(dict.fromkeys(check_name(j, "job") for j in jobs))
+        return compact(self.sql, horizon, named, dry_run=dry_run)
 
     def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
         """Publications of ``consumer`` (periods >= ``since``) whose newest revision's

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from gatekeeper.core.errors import LedgerError
 from gatekeeper.ledger import outages
+from gatekeeper.ledger.compaction import TABLE as COMPACTED_TABLE
 from gatekeeper.ledger.runs import LINE_COLUMN, CompleteRuns
 from gatekeeper.ledger.runs import TABLE as RUNS_TABLE
 
@@ -165,6 +166,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # rows one command at a time, or take a window over other rows than the range planned;
     # knowing up to version 10, it refuses the whole ledger instead (``refuse_newer``).
     (),
+    # 12: how many superseded attempts compaction removed from each (job, period)
+    # (ledger/compaction.py), so that verify still knows its attempts were numbered 1..n.
+    (COMPACTED_TABLE,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

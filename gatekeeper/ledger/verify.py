@@ -16,7 +16,8 @@ invariants (``INVARIANTS``; docs/ownership.md says what each means and how to re
 - ``success-published``: each ``succeeded`` attempt of a job that publishes (a consumer of
   some publication or reservation) has a publication for its period;
 - ``attempt-numbers``, ``attempt-non-terminal``, ``attempt-lease``: the attempts of each (job,
-  period) are numbered 1..n, at most one is ``running``, and a ``running`` one has a lease;
+  period) are numbered 1..n but the k ``gk_compacted`` counts removed (``compaction.py``), at
+  most one is ``running``, and a ``running`` one has a lease;
 - ``complete-runs``: ``gk_complete_runs`` holds exactly the runs a full scan of attempts and
   publications derives (``runs.derive``, the migrations' own derivation), on every line;
 - ``reservation-expired``: no ``reserved`` row outlives its producer's lease (its producer
@@ -45,7 +46,7 @@ INVARIANTS: dict[str, str] = {
     "evidence": "an evidence row names a succeeded attempt of that upstream for that period",
     "publication-producer": "a publication's producing attempt exists and succeeded",
     "success-published": "a succeeded attempt of a job that publishes has its publication",
-    "attempt-numbers": "the attempts of a (job, period) are numbered 1..n",
+    "attempt-numbers": "the attempts of a (job, period) are 1..n but those compacted",
     "attempt-non-terminal": "at most one attempt of a (job, period) is running",
     "attempt-lease": "a running attempt holds a lease",
     "complete-runs": "the stored runs of complete periods equal a full scan's",
@@ -222,12 +223,7 @@ def _unpublished(rows: Rows, among: _Among, now: Any) -> list[Violation]:
             period,
             f"attempt {attempt} (run {run_id}) succeeded; {job} publishes, and has no "
             "publication for this period",
-            (
-                Row(
-                    "gk_attempts",
-                    (("attempt", attempt), ("run_id", run_id), ("state", "succeeded")),
-                ),
-            ),
+            (_attempt_row((job, period, attempt, run_id, "succeeded")),),
         )
         for job, period, attempt, run_id in found
     ]
@@ -237,12 +233,14 @@ def _attempts(rows: Rows, among: _Among, now: Any) -> list[Violation]:
     where, params = among.where("a.job")
     found = rows(
         "SELECT a.job, a.period, a.attempt, a.run_id, a.state, a.lease_expires_at, v.gaps, "
-        "v.running, v.leaseless FROM gk_attempts a JOIN (SELECT * FROM (SELECT job, period, "
-        "CASE WHEN MIN(attempt) <> 1 OR MAX(attempt) <> COUNT(*) THEN 1 ELSE 0 END AS gaps, "
-        "SUM(CASE WHEN state = 'running' THEN 1 ELSE 0 END) AS running, "
-        "SUM(CASE WHEN state = 'running' AND lease_expires_at IS NULL THEN 1 ELSE 0 END) "
-        "AS leaseless FROM gk_attempts GROUP BY job, period) g WHERE g.gaps = 1 OR "
-        "g.running > 1 OR g.leaseless > 0) v ON v.job = a.job AND v.period = a.period "
+        "v.running, v.leaseless, v.removed FROM gk_attempts a JOIN (SELECT * FROM (SELECT "
+        "t.job, t.period, COALESCE(MAX(c.removed), 0) AS removed, CASE WHEN MIN(t.attempt) "
+        "< 1 OR MAX(t.attempt) <> COUNT(*) + COALESCE(MAX(c.removed), 0) THEN 1 ELSE 0 END "
+        "AS gaps, SUM(CASE WHEN t.state = 'running' THEN 1 ELSE 0 END) AS running, SUM(CASE "
+        "WHEN t.state = 'running' AND t.lease_expires_at IS NULL THEN 1 ELSE 0 END) AS "
+        "leaseless FROM gk_attempts t LEFT JOIN gk_compacted c ON c.job = t.job AND c.period "
+        "= t.period GROUP BY t.job, t.period) g WHERE g.gaps = 1 OR g.running > 1 OR "
+        "g.leaseless > 0) v ON v.job = a.job AND v.period = a.period "
         "WHERE 1 = 1" + where + " ORDER BY a.job, a.period, a.attempt",
         params,
     )
@@ -251,11 +249,12 @@ def _attempts(rows: Rows, among: _Among, now: Any) -> list[Violation]:
         keys.setdefault((row[0], row[1]), []).append(row)
     out = []
     for (job, period), attempts in keys.items():
-        _, _, _, _, _, _, gaps, running, leaseless = attempts[0]
-        numbers = [int(a[2]) for a in attempts]
+        _, _, _, _, _, _, gaps, running, leaseless, removed = attempts[0]
+        numbers, n = [int(a[2]) for a in attempts], len(attempts) + int(removed)
         every = tuple(_attempt_row(a) for a in attempts)
         if int(gaps):
-            detail = f"attempts {', '.join(map(str, numbers))}, not 1..{len(numbers)}"
+            less = f" less {int(removed)} compacted" if int(removed) else ""
+            detail = f"attempts {', '.join(map(str, numbers))}, not 1..{n}{less}"
             out.append(Violation("attempt-numbers", job, period, detail, every))
         live = tuple(_attempt_row(a) for a in attempts if a[4] == "running")
         if int(running) > 1:
