@@ -142,6 +142,20 @@ class GkPriority(GkDay):
     priority = 10
 
 
+#: the first period of ``GkChained``: it requires nothing
+CHAIN_FIRST = "2026-10-01"
+
+
+class GkChained(GkDay):
+    """Requires its own previous period (from ``CHAIN_FIRST`` on): a previous-period upstream."""
+
+    def requires(self) -> list[GkChained]:
+        if str(self.business_date) <= CHAIN_FIRST:
+            return []
+        previous = self.period_kind.shift(self.business_date, -1)
+        return [GkChained(business_date=previous, control=self.control)]
+
+
 class GkBatched(gk.BusinessDateTask):
     """Batches a parameter: refused by the range (one attempt cannot cover several periods)."""
 
