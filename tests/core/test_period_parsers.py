@@ -461,3 +461,33 @@ def test_last_closed_is_the_latest_day_whose_interval_has_ended(
     days = [instant.date() + dt.timedelta(days=n) for n in range(-3, 3)]
     ended = [d for d in days if interval(d, DAILY, zone).end <= instant]
     assert last_closed(instant, DAILY, zone) == max(ended)
+
+
+# -- a duration as the operator writes it (the report's, serve's and the range's lines) ----
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0, "0s"),
+        (1, "1s"),
+        (59, "59s"),
+        (60, "1m"),
+        (61, "1m1s"),
+        (3600, "1h"),
+        (5400, "1h30m"),
+        (86400, "1d"),
+        (90061, "1d1h1m1s"),
+        (86400 * 400 + 7, "400d7s"),
+    ],
+)
+def test_duration_text_names_each_unit_it_holds(seconds: int, text: str) -> None:
+    from gatekeeper.core.periods.intervals import duration_text
+
+    assert duration_text(dt.timedelta(seconds=seconds)) == text
+
+
+@given(st.integers(min_value=0, max_value=10**8))
+def test_duration_text_reads_back_as_the_same_lateness(seconds: int) -> None:
+    from gatekeeper.core.periods.intervals import duration_text
+
+    span = dt.timedelta(seconds=seconds)
+    assert parse_lateness(duration_text(span)) == span
