@@ -11,10 +11,13 @@ An attempt is removed when every one of these holds:
 
 Each (job, period) that loses attempts has the count added to ``gk_compacted``, so that
 ``verify`` still knows its attempts were numbered 1..n (the kept ones keep their ordinals;
-the next attempt is still the greatest plus one). The complete runs need no change: they
-derive from each period's latest attempt, which stays. One write transaction, under one
-ledger-wide lock (two compactions never count the same attempt twice); a dry run selects
-the same rows in a read transaction and writes nothing.
+the next attempt is still the greatest plus one). A late observation of a removed attempt
+(a collector's replay) records it again, as it would any attempt not yet recorded; verify
+allows that (at most the counted ones missing), and the next compaction removes it again.
+The complete runs need no change: they derive from each period's latest attempt, which
+stays. One write transaction, under one ledger-wide lock (two compactions never count the
+same attempt twice); a dry run selects the same rows in a read transaction and writes
+nothing.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ invariants (``INVARIANTS``; docs/ownership.md says what each means and how to re
 - ``success-published``: each ``succeeded`` attempt of a job that publishes (a consumer of
   some publication or reservation) has a publication for its period;
 - ``attempt-numbers``, ``attempt-non-terminal``, ``attempt-lease``: the attempts of each (job,
-  period) are numbered 1..n but the k ``gk_compacted`` counts removed (``compaction.py``), at
-  most one is ``running``, and a ``running`` one has a lease;
+  period) are numbered 1..n, at most k of them missing where ``gk_compacted`` counts k
+  removed (``compaction.py``), at most one is ``running``, and a ``running`` one has a lease;
 - ``complete-runs``: ``gk_complete_runs`` holds exactly the runs a full scan of attempts and
   publications derives (``runs.derive``, the migrations' own derivation), on every line;
 - ``reservation-expired``: no ``reserved`` row outlives its producer's lease (its producer
@@ -235,7 +235,7 @@ def _attempts(rows: Rows, among: _Among, now: Any) -> list[Violation]:
         "SELECT a.job, a.period, a.attempt, a.run_id, a.state, a.lease_expires_at, v.gaps, "
         "v.running, v.leaseless, v.removed FROM gk_attempts a JOIN (SELECT * FROM (SELECT "
         "t.job, t.period, COALESCE(MAX(c.removed), 0) AS removed, CASE WHEN MIN(t.attempt) "
-        "< 1 OR MAX(t.attempt) <> COUNT(*) + COALESCE(MAX(c.removed), 0) THEN 1 ELSE 0 END "
+        "< 1 OR MAX(t.attempt) > COUNT(*) + COALESCE(MAX(c.removed), 0) THEN 1 ELSE 0 END "
         "AS gaps, SUM(CASE WHEN t.state = 'running' THEN 1 ELSE 0 END) AS running, SUM(CASE "
         "WHEN t.state = 'running' AND t.lease_expires_at IS NULL THEN 1 ELSE 0 END) AS "
         "leaseless FROM gk_attempts t LEFT JOIN gk_compacted c ON c.job = t.job AND c.period "

@@ -226,3 +226,15 @@ def test_verify_still_names_a_gap_compaction_did_not_make(ledger: gk.Ledger) -> 
     (found,) = ledger.verify()
     assert (found.invariant, found.job, found.period) == ("attempt-numbers", "L", OLD)
     assert "attempts 3, not 1..2 less 1 compacted" in found.detail
+
+
+def test_compact_then_a_late_observation_of_a_removed_attempt_still_verifies(
+    ledger: gk.Ledger,
+) -> None:
+    tried(ledger, "L", OLD, "failed", "failed", "succeeded")
+    ledger.compact(before=BEFORE)
+    assert ledger.record("L", OLD, 1, f"L-{OLD}-1", "failed", T0) is True  # a replay
+    assert [a.attempt for a in ledger.history("L")] == [1, 3]
+    assert ledger.verify() == []
+    assert ledger.compact(before=BEFORE).removed == 1
+    assert ledger.verify() == []
