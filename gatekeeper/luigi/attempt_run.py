@@ -205,16 +205,27 @@ class RecordedRun:
                     and luigi_compat.under_remote_scheduler(cast(luigi.Task, self))
                 ):
                     raise
-                if not self._waited_for(ledger, held.holder):
-                    raise
+                self._wait_for(ledger, held.holder)
 
-    def _waited_for(self, ledger: Ledger, holder: Attempt) -> bool:
-        """Wait while ``holder`` runs this period; True when it then succeeded (or its lease
-        expired: begin again), False when it failed (the failure is not retried here)."""
+    def _wait_for(self, ledger: Ledger, holder: Attempt) -> None:
+        """Wait while ``holder`` runs this period, then return to begin again: it succeeded
+        (taken as ours), another attempt replaced it, or its lease expired. Raises LeaseHeld
+        naming ``holder`` as it ended when it failed (or was abandoned): its failure is not
+        retried here (the scheduler retries this task under its retry policy)."""
         latest = wait_while_held(ledger, holder)
-        if latest is None or latest.run_id != holder.run_id or latest.state is RunState.RUNNING:
-            return True
-        return latest.state is RunState.SUCCEEDED
+        if latest is None or latest.run_id != holder.run_id:
+            return
+        if latest.state in (RunState.RUNNING, RunState.SUCCEEDED):
+            return
+        raise LeaseHeld(
+            f"{holder.job} {holder.business_date} attempt {holder.attempt} (run "
+            f"{holder.run_id}) held it while this run waited, and ended {latest.state.value}; "
+            "this run does not retry it",
+            holder=latest,
+            job=holder.job,
+            period=holder.business_date,
+            attempt=holder.attempt,
+        )
 
     def record_timeout(self, message: str) -> None:
         """Luigi's worker terminated the process running this task at its worker timeout

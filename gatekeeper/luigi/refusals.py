@@ -22,6 +22,7 @@ import sys
 import luigi.configuration
 
 from gatekeeper.core.errors import LeaseHeld
+from gatekeeper.core.records import RunState
 
 #: The message Luigi's worker logs, on "luigi-interface", for a task whose ``complete()`` or
 #: ``requires()`` raised (``Worker._log_complete_error``/``_log_dependency_error``: the
@@ -67,9 +68,16 @@ def held_line(held: LeaseHeld) -> str:
     """One line for a period another run holds: ``LeaseHeld: JOB PERIOD is held by run R
     (attempt N) until T; wait for it to finish or its lease to expire, or, if its worker is
     dead: gatekeeper abandon JOB PERIOD --reason "..."`` (the job and period quoted for a
-    shell where they need it)."""
+    shell where they need it); for a holder that ended while this run waited for it (under
+    luigid), the state it ended in."""
     holder = held.holder
     job, period = holder.job, holder.period_key
+    if holder.state is not RunState.RUNNING:  # it ended while this run waited for it
+        return (
+            f"LeaseHeld: {job} {period} was held by run {holder.run_id} (attempt "
+            f"{holder.attempt}), which ended {holder.state.value} while this run waited for it; "
+            "this run does not retry it"
+        )
     until = holder.lease_expires_at
     if until is None:
         lease, wait = "running without a lease", "record its outcome"
