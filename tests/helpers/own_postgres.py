@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -42,7 +43,7 @@ def missing() -> str | None:
 
 
 class OwnPostgres:
-    """``start()``, ``stop()``, ``restart()``; ``url`` is a gatekeeper ledger URL."""
+    """``start()``, ``stop()``, ``restart_command()``; ``url`` is a gatekeeper ledger URL."""
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -60,25 +61,40 @@ class OwnPostgres:
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
-    def _run(self, *args: str | None) -> None:
+    def _command(self, *args: str | None) -> list[str]:
         command = [str(a) for a in args]
         if self.as_postgres:
             command = ["runuser", "-u", "postgres", "--", *command]
-        subprocess.run(command, check=True, capture_output=True, timeout=120)
+        return command
 
-    def start(self) -> None:
+    def _run(self, *args: str | None) -> None:
+        subprocess.run(self._command(*args), check=True, capture_output=True, timeout=120)
+
+    def _pg_ctl(self, action: str) -> list[str]:
+        """``pg_ctl start`` or ``restart`` of this cluster, on its port, waiting until it is up."""
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(
+        log = str(self.folder / "log")
+        return self._command(
             tool("pg_ctl"),
             "-D",
             str(self.data),
             "-o",
             options,
             "-l",
-            str(self.folder / "log"),
+            log,
+            "-m",
+            "fast",
             "-w",
-            "start",
+            action,
         )
+
+    def start(self) -> None:
+        subprocess.run(self._pg_ctl("start"), check=True, capture_output=True, timeout=120)
+
+    def restart_command(self) -> str:
+        """A shell command restarting this cluster (fast shutdown, then start): what
+        ``bench/soak.py --db-restart-cmd`` runs."""
+        return shlex.join(self._pg_ctl("restart"))
 
     def stop(self) -> None:
         """Fast shutdown: every session is terminated, as in a restart."""

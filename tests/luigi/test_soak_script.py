@@ -1,8 +1,10 @@
-"""bench/soak.py end to end on SQLite: a short run with kill and stop faults (issue 48, item 1),
-and its check of the pipeline's own tables.
+"""bench/soak.py end to end: a short run with kill and stop faults on SQLite (issue 48, item 1),
+the same with database restarts on a PostgreSQL cluster of the test's own (item 2), and the
+soak's check of the pipeline's own tables.
 
-The process is the subject of the first: the script starts luigid and the ``luigi`` processes,
-hurts them, runs the clean run and ``gatekeeper verify``, and its exit code is the verdict.
+The process is the subject of the first two: the script starts luigid and the ``luigi``
+processes, hurts them, runs the clean run and ``gatekeeper verify``, and its exit code is the
+verdict.
 """
 
 from __future__ import annotations
@@ -13,27 +15,45 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import gatekeeper as gk
+from tests.helpers.own_postgres import OwnPostgres, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.luigi
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(150)  # ~20 s of faults, the leases' 12 s, a clean run of one month
-def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
+@pytest.fixture
+def own_pg() -> Iterator[OwnPostgres]:
+    reason = missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true" or os.environ.get("GATEKEEPER_REQUIRE_PG") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    server = OwnPostgres()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+def run_soak(tmp_path: Path, *args: str) -> list[dict[str, Any]]:
+    """Run bench/soak.py with ``args`` over one month with two processes; assert it passed;
+    return its log's records."""
     log = tmp_path / "soak.jsonl"
     env = {k: v for k, v in os.environ.items() if k not in ("GATEKEEPER_LEDGER_URL",)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    args = ["--minutes", "0.3", "--faults", "kill,stop", "--processes", "2", "--months", "1"]
-    args += ["--seed", "7", "--log", str(log), "--keep", str(tmp_path / "run")]
+    common = ["--processes", "2", "--months", "1", "--log", str(log)]
+    common += ["--keep", str(tmp_path / "run")]
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "soak.py"), *args],
+        [sys.executable, str(ROOT / "bench" / "soak.py"), *args, *common],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -42,11 +62,14 @@ def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "soak: passed" in done.stdout, done.stdout
+    return [json.loads(line) for line in log.read_text().splitlines()]
 
-    records = [json.loads(line) for line in log.read_text().splitlines()]
+
+def assert_clean_verdict(records: list[dict[str, Any]]) -> None:
+    """Every exit logged with its code and due gaps, the clean run filled the window, verify
+    found nothing, and no exit 0 left a due gap."""
     events = collections.Counter(r["event"] for r in records)
     faults = [r for r in records if r["event"] == "fault"]
-    assert faults and {r["kind"] for r in faults} <= {"kill", "stop"}, faults
     exits = [r for r in records if r["event"] == "exit"]
     assert len(exits) >= 2 and all("code" in r and "due_gaps" in r for r in exits), exits
     assert events["start"] >= 2 and events["clean_run"] == 1, events
@@ -59,6 +82,38 @@ def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
     # a month of days, each with an upstream and a publication, and the month itself
     assert summary["attempts_by_state"]["succeeded"] == 31 * 2 + 1, summary
     assert sum(summary["faults"].values()) == len(faults)
+    assert not [r for r in exits if r["code"] == 0 and r["due_gaps"]], exits
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)  # ~20 s of faults, the leases' 12 s, a clean run of one month
+def test_soak_on_sqlite_passes_with_faults_logged(tmp_path: Path) -> None:
+    records = run_soak(tmp_path, "--minutes", "0.3", "--faults", "kill,stop", "--seed", "7")
+    faults = [r for r in records if r["event"] == "fault"]
+    assert faults and {r["kind"] for r in faults} <= {"kill", "stop"}, faults
+    assert_clean_verdict(records)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.timeout(150)  # 15 s of faults, the leases' 12 s, a clean run of one month
+def test_soak_on_postgresql_passes_with_database_restarts(
+    tmp_path: Path, own_pg: OwnPostgres
+) -> None:
+    """Kill, stop and db faults on a cluster of the test's own, restarted by its pg_ctl. Seed
+    1389's schedule (a function of the seed alone): stop, kill, db, stop, db in the first
+    ~13 s, so each kind happens and the test cannot pass without a database restart."""
+    ledger = f"{own_pg.url}?schema=gk_soak"
+    args = ["--ledger", ledger, "--minutes", "0.25", "--faults", "kill,stop,db"]
+    args += ["--db-restart-cmd", own_pg.restart_command(), "--seed", "1389"]
+    records = run_soak(tmp_path, *args)
+    faults = collections.Counter(r["kind"] for r in records if r["event"] == "fault")
+    assert set(faults) == {"kill", "stop", "db"}, faults
+    restarts = [r for r in records if r["event"] == "fault" and r["kind"] == "db"]
+    assert all(r["code"] == 0 for r in restarts), restarts
+    hurt = [r for r in records if r["event"] == "fault" and r["kind"] in ("kill", "stop")]
+    assert all(r["target"] is not None for r in hurt), hurt
+    assert_clean_verdict(records)
 
 
 def test_soak_table_check_names_a_row_its_owner_did_not_write(tmp_path: Path) -> None:
