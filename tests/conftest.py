@@ -13,11 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import gatekeeper as gk
 from tests.helpers.ledgers import drop_pg_schema, fresh_pg_schema, require_pg
 from tests.helpers.luigi_support import config_state, restore_config
 from tests.helpers.luigid_support import Luigid
+
+# No test bounds wall time (docs/development.md): Hypothesis's 200 ms deadline per example and
+# its too-slow health check would, and both failed property tests on a loaded machine (a CPU
+# hog beside the suite; mutmut's stats run at a load average of 7)
+settings.register_profile("gatekeeper", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("gatekeeper")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
