@@ -114,10 +114,12 @@ RUNTIME_EXTRAS = "postgres,web,calendars,openlineage,databricks,delta"
 @nox.session
 def package(session: nox.Session) -> None:
     """The package as a user gets it: the built wheel, not the checkout (tools/package_check.py)."""
-    session.install("build>=1.2", "twine>=5")
+    # uv makes build's isolated environment (--installer uv): 21 s against 48 s with pip, on
+    # this machine under load
+    session.install("build>=1.2", "twine>=5", "uv>=0.5")
     dist = Path(session.create_tmp()) / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    session.run("python", "-m", "build", "--installer", "uv", "--outdir", str(dist), ".")
     built = sorted(str(p) for p in dist.iterdir())
     session.run("twine", "check", "--strict", *built)
     (wheel,) = (p for p in built if p.endswith(".whl"))
