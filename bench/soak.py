@@ -105,6 +105,19 @@ def _add_months(day: dt.date, n: int) -> dt.date:
     return dt.date(day.year + y, m + 1, 1)
 
 
+def window_past_today(start: str, months: int, today: dt.date) -> str | None:
+    """Why a window reaching past ``today`` is refused, or None: its periods after today are
+    not due, so a range run rightly leaves them, and ``due_gaps`` would count them."""
+    stop = Window(start, months).stop
+    if stop <= today:
+        return None
+    latest = _add_months(today.replace(day=1), -months).strftime("%Y-%m")
+    return (
+        f"--start {start} --months {months} runs to {stop - dt.timedelta(days=1)}, past "
+        f"today ({today}): periods not yet due would count as gaps; start at {latest} or earlier"
+    )
+
+
 def due_gaps(ledger: gk.Ledger, window: Window, scope: str) -> int:
     """Periods of the scope's jobs whose latest attempt has not succeeded (all are due)."""
     gaps = 0
@@ -307,6 +320,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("the db fault needs --db-restart-cmd: how your database restarts")
     if args.processes < 1 or args.months < 1 or args.minutes < 0:
         parser.error("--processes and --months must be >= 1, --minutes >= 0")
+    late = window_past_today(args.start, args.months, dt.datetime.now(dt.timezone.utc).date())
+    if late:
+        parser.error(late)
     args.seed = random.randrange(2**31) if args.seed is None else args.seed
     args.log = args.log or Path(f"soak-{args.seed}.jsonl")
     return args

@@ -144,3 +144,27 @@ def test_soak_table_check_names_a_row_its_owner_did_not_write(tmp_path: Path) ->
     assert len(found) == 2, found
     assert found[0].startswith("soak_rows 2026-01-01: written by zombie"), found
     assert found[1].startswith("soak_totals 2026-01-01: written by nobody"), found
+
+
+@pytest.mark.parametrize(
+    ("start", "months", "latest"),
+    [
+        ("2026-01", 11, None),
+        ("2024-12", 24, None),
+        ("2026-01", 12, "2025-12"),
+        ("2026-12", 1, "2026-11"),
+    ],
+)
+def test_soak_window_past_today_is_refused(start: str, months: int, latest: str | None) -> None:
+    """A window reaching past today would count its periods not yet due as gaps (a range run
+    rightly leaves them): the soak refuses it, naming the latest start that fits."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from soak import window_past_today
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    why = window_past_today(start, months, dt.date(2026, 12, 6))
+    if latest is None:
+        assert why is None, why
+    else:
+        assert why is not None and why.endswith(f"start at {latest} or earlier"), why
