@@ -53,12 +53,15 @@ def _folder(tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 def _same_shape(text: str, folder: Path) -> list[str]:
     """``text``'s lines with what differs between two runs of one command put aside: the
-    folder, pids, Luigi's worker salt, run IDs; sorted, since two worker processes interleave."""
+    folder, pids, Luigi's worker salt, run IDs, and Luigi's DEBUG lines (how often a worker
+    asks for work, and what it finds pending meanwhile, depends on timing); sorted, since two
+    worker processes interleave."""
     text = text.replace(str(folder), "<folder>")
     text = re.sub(r"pid[ =]\d+", "pid N", text)
     text = re.sub(r"salt=\d+", "salt=N", text)
     text = re.sub(r"\b[0-9a-f]{32}\b", "<run>", text)
-    return sorted(_without_the_callers_frames(text.splitlines()))
+    lines = [line for line in text.splitlines() if not line.startswith("DEBUG: ")]
+    return sorted(_without_the_callers_frames(lines))
 
 
 def _without_the_callers_frames(lines: list[str]) -> list[str]:
