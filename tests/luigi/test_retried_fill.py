@@ -106,11 +106,13 @@ def ran(control: Path) -> list[tuple[str, float, float, set[str], str]]:
 
 def retried_elsewhere(
     cfg: Path, twin: str, cls: str, control: Path, extra: tuple[str, ...]
-) -> tuple[list[int], list[str]]:
+) -> tuple[list[int], list[str]] | None:
     """Process A fills the window on a luigid that retries after 1 s (``--workers 1``,
     keep-alive): BAD fails in A, which then sleeps in BUSY. Process B fills BAD's day alone,
     started once A's failure is in the runs notes, and runs BAD's retry to success. Returns
-    A's and B's exit codes and outputs; asserts the runs went that way."""
+    A's and B's exit codes and outputs; None when A's worker took BUSY before BAD (Luigi's
+    order among ready tasks is not promised: beside a CPU hog it did), which leaves the case
+    unmade."""
     (control / f"flaky-{BAD}").touch()
     (control / f"sleep-{BUSY}").write_text(str(BUSY_SECONDS))
     server = Luigid(control / "luigid", LUIGID_RETRY)
@@ -139,12 +141,14 @@ def retried_elsewhere(
     failed, busy, retried = by.get((BAD, a)), by.get((BUSY, a)), by.get((BAD, b))
     assert failed and busy and retried, (ran(control), outputs)
     assert failed[2] == "failed" and retried[2] == "ok", ran(control)
+    if busy[0] < failed[1]:
+        return None
     # A was in BUSY from its failure until after B's retry: the retry could only be B's
-    assert failed[1] <= busy[0] and retried[1] < busy[1], (ran(control), outputs)
+    assert retried[1] < busy[1], (ran(control), outputs)
     return [p.returncode for p in started], outputs
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(480)  # three twins, each made again (up to three tries) when unmade
 def test_fleet_retry_run_by_another_process_exits_as_range_daily_does(tmp_path: Path) -> None:
     """A period failed in process A and retried to success by Luigi's retry policy in process
     B (issue 48, item 3 (c)): A exits ``task_failed`` (30) as Luigi does over plain tasks,
@@ -163,11 +167,17 @@ def test_fleet_retry_run_by_another_process_exits_as_range_daily_does(tmp_path: 
         ("gk-inline", "GkRetry3", ("--strategy", "forward", "--inline", "true")),
         ("gk-scheduled", "GkRetry3", ("--strategy", "forward", "--inline", "false")),
     ):
-        control = tmp_path / twin
-        control.mkdir()
-        ledger_url = f"sqlite:///{control / 'ledger.db'}"  # each twin a ledger of its own
-        cfg = write_config(control, ledger_url)
-        codes[twin], outputs = retried_elsewhere(cfg, twin.split("-")[0], cls, control, extra)
+        for tries in range(3):  # until A's worker takes BAD before BUSY
+            control = tmp_path / f"{twin}-{tries}"
+            control.mkdir()
+            ledger_url = f"sqlite:///{control / 'ledger.db'}"  # each twin a ledger of its own
+            cfg = write_config(control, ledger_url)
+            made = retried_elsewhere(cfg, twin.split("-")[0], cls, control, extra)
+            if made is not None:
+                break
+        else:
+            pytest.fail(f"{twin}: A's worker took BUSY before BAD three times: the case unmade")
+        codes[twin], outputs = made
         assert runs(control) == RETRIED, outputs
         if twin != "plain":
             with gk.open_ledger(ledger_url) as ledger:
