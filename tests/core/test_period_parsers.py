@@ -491,3 +491,44 @@ def test_duration_text_reads_back_as_the_same_lateness(seconds: int) -> None:
 
     span = dt.timedelta(seconds=seconds)
     assert parse_lateness(duration_text(span)) == span
+
+
+# -- the hourly kind's own doors: Luigi's parameter, the ledger key, a run of hours ------------
+UTC_ = dt.timezone.utc
+H = dt.datetime(2026, 10, 23, 7, tzinfo=UTC_)
+
+
+def test_hourly_luigi_parameter_is_the_naive_utc_hour_both_ways() -> None:
+    assert HOURLY.to_param(H) == dt.datetime(2026, 10, 23, 7)
+    assert HOURLY.to_param(H).tzinfo is None
+    assert HOURLY.from_param(dt.datetime(2026, 10, 23, 7)) == H  # naive: read as UTC
+    paris = H.astimezone(ZoneInfo("Europe/Paris"))
+    assert HOURLY.from_param(paris) == H and HOURLY.from_param(paris).tzinfo is not None
+    assert HOURLY.to_param(paris) == dt.datetime(2026, 10, 23, 7)
+
+
+@pytest.mark.parametrize("door", ["to_param", "from_param"])
+def test_hourly_luigi_parameter_refusal_names_the_field(door: str) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        getattr(HOURLY, door)("not an hour", "hour_field")
+    assert (caught.value.field, caught.value.value) == ("hour_field", "not an hour")
+
+
+def test_hourly_label_of_a_key_and_its_refusals() -> None:
+    assert HOURLY.label("2026-10-23T07:00Z") == H
+    assert HOURLY.label("2026-10-23T07:00Z").utcoffset() == dt.timedelta(0)
+    with pytest.raises(InvalidInput) as shape:
+        HOURLY.label("2026-10-23T07:30Z", "key_field")
+    assert (shape.value.field, shape.value.value) == ("key_field", "2026-10-23T07:30Z")
+    assert "expected an hour key YYYY-MM-DDTHH:00Z" in str(shape.value)
+    with pytest.raises(InvalidInput) as day:
+        HOURLY.label("2026-02-30T07:00Z", "key_field")
+    assert day.value.field == "key_field" and "not a calendar hour" in str(day.value)
+
+
+def test_hourly_between_runs_hour_by_hour_across_midnight() -> None:
+    start = dt.datetime(2026, 10, 23, 22, tzinfo=UTC_)
+    hours = list(HOURLY.between(start, start + dt.timedelta(hours=4)))
+    assert hours == [start + dt.timedelta(hours=n) for n in range(4)]
+    assert all(h.tzinfo is not None and h.utcoffset() == dt.timedelta(0) for h in hours)
+    assert list(HOURLY.between(start, start)) == []
