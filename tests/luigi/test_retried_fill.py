@@ -138,11 +138,14 @@ def retried_elsewhere(
         for date, start_, end, pids, out in ran(control)
         for pid in pids
     }
-    failed, busy, retried = by.get((BAD, a)), by.get((BUSY, a)), by.get((BAD, b))
+    failed = next(  # A's first run of BAD (``by`` keeps the last)
+        ((s, e, o) for d, s, e, pids, o in ran(control) if d == BAD and a in pids), None
+    )
+    busy, retried = by.get((BUSY, a)), by.get((BAD, b))
+    if failed and busy and busy[0] < failed[1]:
+        return None
     assert failed and busy and retried, (ran(control), outputs)
     assert failed[2] == "failed" and retried[2] == "ok", ran(control)
-    if busy[0] < failed[1]:
-        return None
     # A was in BUSY from its failure until after B's retry: the retry could only be B's
     assert retried[1] < busy[1], (ran(control), outputs)
     return [p.returncode for p in started], outputs
