@@ -5,7 +5,8 @@ settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a g
 The body is steered by files in the control folder (an insignificant parameter):
 ``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
 ``sleep`` holds the seconds each run sleeps, ``sleep-<date>`` the seconds each run of that date
-sleeps (after ``sleep``). Every run appends
+sleeps (after ``sleep``), ``priority-<date>`` that date's Luigi priority (the ``Retry3`` twins;
+else 0). Every run appends
 ``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times:
 ``time.time()``), and
 every Luigi event of a period appends ``<event> <date>`` to ``<control>/events``.
@@ -109,12 +110,28 @@ class GkRetry2(GkDay):
     retry_count = 2
 
 
+def control_priority(control: str, date: Any) -> int:
+    """The priority ``priority-<date>`` in the control folder gives the date, else 0: Luigi's
+    scheduler offers ready tasks by priority, then by the order it first heard of them (for a
+    ``RangeDaily``, the order of a set of task ids: random per luigid process)."""
+    path = Path(control) / f"priority-{date}"
+    return int(path.read_text()) if path.exists() else 0
+
+
 class PlainRetry3(PlainDay):
     retry_count = 3
+
+    @property
+    def priority(self) -> int:  # type: ignore[override]
+        return control_priority(self.control, self.date)
 
 
 class GkRetry3(GkDay):
     retry_count = 3
+
+    @property
+    def priority(self) -> int:  # type: ignore[override]
+        return control_priority(self.control, self.business_date)
 
 
 class PlainTimeout(PlainDay):
