@@ -5,8 +5,9 @@ settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a g
 The body is steered by files in the control folder (an insignificant parameter):
 ``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
 ``sleep`` holds the seconds each run sleeps, ``sleep-<date>`` the seconds each run of that date
-sleeps (after ``sleep``), ``priority-<date>`` that date's Luigi priority (the ``Retry3`` twins;
-else 0). Every run appends
+sleeps (after ``sleep``), ``until-<date>`` holds another date: each run of the first sleeps
+until a run of the second succeeded (at most 60 s); ``priority-<date>`` holds that date's Luigi
+priority (the ``Retry3`` twins; else 0). Every run appends
 ``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times:
 ``time.time()``), and
 every Luigi event of a period appends ``<event> <date>`` to ``<control>/events``.
@@ -42,6 +43,9 @@ def body(control: str, date: Any) -> None:
     sleep_date = folder / f"sleep-{date}"
     if sleep_date.exists():
         time.sleep(float(sleep_date.read_text()))
+    until = folder / f"until-{date}"
+    if until.exists():
+        wait_for_success(folder, until.read_text().strip())
     outcome = "ok"
     flaky, flaked = folder / f"flaky-{date}", folder / f"flaked-{date}"
     if (folder / f"fail-{date}").exists() or (flaky.exists() and not flaked.exists()):
@@ -53,6 +57,16 @@ def body(control: str, date: Any) -> None:
         )
     if outcome == "failed":
         raise RuntimeError(f"injected failure for {date}")
+
+
+def wait_for_success(folder: Path, date: str, limit: float = 60.0) -> None:
+    """Sleep until ``runs`` holds a successful run of ``date`` (at most ``limit`` seconds)."""
+    runs, deadline = folder / "runs", time.monotonic() + limit
+    while time.monotonic() < deadline:
+        lines = runs.read_text().splitlines() if runs.exists() else []
+        if any(line.startswith(f"{date} ") and line.endswith(" ok") for line in lines):
+            return
+        time.sleep(0.05)
 
 
 def note(control: str, event: str, date: Any) -> None:

@@ -90,10 +90,10 @@ def test_fleet_retry_to_success_exits_as_range_daily_does(
 
 
 # -- a retry another process ran to success --------------------------------------------------
-#: the date process A runs after its failure of BAD, slowly enough that A is still in it when
-#: luigid offers BAD's retry (after 1 s): the retry can only go to process B
+#: the date process A runs after its failure of BAD, until BAD has succeeded (at most 60 s),
+#: so that A is still in it when luigid offers BAD's retry (after 1 s): the retry can only go
+#: to process B
 BUSY = "2026-10-04"
-BUSY_SECONDS = 10
 
 
 def ran(control: Path) -> list[tuple[str, float, float, set[str], str]]:
@@ -108,13 +108,14 @@ def retried_elsewhere(
     cfg: Path, twin: str, cls: str, control: Path, extra: tuple[str, ...]
 ) -> tuple[list[int], list[str]]:
     """Process A fills the window on a luigid that retries after 1 s (``--workers 1``,
-    keep-alive): BAD fails in A, which then sleeps in BUSY. BAD's priority is 2 and BUSY's 1
-    (the other dates 0), so A's worker takes them in that order: among tasks of one priority
-    luigid's order is that of a set of task ids, random per luigid process. Process B fills
+    keep-alive): BAD fails in A, which then sleeps in BUSY until BAD has succeeded. BAD's
+    priority is 2 and BUSY's 1 (the other dates 0), so A's worker takes them in that order:
+    among tasks of one priority luigid's order is that of a set of task ids, random per luigid
+    process. Process B fills
     BAD's day alone, started once A's failure is in the runs notes, and runs BAD's retry to
     success. Returns A's and B's exit codes and outputs."""
     (control / f"flaky-{BAD}").touch()
-    (control / f"sleep-{BUSY}").write_text(str(BUSY_SECONDS))
+    (control / f"until-{BUSY}").write_text(BAD)
     (control / f"priority-{BAD}").write_text("2")
     (control / f"priority-{BUSY}").write_text("1")
     server = Luigid(control / "luigid", LUIGID_RETRY)
