@@ -80,7 +80,7 @@ def day_ordinal(value: object, field: str) -> int:
     if type(value) is dt.date:  # pragma: no mutate
         return value.toordinal()
     if (
-        type(value) is str
+        type(value) is str  # pragma: no mutate
         and len(value) == 10  # pragma: no mutate
         and value[4] == value[7] == "-"  # pragma: no mutate
     ):
@@ -103,9 +103,9 @@ def hour_ordinals(values: Iterable[object], field: str) -> set[int]:
     found: set[int] = set()
     for value in values:
         if (
-            type(value) is str
+            type(value) is str  # pragma: no mutate
             and len(value) == 17  # pragma: no mutate
-            and value[10] == "T"
+            and value[10] == "T"  # pragma: no mutate
             and value[13:] == ":00Z"  # pragma: no mutate
         ):
             day = days.get(value[:10])  # pragma: no mutate
@@ -125,17 +125,17 @@ def hour_ordinals(values: Iterable[object], field: str) -> set[int]:
 def _fast_hour_ordinal(value: object, field: str) -> int:
     """``hour_ordinal``, fast for UTC hour starts and ``...THH:00Z`` keys."""
     if (
-        type(value) is dt.datetime
+        type(value) is dt.datetime  # pragma: no mutate
         and value.tzinfo is UTC  # pragma: no mutate
         and not (value.minute or value.second or value.microsecond)  # pragma: no mutate
     ):
         return value.toordinal() * 24 + value.hour
     if (
-        type(value) is str
-        and len(value) == 17
+        type(value) is str  # pragma: no mutate
+        and len(value) == 17  # pragma: no mutate
         and value[10] == "T"  # pragma: no mutate
         and value[13:] == ":00Z"  # pragma: no mutate
-        and value[11:13].isascii()
+        and value[11:13].isascii()  # pragma: no mutate
         and value[11:13].isdigit()  # pragma: no mutate
     ):
         try:
