@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import gatekeeper as gk
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, PERIODS, WEEKLY, parse_period
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, PERIODS, WEEKLY, parse_period, shift
 from gatekeeper.core.periods.calendars import (
     WEEKDAYS,
     BusinessCalendar,
@@ -234,6 +234,12 @@ def test_weekly_on_a_calendar_skips_a_week_with_no_business_day() -> None:
     kind = WEEKLY.on(parse_calendar("shut", defined=defined))
     assert kind.shift("2026-W51", 1) == dt.date(2026, 12, 28)
     assert not kind.is_business("2026-W52")
+
+
+def test_shift_without_a_calendar_counts_every_period() -> None:
+    # Saturday's next period is Sunday, in the core's function as in gk.shift
+    assert shift("2026-10-03", 1) == gk.shift("2026-10-03", 1) == dt.date(2026, 10, 4)
+    assert shift("2026-10-05", -1) == dt.date(2026, 10, 4)
 
 
 def test_gk_shift_counts_business_periods_of_any_kind() -> None:

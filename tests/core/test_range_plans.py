@@ -256,6 +256,8 @@ WINDOWS = [  # (request, the due window the completeness fetch must be asked for
     ),
     ({"start": "2026-10-23", "now": T0}, None),
     ({"start": "2026-10-18", "stop": "2026-10-18", "now": T0}, None),
+    # from Saturday: the first due weekday is Monday (every day counts without the calendar)
+    ({"start": "2026-10-17", "now": T0, "calendar": "weekdays"}, ("2026-10-19", "2026-10-22")),
 ]
 
 

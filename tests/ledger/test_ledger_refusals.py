@@ -321,6 +321,7 @@ def test_a_job_keeps_one_period_kind_and_the_refusal_names_it(
         (lambda ledger: ledger.attempts("", D), "job", "", None),
         (lambda ledger: ledger.publications(" ", D), "consumer", " ", None),
         (lambda ledger: ledger.publication("", D), "consumer", "", None),
+        (lambda ledger: ledger.has_published(""), "consumer", "", None),
         (
             lambda ledger: interval("9999-12-31"),
             "business_date",
