@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import pickle
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -184,14 +185,19 @@ def test_calendar_registry_resolves_a_defined_name_only_while_filled() -> None:
         DEFINED.use(before)
 
 
-def test_weekday_range_plans_its_22_weekdays_of_october_2026() -> None:
+@pytest.mark.parametrize(
+    "weekdays",
+    [{"period": DAILY.on("weekdays")}, {"calendar": "weekdays"}],
+    ids=["period", "calendar"],
+)
+def test_weekday_range_plans_its_22_weekdays_of_october_2026(weekdays: dict[str, Any]) -> None:
     plan = plan_range(
         ["2026-10-03", "2026-10-01"],  # a Saturday done under another calendar counts for nothing
         start="2026-10-01",
         stop="2026-11-01",
         now="2026-12-01T00:00Z",
-        period=DAILY.on("weekdays"),
         task_limit=None,
+        **weekdays,
     )
     assert plan.total == 22 and plan.complete_count == 1
     assert all(d.weekday() < 5 for d in plan.gaps)

@@ -384,6 +384,18 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
         "business_date",
         "2026-1-1",
     ),
+    (
+        lambda: parse_label("2026-1-1", DAILY, "day"),
+        "invalid day='2026-1-1': expected an ISO date YYYY-MM-DD",
+        "day",
+        "2026-1-1",
+    ),
+    (
+        lambda: period_ordinals(["2026-10-01", "2026-1-1"], DAILY, "done"),
+        "invalid done='2026-1-1': expected an ISO date YYYY-MM-DD",
+        "done",
+        "2026-1-1",
+    ),
 ]
 
 
