@@ -520,14 +520,27 @@ def test_hourly_luigi_parameter_is_the_naive_utc_hour_both_ways() -> None:
 
 
 @pytest.mark.parametrize("kind", [DAILY, HOURLY], ids=str)
-@pytest.mark.parametrize("door", ["to_param", "from_param"])
-def test_luigi_parameter_refusal_names_the_field(kind: Any, door: str) -> None:
+@pytest.mark.parametrize(
+    ("door", "default"),
+    [
+        ("parse", "business_date"),
+        ("key", "business_date"),
+        ("ordinal", "business_date"),
+        ("to_param", "business_date"),
+        ("from_param", "business_date"),
+        ("ordinals", "complete"),  # of many ledger keys (or labels)
+    ],
+)
+def test_a_kinds_refusal_names_the_field_given_or_its_default(
+    kind: Any, door: str, default: str
+) -> None:
+    value: Any = ["not a period"] if door == "ordinals" else "not a period"
     with pytest.raises(InvalidInput) as caught:
-        getattr(kind, door)("not a period", "param_field")
+        getattr(kind, door)(value, "param_field")
     assert (caught.value.field, caught.value.value) == ("param_field", "not a period")
-    with pytest.raises(InvalidInput) as default:
-        getattr(kind, door)("not a period")
-    assert default.value.field == "business_date"
+    with pytest.raises(InvalidInput) as unnamed:
+        getattr(kind, door)(value)
+    assert unnamed.value.field == default
 
 
 def test_hourly_label_of_a_key_and_its_refusals() -> None:
