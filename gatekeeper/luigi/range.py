@@ -62,7 +62,7 @@ from gatekeeper.luigi.range_session import (
     stale_refreshes,
     upstream_tasks,
 )
-from gatekeeper.luigi.tasks import PeriodTask, class_params, shared_ledger
+from gatekeeper.luigi.tasks import PeriodTask, class_params, param_values, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -130,6 +130,17 @@ class RangeBusinessBase(luigi.Task):
     def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
         """Luigi's ``get_params``, computed once per class (``tasks.class_params``)."""
         return list(class_params(cls))
+
+    @classmethod
+    def get_param_values(
+        cls, params: list[tuple[str, luigi.Parameter]], args: Any, kwargs: Any
+    ) -> list[tuple[str, Any]]:
+        """Luigi's ``get_param_values``, the values of the parameters not passed resolved once
+        per generation of Luigi's instance cache and command-line parser, as a period task's
+        are (``tasks.param_values``): Luigi resolves the range's ~20 parameters against
+        luigi.cfg twice for each instance built (its instance cache key, then ``__init__``),
+        more than the plan of a fresh range costs."""
+        return param_values(cls, params, args, kwargs, super().get_param_values)
 
     # -- the fill session ----------------------------------------------------------------------
     @functools.cached_property

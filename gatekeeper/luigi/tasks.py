@@ -13,7 +13,7 @@ import inspect
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import luigi
@@ -75,6 +75,24 @@ def _generation() -> tuple[object, object]:
     its instance cache (a cleared cache reads luigi.cfg afresh, as config.settings() does)
     and the command-line parser in force."""
     return luigi_compat.instance_cache_token(), luigi_compat.command_line_parser()
+
+
+def param_values(
+    cls: type[luigi.Task],
+    params: Any,
+    args: Any,
+    kwargs: Any,
+    luigis: Callable[[Any, Any, Any], list[tuple[str, Any]]],
+) -> list[tuple[str, Any]]:
+    """``get_param_values`` of the gatekeeper task classes (periods and ranges): Luigi's own
+    (``luigis``) on the first call of a generation and on any call the remembered values
+    cannot answer exactly, else the passed values and the remembered others."""
+    passed = _passed_values(cls, params, args, kwargs)
+    if passed is None:
+        values = luigis(params, args, kwargs)
+        _remember_defaults(cls, params, kwargs, values)
+        return values
+    return passed
 
 
 def _passed_values(
@@ -262,12 +280,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         or printed (``Task.__repr__``), which costs a fill more per period than the period.
         The first call of a generation, and any call this cannot answer exactly (positional
         arguments, unknown names, another parameter list), is Luigi's own."""
-        passed = _passed_values(cls, params, args, kwargs)
-        if passed is None:
-            values = super().get_param_values(params, args, kwargs)
-            _remember_defaults(cls, params, kwargs, values)
-            return values
-        return passed
+        return param_values(cls, params, args, kwargs, super().get_param_values)
 
     @classmethod
     def job_id_for(cls, **params: Any) -> str:

@@ -339,3 +339,37 @@ def test_get_param_values_equals_luigis_and_rereads_luigi_cfg_once_the_cache_is_
                 ConfiguredLoad()
         finally:
             cfg.remove_section("ConfiguredLoad")
+
+
+def test_range_param_values_equal_luigis_and_reread_luigi_cfg_once_the_cache_is_cleared() -> None:
+    """A range's parameters not passed (luigi.cfg's ``[RangeBusinessDaily]``, the defaults) are
+    what Luigi's own ``get_param_values`` gives, remembered only until Luigi's instance cache
+    is cleared."""
+    rng = gk.RangeBusinessDaily
+    calls = [
+        ((), {"of": ConfiguredLoad, "start": D}),
+        ((), {"of": ConfiguredLoad, "start": D, "stop": dt.date(2026, 10, 30), "now": 5}),
+        ((), {"of": ConfiguredLoad, "start": D, "of_params": {"region": "us"}, "reverse": True}),
+        ((ConfiguredLoad,), {"start": D}),
+    ]
+    for _ in configure({}):
+        cfg = luigi.configuration.get_config()
+        cfg.add_section("RangeBusinessDaily")
+        try:
+            cfg.set("RangeBusinessDaily", "lateness", "2h")
+            luigi.task_register.Register.clear_instance_cache()
+            for _round in range(2):  # the first call of a generation is Luigi's, then remembered
+                for args, kwargs in calls:
+                    ours = rng.get_param_values(rng.get_params(), args, kwargs)
+                    assert ours == luigi_param_values(rng, args, kwargs)
+            assert rng(of=ConfiguredLoad, start=D).lateness == "2h"
+            cfg.set("RangeBusinessDaily", "lateness", "30m")
+            assert rng(of=ConfiguredLoad, start=D, now=7).lateness == "2h"  # same generation
+            luigi.task_register.Register.clear_instance_cache()
+            assert rng(of=ConfiguredLoad, start=D, now=7).lateness == "30m"
+            with pytest.raises(luigi.parameter.UnknownParameterException, match="nope"):
+                rng(of=ConfiguredLoad, start=D, nope=1)
+            with pytest.raises(luigi.parameter.MissingParameterException, match="start"):
+                rng(of=ConfiguredLoad)
+        finally:
+            cfg.remove_section("RangeBusinessDaily")
