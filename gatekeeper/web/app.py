@@ -256,9 +256,12 @@ class _Health:
 
 
 class _Recent:
-    """The grid of a window, computed at most once per ``MAX_AGE`` seconds: the pages of
-    several viewers (each polling every 2 s) and a scraper share one judgement, which is
-    never older than ``MAX_AGE``."""
+    """The grid of a window, computed at most once per ``MAX_AGE`` seconds whatever it
+    costs: the pages of several viewers (each polling every 2 s) and a scraper share one
+    judgement, reused for ``MAX_AGE`` seconds after it is ready. Requests take turns (the
+    ledger's one connection), so those that waited while it was made get it too. (Stamped
+    with the time it started, a judgement that took ``MAX_AGE`` or more was never reused:
+    each viewer's poll made one more.)"""
 
     MAX_AGE = 1.0
 
@@ -267,11 +270,12 @@ class _Recent:
         self.found: dict[dt.timedelta, tuple[float, Any]] = {}
 
     def get(self, window: dt.timedelta) -> Any:
-        now = time.monotonic()
         held = self.found.get(window)
-        if held is None or now - held[0] >= self.MAX_AGE:
-            held = (now, self.compute(window))
-            fresh = {w: h for w, h in self.found.items() if now - h[0] < self.MAX_AGE}
+        if held is None or time.monotonic() - held[0] >= self.MAX_AGE:
+            made = self.compute(window)
+            ready = time.monotonic()
+            held = (ready, made)
+            fresh = {w: h for w, h in self.found.items() if ready - h[0] < self.MAX_AGE}
             self.found = {**fresh, window: held}
         return held[1]
 
