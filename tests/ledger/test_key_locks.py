@@ -35,22 +35,35 @@ def _fenced_publish(ledger: gk.Ledger) -> Any:
     return ledger.publish("Report", D, ["Dim"], "fp", producer="pub-1")
 
 
+def _record_failed(ledger: gk.Ledger) -> Any:
+    return ledger.record("Load", D, 1, "load-1", "failed", T0)
+
+
+def _record_running(ledger: gk.Ledger) -> Any:  # no one-statement finish: the read-and-judge path
+    return ledger.record("Load", D, 1, "load-1", "running", T0)
+
+
 @pytest.mark.parametrize(
-    ("write", "key"),
+    ("write", "key", "other"),
     [
-        (_record, ("attempt", "Load", D)),
-        (_begin, ("attempt", "Load", D)),
-        (_publish, ("publication", "Report", D)),
-        (_fenced_publish, ("attempt", "Report", D)),  # the fence: the producer's attempt key
+        (_record, ("attempt", "Load", D), None),
+        # a success settles the job's runs of complete periods: it also takes their lock
+        (_record, ("complete runs", "Load"), ("complete runs", "Dim")),
+        # a failure settles nothing: it does not wait for the runs' lock
+        (_record_failed, ("attempt", "Load", D), ("complete runs", "Load")),
+        (_record_running, ("attempt", "Load", D), None),
+        (_begin, ("attempt", "Load", D), None),
+        (_publish, ("publication", "Report", D), None),
+        (_fenced_publish, ("attempt", "Report", D), None),  # the fence: the producer's key
     ],
 )
 def test_postgresql_write_waits_for_its_keys_lock(
-    pg_ledger_url: str, write: Any, key: tuple[str, str, str]
+    pg_ledger_url: str, write: Any, key: tuple[str, ...], other: tuple[str, ...] | None
 ) -> None:
     with gk.open_ledger(pg_ledger_url) as holder, gk.open_ledger(pg_ledger_url) as writer:
         succeed(holder, "Dim", D, run_id="dim-1")
         holder.begin_attempt("Report", D, "pub-1", lease_seconds=60)
-        other = (key[0], key[1], "2026-10-21")
+        other = other or (key[0], key[1], "2026-10-21")
         for held, waits in [(other, False), (key, True)]:
             ended: list[Any] = []  # the write's result or refusal: only its timing matters here
 
