@@ -37,6 +37,7 @@ from gatekeeper.core.periods import (
     period_ordinals,
     periods_between,
 )
+from gatekeeper.core.periods.labels import hour_ordinal
 from gatekeeper.core.planning import plan_range
 from tests.helpers.ledgers import T0
 
@@ -383,6 +384,12 @@ REFUSALS = [  # (call, the whole message the operator reads, field, value)
         "invalid business_date='2026-1-1': expected an ISO date YYYY-MM-DD",
         "business_date",
         "2026-1-1",
+    ),
+    (
+        lambda: hour_ordinal("2026-10-25T05:30Z"),
+        "invalid business_date='2026-10-25T05:30Z': not on an hour boundary",
+        "business_date",
+        "2026-10-25T05:30Z",
     ),
     (
         lambda: parse_label("2026-1-1", DAILY, "day"),
