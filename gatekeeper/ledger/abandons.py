@@ -40,7 +40,7 @@ def abandon(
 
     def work() -> Attempt | None:
         return store.sql.run_in_transaction(
-            lambda: _abandon(store, job, key, reason, fixed, ended), f"{job} {key}"
+            lambda: _abandon(store, job, key, reason, fixed, ended), f"attempt {job} {key}"
         )
 
     probe = readback.abandon_probe(store.sql, job, key, ended)

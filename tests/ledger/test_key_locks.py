@@ -112,6 +112,11 @@ def test_postgresql_write_waits_for_its_keys_lock(
             lambda ledger: ledger.record("Load", D, 1, "load-1", "failed", T0, now=T0),
             f"attempt Load {D}",
         ),
+        (
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
+            lambda ledger: ledger.abandon("Load", D, reason="stuck", now=T0),
+            f"attempt Load {D}",
+        ),
     ],
 )
 def test_lock_timeout_names_what_the_write_waited_for(
