@@ -146,7 +146,12 @@ def test_lost_finish_commit_is_read_back(
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("published", [False, True])
 def test_lost_abandon_commit_is_read_back(
-    proxy: PgProxy, direct: gk.Ledger, pg_schema: str, mode: str, published: bool
+    proxy: PgProxy,
+    direct: gk.Ledger,
+    pg_schema: str,
+    mode: str,
+    published: bool,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     ready(direct)
     direct.begin_attempt(CONSUMER, D, "gone-1", lease_seconds=3600)
@@ -156,6 +161,7 @@ def test_lost_abandon_commit_is_read_back(
         proxy.arm(mode, has("UPDATE gk_attempts SET state"))
         found = ledger.abandon(CONSUMER, D, reason="host lost")
         assert proxy.cuts == [mode]
+    assert f"the abandon of {CONSUMER} {D}: its COMMIT's answer was lost" in caplog.text
     state = SUCCEEDED if published else gk.RunState.ABANDONED
     assert found is not None and (found.attempt, found.run_id, found.state) == (1, "gone-1", state)
     assert states(direct) == [(1, "gone-1", state)]
