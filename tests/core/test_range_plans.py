@@ -355,3 +355,34 @@ def test_plan_range_catchup_is_canonical_or_refused_naming_it(
 def test_plan_range_schedules_fifty_gaps_by_default() -> None:
     plan = plan_range([], start="2026-08-01", now=T0)
     assert len(plan.gaps) > 51 and plan.scheduled == plan.gaps[:50]
+
+
+def test_plan_from_ledger_schedules_fifty_gaps_by_default_and_refuses_now_naming_it(
+    ledger: gk.Ledger,
+) -> None:
+    window = Schedule.parse(start="2026-08-01")
+    plan = plan_from_ledger(ledger, "Job", schedule=window, now=T0)
+    assert len(plan.gaps) > 51 and plan.scheduled == plan.gaps[:50]
+    with pytest.raises(InvalidInput) as caught:
+        plan_from_ledger(ledger, "Job", schedule=window, now=dt.datetime(2026, 10, 23))
+    assert caught.value.field == "now"
+
+
+def test_plan_from_ledger_reads_an_hourly_jobs_runs_as_hours(ledger: gk.Ledger) -> None:
+    """The ledger's completeness is read on the schedule's kind: complete hours are complete."""
+    hours = [f"2026-10-23T0{h}:00Z" for h in range(4)]
+    for hour in hours[:3]:
+        succeed(ledger, "Clicks", hour)
+    window = Schedule.parse(start="2026-10-23T00", stop="2026-10-23T04", period=HOURLY)
+    plan = plan_from_ledger(ledger, "Clicks", schedule=window, now=T0)
+    assert [HOURLY.key(g) for g in plan.gaps] == [hours[3]]
+
+
+def test_plan_from_ledger_reads_a_calendars_runs_in_business_days(ledger: gk.Ledger) -> None:
+    """On ``weekdays``, Friday and the Monday after are one run: no gap across the weekend."""
+    days = ["2026-10-14", "2026-10-15", "2026-10-16", "2026-10-19", "2026-10-20"]
+    for day in days:
+        succeed(ledger, "Weekly", day)
+    window = Schedule.parse(start="2026-10-14", stop="2026-10-22", calendar="weekdays")
+    plan = plan_from_ledger(ledger, "Weekly", schedule=window, now=T0)
+    assert [DAILY.key(g) for g in plan.gaps] == ["2026-10-21"]
