@@ -1,0 +1,56 @@
+"""bench/fleet_readers.py end to end at a tiny size (issue 49, item 5), so that the bench the
+readers are made faster against cannot rot: it builds its ledgers, runs the real serve, check
+and report, checks what each returned, and prints every figure and the targets. The process is
+the subject: the script starts serve and the commands, and its exit code is the verdict on its
+own checks (timings are printed, never asserted)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.ledgers import PG_DSN, require_pg
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)  # ~10 s: serve's 1.1 s pauses, two rounds of check and report
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_fleet_bench_prints_every_figure_and_target(backend: str, tmp_path: Path) -> None:
+    if backend == "postgresql":
+        require_pg()
+    env = {k: v for k, v in os.environ.items() if k != "GATEKEEPER_LEDGER_URL"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    args = ["--jobs", "6", "--days", "20", "--report-days", "15", "--runs", "1"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "fleet_readers.py"), *args]
+        + ["--backend", backend, "--pg-dsn", PG_DSN],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=110,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "6 daily jobs x 20 days + 5 hourly jobs" in out, out
+    for measure in ("/metrics warm", "/api/jobs", "check of 6 jobs", "report of 50 jobs x 15"):
+        assert re.search(rf"^{re.escape(measure)}.* \d+\.\d{{3}} s .* \d+\.\d+x$", out, re.M), out
+    assert re.search(r"^GET / size +\d+\.\d MB", out, re.M), out
+    assert re.search(r"^serve peak RSS +\d+ MB", out, re.M), out
+    assert re.search(r"^/metrics <= 1\.0x its floor \(item 1\) +(met|MISSED)$", out, re.M), out
+    assert "load average (1, 5, 15 min) before:" in out and "after:" in out, out
+    if backend == "postgresql":
+        import psycopg
+
+        with psycopg.connect(PG_DSN) as conn:
+            left = conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'gk_bench_fleet_%'"
+            ).fetchall()
+        assert left == [], left
