@@ -20,8 +20,8 @@ Then it starts the real ``gatekeeper serve --window 90d`` and measures, each a m
 - ``gatekeeper check`` of the first 500 daily jobs (a 6h deadline each, ``[gatekeeper.freshness]``
   in a luigi.cfg of the bench's), the real command, beside the start-up of the same process
   (``gatekeeper check --help``): check's own work is the difference;
-- ``gatekeeper report`` of 50 daily jobs x 10 years (a second ledger of that shape): the real
-  command's time and the file's size.
+- ``gatekeeper report`` of 50 daily jobs x 10 years (``--report-days``; a second ledger of that
+  shape): the real command's time and the file's size.
 
 The floor of each: the latest attempt of every cell it reads, one statement on a raw
 connection (``sqlite3``, ``psycopg``): for serve the cells of the 90-day window of every job,
@@ -42,6 +42,7 @@ import argparse
 import datetime as dt
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -419,6 +420,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-commands", action="store_true", help="skip check and report")
     args = runs_option(parser, argv, 5)
+    # a SIGTERM (``timeout``) unwinds as an exit does: serve stopped, the schema dropped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     today = dt.datetime.now(dt.timezone.utc).date()
     if args.hourly:
         hour = dt.datetime.now(dt.timezone.utc).replace(minute=0, second=0, microsecond=0)
