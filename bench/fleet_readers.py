@@ -115,20 +115,18 @@ WHERE a.job >= {p} AND a.job <= {p} AND a.period >= {p}
 
 @dataclass(frozen=True)
 class Shape:
-    """``jobs`` jobs named ``name`` + ordinal, ``periods`` periods each from ``first``."""
+    """``jobs`` jobs named ``name`` + ordinal (``width`` digits, 0: as many as it takes),
+    ``periods`` periods each from ``first``."""
 
     name: str
     jobs: int
     periods: int
     first: dt.datetime
     hourly: bool
+    width: int = 0
 
     def job(self, j: int) -> str:
         return f"{self.name}{j:0{self.width}d}" if self.width else f"{self.name}{j}"
-
-    @property
-    def width(self) -> int:
-        return 4 if self.name == "Job" else 0
 
     def cells(self, jobs: int | None = None, since: str = "") -> int:
         """Cells with an attempt of the first ``jobs`` jobs at keys >= ``since``."""
@@ -186,8 +184,9 @@ def fill(ledger: gk.Ledger, shape: Shape) -> None:
         )
 
 
-def build(url: str, shapes: list[Shape]) -> float:
-    """Fill a fresh ledger at ``url`` with ``shapes`` and rebuild its runs; seconds taken."""
+def build(url: str, shapes: list[Shape]) -> None:
+    """Fill a fresh ledger at ``url`` with ``shapes`` and rebuild its runs; print what was
+    built, where (the password masked) and how long it took."""
     began = time.perf_counter()
     with gk.open_ledger(url) as ledger:
         for shape in shapes:
@@ -196,7 +195,9 @@ def build(url: str, shapes: list[Shape]) -> float:
             CompleteRuns(ledger.sql).rebuild()
         if ledger.dialect == "postgresql":
             ledger.connection.execute("ANALYZE")
-    return time.perf_counter() - began
+        where = ledger.describe()
+    attempts = sum(s.cells() for s in shapes)
+    print(f"built in {time.perf_counter() - began:.1f} s ({attempts:,} attempts): {where}")
 
 
 # -- the backends: a ledger URL and a raw connection ---------------------------------------------
@@ -431,7 +432,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         first = start_of(today, args.days)
         shapes = [
-            Shape("Job", args.jobs, args.days, first, False),
+            Shape("Job", args.jobs, args.days, first, False, width=4),
             Shape("Hourly", 5, args.days * 24, first, True),
         ]
         what = f"{args.jobs:,} daily jobs x {args.days} days + 5 hourly jobs"
@@ -445,9 +446,7 @@ def main(argv: list[str] | None = None) -> None:
         cfg = Path(tmp) / "luigi.cfg"  # none of the checkout's: the defaults, the ledger given
         cfg.write_text("[gatekeeper]\n")
         with backend.ledger("fleet") as (url, query):
-            took = build(url, shapes)
-            attempts = sum(s.cells() for s in shapes)
-            print(f"ledger built in {took:.1f} s ({attempts:,} attempts)")
+            build(url, shapes)
             cells = sum(s.cells(since=since) for s in shapes)
             served = measure_serve(url, query, names, since, cells, cfg, args.runs)
             checked = None
