@@ -155,19 +155,23 @@ def test_docs_proved_by_tests_read_their_page() -> None:
 
 @pytest.mark.slow
 def test_docs_help_blocks_name_real_options() -> None:
-    """Benchmark commands: the script exists and its --help lists every option a line uses."""
+    """Benchmark commands: the script exists and its --help lists every option a line uses
+    (each script's --help asked once)."""
+    helps: dict[str, subprocess.CompletedProcess[str]] = {}
     for block in (b for b in all_blocks() if b.directive("help") is not None):
         for command, _, _ in commands(block):
             words = shlex.split(command.split(" #")[0])
             assert words[0] == "python", f"{block.where()}: {command}"
-            done = subprocess.run(
-                [sys.executable, words[1], "--help"],
-                cwd=ROOT,
-                text=True,
-                capture_output=True,
-                timeout=60,
-                env=_env(ROOT),
-            )
+            if words[1] not in helps:
+                helps[words[1]] = subprocess.run(
+                    [sys.executable, words[1], "--help"],
+                    cwd=ROOT,
+                    text=True,
+                    capture_output=True,
+                    timeout=60,
+                    env=_env(ROOT),
+                )
+            done = helps[words[1]]
             assert done.returncode == 0, f"{block.where()}: {command}\n{done.stderr}"
             for option in (w for w in words[2:] if w.startswith("--")):
                 assert option in done.stdout, f"{block.where()}: {option} not in {words[1]}"
