@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import sqlite3
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -312,3 +315,26 @@ def runs_option(parser: Any, argv: list[str] | None, default: int) -> Any:
     if args.runs < 1:
         parser.error("--runs must be >= 1")
     return args
+
+
+@contextmanager
+def serve_process(url: str, window: str, env: dict[str, str]) -> Iterator[tuple[str, int]]:
+    """The real ``gatekeeper serve --window WINDOW`` over ``url`` on a free port, started with
+    ``env``: its base URL (no trailing slash) and pid; stopped on exit."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gatekeeper.cli", "serve", "--ledger", url, "--port", "0"]
+        + ["--window", window],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        found = re.search(r"(http://\S+/) ", line)
+        if not found:
+            raise SystemExit(f"gatekeeper serve did not start: {line}")
+        yield found.group(1).rstrip("/"), server.pid
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

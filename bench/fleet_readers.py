@@ -62,6 +62,7 @@ from _common import (
     load_line,
     print_table,
     runs_option,
+    serve_process,
     sqlite_url,
 )
 
@@ -263,23 +264,8 @@ def serve(url: str, cfg: Path) -> Iterator[tuple[str, int]]:
     its base URL and pid."""
     env = {k: v for k, v in os.environ.items() if k != "GATEKEEPER_LEDGER_URL"}
     env["LUIGI_CONFIG_PATH"] = str(cfg)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gatekeeper.cli", "serve", "--ledger", url, "--port", "0"]
-        + ["--window", f"{WINDOW_DAYS}d"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        found = re.search(r"(http://\S+/) ", line)
-        if not found:
-            raise SystemExit(f"gatekeeper serve did not start: {line}")
-        yield found.group(1).rstrip("/"), server.pid
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with serve_process(url, f"{WINDOW_DAYS}d", env) as served:
+        yield served
 
 
 def metrics_jobs(body: bytes) -> set[str]:

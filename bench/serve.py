@@ -25,16 +25,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+
+from _common import serve_process
 
 import gatekeeper as gk
 from gatekeeper.core.periods.intervals import parse_lateness
@@ -130,37 +130,11 @@ def main() -> None:
             lines = [f"Job{j:02d} = {args.freshness}" for j in range(JOBS)]
             cfg.write_text("[gatekeeper.freshness]\n" + "\n".join(lines) + "\n")
             env["LUIGI_CONFIG_PATH"] = str(cfg)
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gatekeeper.cli",
-                "serve",
-                "--ledger",
-                url,
-                "--port",
-                "0",
-                "--window",
-                args.window,
-            ],
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        try:
-            assert server.stderr is not None
-            line = server.stderr.readline()
-            found = re.search(r"(http://\S+/) ", line)
-            if not found:
-                raise SystemExit(f"gatekeeper serve did not start: {line}")
-            base = found.group(1).rstrip("/")
+        with serve_process(url, args.window, env) as (base, _):
             sizes = {p: get(base + p) for p in ("/", "/metrics", "/api/jobs")}
             # past the server's 1 s reuse of a judgement (app.py _Recent): each request judges
             times = {p: median_seconds(lambda p=p: get(base + p), args.runs, 1.1) for p in sizes}
             cached = median_seconds(lambda: get(base + "/metrics"), args.runs)
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
         start = str(today - window)
         bare = median_seconds(floor(path, start, str(today)), args.runs)
     print(
