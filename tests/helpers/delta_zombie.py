@@ -6,9 +6,12 @@ table not yet read), ``before-write`` (checked, the Delta commit not yet made) a
 ``after-commit`` (committed in Delta, not yet recorded in the ledger). ``Zombie`` runs one
 attempt of it in a child process that stops itself with SIGSTOP at the chosen point (its
 heartbeat stops with it, as in any freeze), then resumes it on request and reads how the
-attempt ended. The children fork from a forkserver that imported gatekeeper, Luigi and
-deltalake once (cheap to start, and deltalake's runtime is not started in it, so the child
-runs its Delta operations itself).
+attempt ended. The child stops between two renewals of its lease, never inside one: a process
+frozen inside a ledger transaction keeps SQLite's write lock (docs/ownership.md, "Left open"),
+and the successor would wait on that instead of on the lease these tests are about.
+The children fork from a forkserver that imported gatekeeper, Luigi and deltalake once (cheap
+to start, and deltalake's runtime is not started in it, so the child runs its Delta operations
+itself).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import datetime as dt
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +31,7 @@ import luigi.configuration
 
 from gatekeeper.delta.history import DeltaEvidence
 from gatekeeper.ledger.reservations import Reservation
+from gatekeeper.luigi.lease import Heartbeat
 from tests.helpers.delta_tasks import DeltaSales
 
 POINTS = ("before-reserve", "before-check", "before-write", "after-commit")
@@ -66,10 +71,20 @@ def _attempt(settings: dict[str, dict[str, str]], date: str, point: str, report:
         for key, value in options.items():
             cfg.set(section, key, value)
 
+    renewing = threading.Lock()  # held by a renewal, and by the freeze
+    renew = Heartbeat.renew
+
+    def renew_whole(beat: Heartbeat) -> bool:
+        with renewing:
+            return renew(beat)
+
+    Heartbeat.renew = renew_whole  # type: ignore[method-assign,assignment]
+
     def freeze(at: str) -> None:
         if at == point:
             Path(report + ".frozen").write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGSTOP)
+            with renewing:  # between two renewals (see the module)
+                os.kill(os.getpid(), signal.SIGSTOP)
 
     FencedSales.pause = freeze
     task = FencedSales(business_date=dt.date.fromisoformat(date))
