@@ -1,0 +1,133 @@
+"""``window_summary`` counts a window's states as ``window_states`` judges them, period by
+period, reading only what is not complete (report/summary.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gatekeeper as gk
+from gatekeeper.core.causes import Requirement
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
+from gatekeeper.core.schedule import Schedule
+from gatekeeper.report.states import PeriodState, counts, window_states
+from gatekeeper.report.summary import window_counts, window_summary
+from gatekeeper.report.windows import JobWindow
+from tests.helpers.examples import examples
+
+UTC = dt.timezone.utc
+#: kind, the first period of the cases, and the step of ``now`` past it
+KINDS: dict[str, tuple[Period, str, dt.timedelta]] = {
+    "daily": (DAILY, "2026-10-01", dt.timedelta(days=1)),
+    "weekdays": (DAILY.on("weekdays"), "2026-10-01", dt.timedelta(days=1)),
+    "hourly": (HOURLY, "2026-10-01T00", dt.timedelta(hours=1)),
+    "monthly": (MONTHLY, "2026-01", dt.timedelta(days=31)),
+}
+#: what a period holds: its attempts, oldest first ("running": a live lease at ``now``,
+#: "expired": a lease that ran out, "unleased": recorded running with no lease)
+OUTCOMES = (
+    (),
+    ("succeeded",),
+    ("failed",),
+    ("failed", "succeeded"),
+    ("succeeded", "failed"),
+    ("abandoned",),
+    ("running",),
+    ("expired",),
+    ("unleased",),
+)
+outcomes = st.lists(st.sampled_from(OUTCOMES), max_size=14)
+
+
+def write(ledger: gk.Ledger, job: str, keys: list[str], held: list[tuple[str, ...]], now: Any):
+    for key, attempts in zip(keys, held, strict=False):
+        for n, outcome in enumerate(attempts, start=1):
+            run_id = f"{job}-{key}-{n}"
+            if outcome in ("running", "expired"):
+                lease = 3600 if outcome == "running" else 60
+                began = now - dt.timedelta(seconds=120)
+                ledger.begin_attempt(job, key, run_id, lease_seconds=lease, attempt=n, now=began)
+            else:
+                state = "running" if outcome == "unleased" else outcome
+                ledger.record(job, key, n, run_id, state, now - dt.timedelta(hours=1))
+
+
+@settings(
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    kind_name=st.sampled_from(sorted(KINDS)),
+    held=outcomes,
+    upstream=outcomes,
+    steps=st.integers(0, 16),
+    stop=st.none() | st.integers(0, 16),
+    catchup=st.sampled_from(["all", "none", "last:3"]),
+    lateness=st.sampled_from(["0s", "2h"]),
+    through=st.booleans(),
+)
+def test_window_summary_counts_what_window_states_judges(
+    ledger: gk.Ledger,
+    kind_name: str,
+    held: list[tuple[str, ...]],
+    upstream: list[tuple[str, ...]],
+    steps: int,
+    stop: int | None,
+    catchup: str,
+    lateness: str,
+    through: bool,
+) -> None:
+    kind, first, step = KINDS[kind_name]
+    start = kind.rank(first)
+    keys = [kind.key(kind.at(start + i)) for i in range(14)]
+    now = kind.interval(kind.at(start), "UTC").start + steps * step + dt.timedelta(hours=3)
+    job, up = f"Job{uuid.uuid4().hex[:8]}", f"Up{uuid.uuid4().hex[:8]}"
+    write(ledger, job, keys, held, now)
+    write(ledger, up, keys, upstream, now)
+    schedule = Schedule.parse(
+        start=keys[0],
+        stop=None if stop is None else kind.key(kind.at(start + stop)),
+        period=kind,
+        calendar=kind.calendar.name,
+        lateness=lateness,
+        catchup=catchup,
+    )
+    recorded = [k for k, h in zip(keys, held, strict=False) if h]
+    last = recorded[-1] if recorded and through else None
+    window = JobWindow(schedule, (Requirement(up),), last)
+
+    _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
+    _, found = window_summary(ledger, job, now=now, window=window)
+    assert found == counts(states)
+    assert list(found) == list(counts(states))  # the same states, in the same order
+
+
+@pytest.mark.parametrize("calendar", ["all", "weekdays"])
+def test_window_counts_needs_no_attempt_of_a_complete_period(
+    ledger: gk.Ledger, calendar: str
+) -> None:
+    """Four years of a daily job with two gaps: the counts read the runs, and the attempts of
+    the two gaps only; the latest attempts of the complete days change nothing."""
+    kind = DAILY.on(calendar)
+    days = [kind.key(d) for d in kind.between("2022-01-01", "2026-01-01")]
+    failed, missing = days[100], days[1000]
+    with ledger.transaction():
+        for n, key in enumerate(days):
+            if key != missing:
+                state = "failed" if key == failed else "succeeded"
+                ledger.record("Load", key, 1, f"r{n}", state, dt.datetime(2026, 1, 2, tzinfo=UTC))
+    now = dt.datetime(2026, 1, 1, 1, tzinfo=UTC)
+    schedule = Schedule.parse(start="2022-01-01", period=kind, calendar=calendar)
+    window = JobWindow(schedule)
+    plan, found = window_summary(ledger, "Load", now=now, window=window)
+    assert found[PeriodState.FAILED] == found[PeriodState.MISSING] == 1
+    assert found[PeriodState.SUCCEEDED] == len(plan.due) - 2
+    gaps = ledger.latest_of("Load", [failed, missing])
+    assert window_counts(plan, gaps) == found
+    assert found == counts(window_states(ledger, "Load", now=now, window=window)[1])
