@@ -128,6 +128,9 @@ def build_app(
     def jobs(request: Request) -> Response:
         found, skipped, unknown = cache.get(window_of(request))
         cells = request.query_params.get("cells") == "1"
+        named = request.query_params.getlist("job")
+        if named:  # the rows a page shows: only these jobs
+            found = views.named_views(ledger, found, skipped, named)
         body = [{**v.summary(), **({"cells": v.cells()} if cells else {})} for v in found]
         return answer_json({"jobs": body, "skipped": skipped, "config_unknown_jobs": list(unknown)})
 

@@ -1,11 +1,16 @@
-"""The page ``/`` of ``gatekeeper serve``: one row per job, one cell per period (pure).
+"""The page ``/`` of ``gatekeeper serve``: one row per job, its strip of periods fetched when shown.
 
-Daily and hourly jobs each get their own axis: a cell's column is its period's position from
-the earliest start of the jobs on that axis, so the same period lines up down the page. Every
-cell carries ``data-job``, ``data-period`` and ``data-state`` and takes its colour from the
-report's palette (``report/assets.py``). Server-side text is escaped (``html.escape``); the
-script builds every element it adds with ``textContent``, never ``innerHTML``; nothing is
-fetched but this server's JSON API (inline CSS and JS).
+The HTML holds each job's summary (counts per state, contiguous-through, lag, freshness) and
+no cell: its size grows with the jobs, not with the periods of the window. A row's strip is
+asked of ``/api/jobs?cells=1&job=...`` when the row scrolls into view, and the rows shown are
+refreshed every ``POLL_MS``; the filters (job name, state) work on the summaries, so a job
+whose strip was never loaded is found too. Daily and hourly jobs each get their own axis: a
+cell's column is its period's position from the earliest start of the jobs on that axis, so
+the same period lines up down the page. Every cell carries ``data-job``, ``data-period`` and
+``data-state`` and takes its colour from the report's palette (``report/assets.py``).
+Server-side text is escaped (``html.escape``); the script builds every element it adds with
+``textContent`` and ``setAttribute``, never ``innerHTML``; nothing is fetched but this
+server's JSON API (inline CSS and JS).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from gatekeeper.web.views import JobView
 
 WINDOWS = ("2d", "7d", "30d", "90d", "365d")
 POLL_MS = 2000
+#: the most jobs one request for strips names (``/api/jobs?cells=1&job=...``)
+STRIPS_PER_REQUEST = 100
 
 CSS = """
 *{box-sizing:border-box}
@@ -36,6 +43,7 @@ form{display:flex;gap:12px;align-items:center;margin:8px 0}
 .axis{overflow-x:auto}
 .row{display:grid;grid-template-columns:260px auto;gap:2px 10px;padding:4px 0;
 border-top:1px solid #eaeef2}
+.row[hidden]{display:none}
 .name{font-weight:600;overflow-wrap:anywhere}
 .cells{display:flex;gap:1px;align-items:center;min-height:14px}
 .cells i{display:block;flex:none;width:7px;height:14px;border-radius:1px;cursor:pointer}
@@ -61,7 +69,8 @@ vertical-align:top;overflow-wrap:normal;word-break:normal}
 SCRIPT = """
 (function(){
 var body=document.body,panel=document.getElementById('panel');
-var win=body.getAttribute('data-window'),filter=document.getElementById('filter');
+var win=body.getAttribute('data-window'),filter=document.getElementById('filter'),
+ state=document.getElementById('state'),seen=new Set(),queued=new Set(),BATCH=BATCHSIZE;
 function el(tag,text,cls){var e=document.createElement(tag);
  if(text!==undefined&&text!==null){e.textContent=String(text);}if(cls){e.className=cls;}return e;}
 function api(path){return fetch(path,{credentials:'same-origin'}).then(function(r){
@@ -69,10 +78,14 @@ function api(path){return fetch(path,{credentials:'same-origin'}).then(function(
 function enc(s){return encodeURIComponent(s);}
 function rows(){var m={};document.querySelectorAll('.row').forEach(function(r){
  m[r.getAttribute('data-job')]=r;});return m;}
-function applyFilter(){var f=filter.value.toLowerCase();
+function applyFilter(){var f=filter.value.toLowerCase(),s=state.value;
  document.querySelectorAll('.row').forEach(function(r){
-  r.hidden=!!f&&r.getAttribute('data-job').toLowerCase().indexOf(f)<0;});}
-try{filter.value=sessionStorage.getItem('gk-filter')||'';}catch(e){}
+  r.hidden=(!!f&&r.getAttribute('data-job').toLowerCase().indexOf(f)<0)||
+   (!!s&&(' '+r.getAttribute('data-states')+' ').indexOf(' '+s+' ')<0);});}
+try{filter.value=sessionStorage.getItem('gk-filter')||'';
+ state.value=sessionStorage.getItem('gk-state')||'';}catch(e){}
+state.addEventListener('change',function(){applyFilter();
+ try{sessionStorage.setItem('gk-state',state.value);}catch(e){}});
 filter.addEventListener('input',function(){applyFilter();
  try{sessionStorage.setItem('gk-filter',filter.value);}catch(e){}});
 document.querySelector('select[name=window]').addEventListener('change',function(e){
@@ -122,17 +135,43 @@ document.addEventListener('click',function(e){
 function fromHash(){var h=new URLSearchParams(location.hash.slice(1));
  if(h.get('job')&&h.get('period')){show(h.get('job'),h.get('period'));}}
 window.addEventListener('hashchange',fromHash);fromHash();
+function strip(r,j){var box=r.querySelector('.cells'),pad=box.querySelector('.pad');
+ var cells=box.querySelectorAll('i');
+ if(cells.length!==j.cells.length||(cells.length&&cells[0].getAttribute('data-period')!==
+  j.cells[0][0])){box.replaceChildren();if(pad){box.appendChild(pad);}
+  j.cells.forEach(function(c){var i=el('i');i.setAttribute('data-job',j.job);
+   i.setAttribute('data-period',c[0]);box.appendChild(i);});
+  cells=box.querySelectorAll('i');}
+ j.cells.forEach(function(c,n){var i=cells[n];if(i.getAttribute('data-state')!==c[1]){
+  i.setAttribute('data-state',c[1]);
+  i.setAttribute('title',j.job+' '+c[0]+': '+c[1].split('_').join(' '));}
+  i.classList.toggle('ct',c[0]===j.contiguous_through);});
+ r.setAttribute('data-loaded','1');}
+function strips(names){var found=rows(),out=Promise.resolve();
+ for(var n=0;n<names.length;n+=BATCH){(function(part){out=out.then(function(){
+  return api('/api/jobs?cells=1&window='+enc(win)+part.map(function(j){
+   return '&job='+enc(j);}).join(''));}).then(function(d){d.jobs.forEach(function(j){
+   if(found[j.job]){strip(found[j.job],j);}});});})(names.slice(n,n+BATCH));}
+ return out;}
+function flush(){var names=Array.from(queued);queued.clear();
+ strips(names).then(function(){body.setAttribute('data-strips',String(
+  document.querySelectorAll('.row[data-loaded]').length));}).catch(function(err){
+  document.getElementById('live').textContent='cannot load the strips: '+err.message;});}
+var watch=new IntersectionObserver(function(entries){var was=queued.size;
+ entries.forEach(function(e){var job=e.target.getAttribute('data-job');
+  if(e.isIntersecting){seen.add(job);if(!e.target.hasAttribute('data-loaded')){
+   queued.add(job);}}else{seen.delete(job);}});
+ if(queued.size&&!was){setTimeout(flush,30);}},{rootMargin:'400px 0px'});
+document.querySelectorAll('.row').forEach(function(r){watch.observe(r);});
 function update(data){
  var found=rows(),changed=false;
  data.jobs.forEach(function(j){var r=found[j.job];
   if(!r){changed=true;return;}
-  var cells=r.querySelectorAll('.cells i');
-  if(cells.length!==j.cells.length||(cells.length&&
-   cells[0].getAttribute('data-period')!==j.cells[0][0])){changed=true;return;}
-  j.cells.forEach(function(c,i){if(cells[i].getAttribute('data-state')!==c[1]){
-   cells[i].setAttribute('data-state',c[1]);
-   cells[i].setAttribute('title',j.job+' '+c[0]+': '+c[1].replace('_',' '));}
-   cells[i].classList.toggle('ct',c[0]===j.contiguous_through);});
+  var n=Object.keys(j.counts).reduce(function(t,s){return t+j.counts[s];},0);
+  if(r.getAttribute('data-start')!==j.start||r.getAttribute('data-n')!==String(n)){
+   changed=true;return;}
+  r.setAttribute('data-states',Object.keys(j.counts).filter(function(s){
+   return j.counts[s];}).join(' '));
   r.querySelector('.counts').textContent=Object.keys(j.counts).filter(function(s){
    return j.counts[s];}).map(function(s){return j.counts[s]+' '+s;}).join(', ');
   r.querySelector('.through').textContent=j.contiguous_through||'nothing';
@@ -143,16 +182,19 @@ function update(data){
    f.setAttribute('data-freshness',j.freshness.met?'met':'breached');
    f.textContent=j.freshness.summary;}});
  if(data.jobs.length!==Object.keys(found).length){changed=true;}
- if(changed){location.reload();return;}
+ if(changed){location.reload();return Promise.reject(new Error('reloading'));}
+ applyFilter();
+ return strips(Array.from(seen).filter(function(job){return found[job]&&
+  found[job].hasAttribute('data-loaded');}));}
+function poll(){api('/api/jobs?window='+enc(win)).then(update).then(function(){
  body.setAttribute('data-updated',new Date().toISOString());
  document.getElementById('live').textContent='live, updated '+
-  new Date().toLocaleTimeString();}
-function poll(){api('/api/jobs?cells=1&window='+enc(win)).then(update).catch(function(err){
+  new Date().toLocaleTimeString();}).catch(function(err){
  document.getElementById('live').textContent='not updating: '+err.message;}).then(function(){
  setTimeout(poll,POLL);});}
 applyFilter();setTimeout(poll,POLL);
 })();
-""".replace("POLL", str(POLL_MS))
+""".replace("POLL", str(POLL_MS)).replace("BATCHSIZE", str(STRIPS_PER_REQUEST))
 
 
 def render(
@@ -177,6 +219,7 @@ def render(
         f"{options}</select></label>"
         "<noscript><button>show</button></noscript>"
         '<label>filter <input id="filter" type="search" placeholder="job name"></label>'
+        f'<label>state <select id="state">{_state_options()}</select></label>'
         '<span id="live" class="meta">live</span></form>',
         _legend(),
     ]
@@ -189,6 +232,13 @@ def render(
         parts.append(f"<h2>not shown</h2><ul>{items}</ul>")
     parts += ['<aside id="panel" hidden></aside>', f"<script>{SCRIPT}</script></body></html>\n"]
     return "".join(parts)
+
+
+def _state_options() -> str:
+    """The state filter's options: any state, then each state of the palette."""
+    return '<option value="">any</option>' + "".join(
+        f'<option value="{s.value}">{s.value.replace("_", " ")}</option>' for s in PALETTE
+    )
 
 
 def _legend() -> str:
@@ -257,24 +307,24 @@ def _ticks(period: Period, first: int, last: int) -> str:
 
 
 def _row(view: JobView, offset: int) -> str:
+    """A job's summary, and an empty strip the script fills when the row is shown: its
+    ``data-start`` and ``data-n`` (first period, number of periods) tell the script when the
+    row no longer fits the page (a reload), ``data-states`` what the state filter matches."""
     plan = view.plan
     through = None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
     job = _text(view.job)
-    shown = ", ".join(f"{n} {s.value}" for s, n in counts(view.states).items() if n)
-    cells = "".join(
-        f'<i data-job="{job}" data-period="{_text(s.period)}" data-state="{s.state.value}"'
-        f' title="{job} {_text(s.period)}: {s.state.value.replace("_", " ")}"'
-        f"{' class=ct' if s.period == through else ''}></i>"
-        for s in view.states
-    )
+    found = counts(view.states)
+    shown = ", ".join(f"{n} {s.value}" for s, n in found.items() if n)
+    states = " ".join(s.value for s, n in found.items() if n)
     pad = f'<span class="pad" style="width:{offset * COLUMN}px"></span>' if offset else ""
     return (
-        f'<div class="row" data-job="{job}"><div><div class="name">{job}</div>'
+        f'<div class="row" data-job="{job}" data-start="{_text(plan.key(plan.start))}" '
+        f'data-n="{len(view.states)}" data-states="{states}"><div><div class="name">{job}</div>'
         f'<div class="counts">{_text(shown)}</div><div class="facts">through '
         f'<b class="through">{_text(through or "nothing")}</b> &middot; lag '
         f'<span class="lag">{ago(view.lag_seconds)}</span> &middot; '
         f'<span class="running">{view.running} running, {view.expired} expired</span>'
-        f'{_freshness(view)}</div></div><div class="cells">{pad}{cells}</div></div>'
+        f'{_freshness(view)}</div></div><div class="cells">{pad}</div></div>'
     )
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gatekeeper.core.display import printable
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.names import describe_unknown, suggest
@@ -186,6 +188,29 @@ def job_views(
         except InvalidInput as exc:
             skipped.append({"job": job, "error": exc.reason})
     return views, skipped
+
+
+#: The most jobs one ``/api/jobs?job=...`` names (a page asks for the rows it shows).
+MAX_NAMED = 500
+
+
+def named_views(
+    ledger: LedgerReads,
+    views: Sequence[JobView],
+    skipped: Sequence[dict[str, str]],
+    names: Sequence[str],
+) -> list[JobView]:
+    """The views of ``names`` (each as the API shows it: ``printable``), in ``views``'
+    order; a skipped job has none. Raises InvalidInput for more than MAX_NAMED names,
+    UnknownJob for a name the ledger does not know."""
+    if len(names) > MAX_NAMED:
+        raise InvalidInput("job", f"{len(names)} names", f"more than {MAX_NAMED} in one request")
+    wanted = set(names)
+    chosen = [v for v in views if printable(v.job) in wanted]
+    missing = wanted - {printable(v.job) for v in chosen} - {printable(s["job"]) for s in skipped}
+    for name in sorted(missing):
+        check_job(ledger, name)
+    return chosen
 
 
 def check_job(ledger: LedgerReads, job: str) -> str:

@@ -53,6 +53,7 @@ def main(target: str) -> None:
                 deadline = time.monotonic() + 10
                 while not driver.execute_script(
                     "return document.getElementById('panel').getAttribute('data-period')"
+                    "&&document.body.getAttribute('data-strips')"  # the rows' cells are in
                 ):
                     assert time.monotonic() < deadline, "the period panel never opened"
                     time.sleep(0.05)

@@ -76,6 +76,8 @@ def test_serve_api_page_and_metrics_match_status_and_ledger(
     asked_from = time.time()  # the server judges "now" within these requests (and caches it)
     with start(url) as server:
         jobs = server.get("/api/jobs?cells=1").json()["jobs"]
+        named = f"/api/jobs?cells=1&job=Sales&job={quote(HOSTILE_JOB, safe='')}"
+        strips = server.get(named).json()["jobs"]  # the rows a page shows
         page = server.get("/")
         scrape = server.get("/metrics")
         scraped_by = time.time()
@@ -87,6 +89,10 @@ def test_serve_api_page_and_metrics_match_status_and_ledger(
     assert [j["job"] for j in jobs] == sorted(JOBS)
     assert page.status == scrape.status == detail.status == 200
     cells = parse_page(page.body)
+    assert cells.cells == []  # a row's strip is asked for when shown, never in the page
+    assert [j["job"] for j in strips] == sorted(["Sales", HOSTILE_JOB])
+    assert strips == [j for j in jobs if j["job"] in ("Sales", HOSTILE_JOB)]
+    rows = {a["data-job"]: a for t, a in cells.tags if t == "div" and a.get("class") == "row"}
     samples = metric_values(scrape.body)
     for job in jobs:
         name = job["job"]
@@ -99,7 +105,9 @@ def test_serve_api_page_and_metrics_match_status_and_ledger(
         )
         pairs = [[p["period"], p["state"]] for p in want["periods"]]
         assert job["cells"] == pairs
-        assert [[p, s] for j, p, s in cells.cells if j == name] == pairs
+        row = rows[name]  # what the page's script and filters read
+        assert (row["data-start"], row["data-n"]) == (want["start"], str(len(pairs)))
+        assert row["data-states"] == " ".join(s for s, n in job["counts"].items() if n)
         assert job["contiguous_through"] == want["contiguous_through"]
         for state, n in job["counts"].items():
             assert n == sum(1 for p in want["periods"] if p["state"] == state)
@@ -174,6 +182,8 @@ def test_serve_bad_input_is_400_or_404_naming_the_field(sqlite_url: str) -> None
         "/?window=0": (400, "window", "0"),
         "/api/jobs?window=4000d": (400, "window", "4000d"),
         "/api/jobs/Sales/periods?start=yesterday": (400, "start", "yesterday"),
+        "/api/jobs?cells=1&job=Sales&job=Nope": (404, "job", "Nope"),
+        "/api/jobs?" + "&".join(["job=Sales"] * 501): (400, "job", "501 names"),
     }
     with start(sqlite_url) as server:
         replies = {path: server.get(path) for path in cases}

@@ -1,5 +1,7 @@
 """``gatekeeper serve`` in a real headless Chromium driven by selenium through Debian's
-``chromium-driver``: the grid's cells match ``gatekeeper status --json``, a click opens the
+``chromium-driver``: the grid's cells match ``gatekeeper status --json``, a row's strip is
+asked for when it is shown, the filters by name and by state find rows never shown, a click
+opens the
 period (and its evidence links to the upstream's period), hostile text stays text, a
 ``gatekeeper record`` from another process shows within 5 s without a reload, and the console
 stays clean. The docs picture is taken by the same browser set-up:
@@ -69,6 +71,20 @@ CELLS = (
 )
 
 
+def strips_loaded(driver: Any) -> None:
+    """Wait until the rows in view have their strips (the page asks for them once shown)."""
+    wait_for(
+        lambda: driver.execute_script(
+            "return document.body.getAttribute('data-strips')&&!Array.from("
+            "document.querySelectorAll('.row:not([hidden]):not([data-loaded])')).some("
+            "function(r){var b=r.getBoundingClientRect();"
+            "return b.bottom>0&&b.top<window.innerHeight;});"
+        ),
+        10,
+        "the strips of the rows shown",
+    )
+
+
 def cell(driver: Any, job: str, period: str) -> Any:
     from selenium.webdriver.common.by import By
 
@@ -93,6 +109,7 @@ def test_serve_in_chromium_grid_click_live_update_no_console_errors(
             10,
             "the first poll",
         )
+        strips_loaded(browser)
         shown = browser.execute_script(CELLS)
         for job in sorted({j for j, _, _ in shown}):
             starts = [p for j, p, _ in shown if j == job]
@@ -180,6 +197,7 @@ def test_serve_grid_reads_dates_titles_unwrapped_words_and_causes(
     held = str(today() - dt.timedelta(days=1))  # DimCustomer running on a live lease
     with start(sqlite_url) as server:
         browser.get(server.url)
+        strips_loaded(browser)
         labels = browser.execute_script(SCALE)
         kinds = {(kind, size) for kind, size, *_ in labels}
         assert kinds == {("daily", "major"), ("daily", "minor"), ("hourly", "major")} | {
@@ -247,5 +265,69 @@ def test_serve_grid_reads_dates_titles_unwrapped_words_and_causes(
         assert cause == detail["cause"] and cause.startswith(f"held by run c-{held} (attempt 1)")
         assert detail["held_by"]["until"] in cause
         assert browser.execute_script(WRAPPED) == []
+        logs = browser.get_log("browser")
+    assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
+
+
+def state_of(driver: Any, job: str, period: str) -> str | None:
+    """The ``data-state`` of a cell, None while its row's strip is not there."""
+    found: str | None = driver.execute_script(
+        "var job=arguments[0],period=arguments[1];"
+        "var c=Array.from(document.querySelectorAll('.cells i')).find(function(c){"
+        "return c.getAttribute('data-job')===job&&c.getAttribute('data-period')===period;});"
+        "return c?c.getAttribute('data-state'):null;",
+        job,
+        period,
+    )
+    return found
+
+
+VISIBLE = (
+    "return Array.from(document.querySelectorAll('.row')).filter(function(r){"
+    "return !r.hidden;}).map(function(r){return r.getAttribute('data-job');});"
+)
+
+
+def test_serve_loads_a_strip_when_shown_and_filters_rows_never_shown(
+    browser: Any, sqlite_url: str
+) -> None:
+    """300 jobs: the page holds their summaries and only the rows in view ask for their
+    strips; filtering by state finds a failed job far down (its strip never loaded) and its
+    strip comes once it is shown; scrolling to the last row brings its strip."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    now = dt.datetime.now(dt.timezone.utc)
+    day = str(today() - dt.timedelta(days=1))
+    with gk.open_ledger(sqlite_url) as ledger:
+        for n in range(300):
+            state = "failed" if n == 250 else "succeeded"
+            ledger.record(f"Bulk{n:03d}", day, 1, f"b-{n}", state, now)
+    with start(sqlite_url) as server:
+        browser.get(server.url)
+        strips_loaded(browser)
+        loaded = "return document.querySelectorAll('.row[data-loaded]').length"
+        assert 0 < browser.execute_script(loaded) < 100
+        far = "return document.querySelector('.row[data-job=Bulk250]').hasAttribute('data-loaded')"
+        assert browser.execute_script(far) is False
+        Select(browser.find_element(By.ID, "state")).select_by_value("failed")
+        assert browser.execute_script(VISIBLE) == ["Bulk250"]
+        wait_for(
+            lambda: state_of(browser, "Bulk250", day) == "failed",
+            10,
+            "the failed job's strip",
+        )
+        Select(browser.find_element(By.ID, "state")).select_by_value("")
+        assert len(browser.execute_script(VISIBLE)) == 300
+        browser.execute_script("document.querySelector('.row[data-job=Bulk299]').scrollIntoView()")
+        wait_for(
+            lambda: state_of(browser, "Bulk299", day) == "succeeded",
+            10,
+            "the last row's strip",
+        )
+        # the name and the state together
+        browser.find_element(By.ID, "filter").send_keys("Bulk29")
+        Select(browser.find_element(By.ID, "state")).select_by_value("failed")
+        assert browser.execute_script(VISIBLE) == []
         logs = browser.get_log("browser")
     assert not [e for e in logs if e["level"] in ("SEVERE", "WARNING")], logs
