@@ -2,8 +2,9 @@
 settings as a plain Luigi task (filled by luigi's own ``RangeDaily``) and as a gatekeeper task
 (filled by ``RangeBusinessDaily``).
 
-The body is steered by files in the control folder (an insignificant parameter):
-``fail-<date>`` fails every run of that date, ``flaky-<date>`` fails its first run only,
+The body is steered by files in the control folder (an insignificant parameter): ``fail-<date>``
+fails every run of that date, ``flaky-<date>`` fails its first run only, ``message-<date>``
+holds a status message each run of that date sets first (Luigi's ``set_status_message``),
 ``sleep`` holds the seconds each run sleeps, ``sleep-<date>`` the seconds each run of that date
 sleeps (after ``sleep``), ``until-<date>`` holds another date: each run of the first sleeps
 until a run of the second succeeded (at most 60 s); ``priority-<date>`` holds that date's Luigi
@@ -33,10 +34,13 @@ EVENTS = (
 )
 
 
-def body(control: str, date: Any) -> None:
-    """The one body both twins run."""
+def body(task: luigi.Task, control: str, date: Any) -> None:
+    """The one body both twins run (``task``: the twin running it)."""
     folder = Path(control)
     started = time.time()
+    message = folder / f"message-{date}"
+    if message.exists():
+        task.set_status_message(message.read_text())
     sleep = folder / "sleep"
     if sleep.exists():
         time.sleep(float(sleep.read_text()))
@@ -84,7 +88,7 @@ class PlainDay(luigi.Task):
         return luigi.LocalTarget(str(Path(self.control) / "plain" / f"{self.date}"))
 
     def run(self) -> None:
-        body(self.control, self.date)
+        body(self, self.control, self.date)
         with self.output().open("w") as out:
             out.write("done\n")
 
@@ -95,7 +99,7 @@ class GkDay(gk.BusinessDateTask):
     control = luigi.Parameter(significant=False)
 
     def run(self) -> None:
-        body(self.control, self.business_date)
+        body(self, self.control, self.business_date)
 
 
 def _period(task: Any) -> Any:
@@ -194,4 +198,4 @@ class GkBatched(gk.BusinessDateTask):
     control = luigi.Parameter(significant=False)
 
     def run(self) -> None:
-        body(self.control, self.business_date)
+        body(self, self.control, self.business_date)

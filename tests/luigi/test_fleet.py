@@ -164,6 +164,72 @@ def test_fleet_retry_policy_is_the_periods_as_range_daily_gives_it(
     assert states == ["failed" if outcome == "failed" else "succeeded" for outcome in bad_runs]
 
 
+def messages(server: Luigid, family: str) -> dict[str, str]:
+    """Date -> the status message luigid shows for the ``family`` task of that date."""
+    found: dict[str, str] = {}
+    for status in ("PENDING", "RUNNING", "DONE", "FAILED", "DISABLED"):
+        for task in server.rpc("task_list", status=status, search=family).values():
+            if task["name"] == family and task["status_message"]:
+                params = task["params"]
+                found[params.get("date") or params["business_date"]] = task["status_message"]
+    return found
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("outcome", ["failing", "ok"])
+def test_fleet_period_showing_a_status_message_runs_once_as_range_daily_runs_it(
+    tmp_path: Path, sqlite_url: str, outcome: str
+) -> None:
+    """Under luigid, ``--workers 2``: one date's run sets a status message, then works 2 s
+    (and fails, or not). luigid hands a task it has RUNNING on a worker back to that worker's
+    next ``get_work`` when the worker does not list it among its current tasks; a forward
+    range's chunk, in a task process of its own, once told luigid its inline period was
+    RUNNING on the worker, so the worker, asking for work every 0.1 s meanwhile, was given the
+    period and ran it again (two STARTs, two failures counted: DISABLED where Luigi shows
+    FAILED; or the body itself twice, when the inline run had ended by then). RangeDaily over
+    the plain twin runs it once: the same runs, events, exit code, statuses and message."""
+    plain, mine = twin_folders(tmp_path)
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid", LUIGID_NO_RETRY_IN_RUN)
+    server.start()
+    try:
+        results, shown, said = {}, {}, {}
+        for twin, cls, control in (("plain", "PlainRetry2", plain), ("gk", "GkRetry2", mine)):
+            (control / f"message-{BAD}").write_text(f"working on {BAD}")
+            (control / f"sleep-{BAD}").write_text("2")
+            if outcome == "failing":
+                (control / f"fail-{BAD}").touch()
+            results[twin] = run(
+                cfg,
+                tmp_path,
+                range_args(
+                    twin,
+                    cls,
+                    control,
+                    "--workers",
+                    "2",
+                    *(("--strategy", "forward") if twin == "gk" else ()),
+                    *scheduler_args(server),
+                ),
+            )
+            shown[twin], said[twin] = statuses(server, cls), messages(server, cls)
+    finally:
+        server.stop()
+    code = 30 if outcome == "failing" else 0
+    for twin, result in results.items():
+        assert result.returncode == code, (twin, result.stderr[-3000:])
+    expected = {date: ["ok"] for date in DATES} | {BAD: ["failed" if code else "ok"]}
+    assert runs(plain) == expected
+    assert runs(mine) == expected
+    assert events(mine) == events(plain)
+    assert shown["gk"] == shown["plain"]
+    assert shown["gk"][BAD] == ("FAILED" if code else "DONE")
+    assert said["gk"] == said["plain"] == {BAD: f"working on {BAD}"}
+    with gk.open_ledger(sqlite_url) as ledger:
+        states = [a.state.value for a in ledger.attempts("GkRetry2", BAD)]
+    assert states == ["failed" if code else "succeeded"]
+
+
 @pytest.mark.timeout(120)
 def test_fleet_contiguous_failure_is_retried_by_the_scheduler_then_disabled(
     tmp_path: Path, sqlite_url: str

@@ -142,18 +142,24 @@ def sqlite_cfg(tmp_path: Path) -> Path:
     return write_config(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}")
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("scheduler", ["local", "luigid"])
 @pytest.mark.process
 def test_inline_period_sees_what_a_scheduled_one_sees(
-    tmp_path: Path, sqlite_cfg: Path, scheduler: str, request: pytest.FixtureRequest
+    tmp_path: Path, sqlite_cfg: Path, scheduler: str, workers: str, request: pytest.FixtureRequest
 ) -> None:
-    """Every hook, inline and scheduled (``--inline false``), under each scheduler."""
+    """Every hook, inline and scheduled (``--inline false``), under each scheduler, the chunk
+    in the worker's process or (``--workers 2``) in a task process of its own (on luigid, an
+    inline period is then PENDING, not RUNNING, until it settles: ``InlineRuns``)."""
     server: Luigid | None = None
     where: tuple[str, ...] = ("--local-scheduler",)
     if scheduler == "luigid":
         server = request.getfixturevalue("luigid")
         where = ("--scheduler-host", HOST, "--scheduler-port", str(server.port))
-    runs = {mode: fill(tmp_path, sqlite_cfg, mode, "contiguous", *where) for mode in WINDOWS}
+    runs = {
+        mode: fill(tmp_path, sqlite_cfg, mode, "contiguous", *where, workers=workers)
+        for mode in WINDOWS
+    }
     for mode, done in runs.items():
         assert done.returncode == TASK_FAILED, (mode, done.stderr[-3000:])
         assert seen(tmp_path, mode) == expected_seen(), mode

@@ -13,17 +13,19 @@ it is the same Luigi task as a scheduled one, in Luigi's order (Luigi's ``TaskPr
    ``Event.SUCCESS``; or ``Event.FAILURE`` and ``on_failure(exc)``. Their return values are
    the explanation sent to the scheduler, as Luigi sends them (``json.dumps``).
 
-Every period is visible where Luigi's would be: the scheduler (luigid's task list, or the
-local scheduler) gets an ``add_task`` with the worker's id and the final status (DONE/FAILED,
-and RUNNING first if the code sets a status message, progress or tracking URL); Luigi's
-execution summary counts it as ran successfully / failed / already done when the chunk runs
-in the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
+Every period is visible where Luigi's would be: the scheduler (luigid's task list, or the local
+scheduler) gets an ``add_task`` with the worker's id and the final status (DONE/FAILED, and
+RUNNING first if the code sets a status message, progress or tracking URL; PENDING, not
+runnable, from a forked task process of a worker on luigid: ``InlineRuns.announce_as``); Luigi's
+execution summary counts it as ran successfully / failed / already done when the chunk runs in
+the worker's process (``--workers 1``), and when Luigi runs the chunk in a forked child
 (``--workers N``), through the channel the worker opened when it scheduled the chunk
-(``channel.open_summary_channel``), read back when the summary is written. A local
-scheduler under ``--workers N`` is the parent's object: the child relays its reports through
-the same channel, and the parent hands them to its scheduler before the chunk's own result.
-Each report carries the period's priority and retry policy, and a failure is reported RUNNING
-then FAILED, so the scheduler counts it under the period's ``retry_count`` (``policy.py``).
+(``channel.open_summary_channel``), read back when the summary is written. A local scheduler
+under ``--workers N`` is the parent's object: the child relays its reports through the same
+channel, and the parent hands them to its scheduler before the chunk's own result. Each report
+carries the period's priority and retry policy, and a failure is reported RUNNING (or PENDING,
+as above) then FAILED, so the scheduler counts it under the period's ``retry_count``
+(``policy.py``): its first ``add_task`` sets the policy, the second counts.
 
 Reports to luigid go through one background thread per chunk run, in order, on one keep-alive
 connection (``wire.py``), and are flushed before the chunk yields or ends, so the fill never
@@ -40,7 +42,7 @@ import time
 from typing import Any
 
 import luigi
-from luigi.scheduler import DONE, FAILED, RUNNING
+from luigi.scheduler import DONE, FAILED, PENDING, RUNNING
 
 from gatekeeper.core.errors import LeaseHeld
 from gatekeeper.core.records import Attempt
@@ -71,6 +73,19 @@ class InlineRuns:
         #: a local scheduler is reached from a forked task process through the channel only
         self.relayed = not self.remote and self.worker is None and self.channel is not None
         self.wire = SchedulerWire(self.scheduler) if self.remote else None
+        #: how a period is announced before it settles: RUNNING on this worker, as Luigi's
+        #: worker tells the scheduler of a task it runs; but PENDING (not runnable) in a forked
+        #: task process of a worker on luigid (``--workers N``). luigid hands a task it has
+        #: RUNNING on a worker back to that worker's next ``get_work`` whenever the worker does
+        #: not list it among its current tasks (its recovery of a task the worker lost), and the
+        #: worker, this process's parent, asking every ``wait_interval`` while its task
+        #: processes run, never lists an inline period: a RUNNING claim made it run the period
+        #: again in a task process of its own, beside or right after the inline run (two
+        #: STARTs, two failures counted, or the body run twice in one ``luigi`` process). In
+        #: the worker's own process (``--workers 1``) nothing asks for work while the chunk
+        #: runs; a local scheduler takes a forked child's reports when the chunk has ended.
+        self.announce_as = PENDING if self.remote and self.worker is None else RUNNING
+        self.tracking: dict[str, str] = {}  # task id -> the tracking URL its code set
         #: calls on a local scheduler in this process: settled periods leave its task table
         self.local = (
             LocalReports(self.scheduler)
@@ -139,12 +154,15 @@ class InlineRuns:
         """Tell the scheduler, and the worker's execution summary, how ``task`` ended. DONE
         goes as runnable by this worker, so the scheduler lists the worker with the period as
         with a scheduled one (a failure is not: only the chunk retries it)."""
+        tracking = self.tracking.pop(task.task_id, None)
         self.send(
             "add_task",
             **self.task_fields(task),
             status=status,
             runnable=status == DONE,
             expl="null" if expl is None else json.dumps(expl),
+            # luigid keeps a tracking URL across the final report only of a RUNNING task
+            **({} if tracking is None else {"tracking_url": tracking}),
         )
         if self.worker is not None:
             luigi_compat.add_to_summary(self.worker, task, status, ran=ran)
@@ -213,9 +231,10 @@ class InlineRuns:
             logger.exception("gatekeeper: inline %s failed", task)
             task.trigger_event(luigi.Event.FAILURE, task, exc)
             expl = task.on_failure(exc)
-            # RUNNING on this worker first, as for a scheduled task: the scheduler then counts
-            # the failure under the period's own retry policy (DISABLED past retry_count)
-            self.send("add_task", **self.task_fields(task), status=RUNNING, runnable=False)
+            # RUNNING on this worker first (``announce_as``), as for a scheduled task: the
+            # scheduler then counts the failure under the period's own retry policy (DISABLED
+            # past retry_count)
+            self.send("add_task", **self.task_fields(task), status=self.announce_as, runnable=False)
             self.settled(task, FAILED, ran=True, expl=expl)
             raise
         task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.monotonic() - started)
@@ -239,7 +258,8 @@ class InlineRuns:
 class PeriodReporter:
     """What Luigi's TaskStatusReporter does for a scheduled task, for an inline period: its
     first call also tells the scheduler the period is RUNNING on this worker (so luigid,
-    which ignores status messages of tasks it does not know, shows them)."""
+    which ignores status messages of tasks it does not know, shows them; PENDING from a
+    forked task process on luigid: ``InlineRuns.announce_as``)."""
 
     scheduler_messages = None  # an inline period accepts no scheduler messages
 
@@ -252,13 +272,14 @@ class PeriodReporter:
             self.runs.send(
                 "add_task",
                 **self.runs.task_fields(self.task),
-                status=RUNNING,
+                status=self.runs.announce_as,
                 runnable=False,
                 **extra,
             )
             self.announced = True
 
     def update_tracking_url(self, tracking_url: str) -> None:
+        self.runs.tracking[self.task.task_id] = tracking_url
         self._running(tracking_url=tracking_url)
 
     def update_status_message(self, message: str) -> None:
