@@ -25,6 +25,7 @@ from gatekeeper.ledger.attempt_reads import AttemptReads
 from gatekeeper.ledger.attempts import AttemptStore
 from gatekeeper.ledger.compaction import CompactResult, Horizon, compact
 from gatekeeper.ledger.dialect import Dialect
+from gatekeeper.ledger.fleet_reads import FleetReads
 from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.ledger.owned import OwnedLedger
 from gatekeeper.ledger.profiles import JobProfiles
@@ -63,6 +64,8 @@ class Ledger(Publishing):
         #: two-phase publications: ``reserve``, ``commit``, ``release`` and ``of``
         self.reservations = ReservationStore(self.sql, self._attempts, self._publications)
         self._profiles = JobProfiles(self.sql)
+        #: reads of many jobs at once (``fleet_reads.py``): what a fleet's readers need
+        self.fleet = FleetReads(self.sql)
 
     # -- what a job is (gk_jobs) ------------------------------------------------------------
     def job_profile(self, job: str) -> JobProfile | None:

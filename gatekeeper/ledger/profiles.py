@@ -26,12 +26,12 @@ from gatekeeper.ledger.sql import SqlCore
 if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
 
-_COLUMNS = (
+COLUMNS = (
     "job, period_kind, timezone, lateness, catchup, strategy, window_start, window_stop, requires, "
     "freshness, calendar"
 )
 _UPSERT = (
-    f"INSERT INTO gk_jobs ({_COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO gk_jobs ({COLUMNS}, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (job) DO UPDATE SET period_kind = excluded.period_kind, "
     "timezone = excluded.timezone, lateness = excluded.lateness, catchup = excluded.catchup, "
     "strategy = excluded.strategy, window_start = excluded.window_start, "
@@ -55,19 +55,19 @@ class JobProfiles:
     def of(self, job: str) -> JobProfile | None:
         """The recorded profile of ``job``, or None; one query, reads only."""
         rows = self.sql.read(
-            f"SELECT {_COLUMNS} FROM gk_jobs WHERE job = ?", (check_name(job, "job"),)
+            f"SELECT {COLUMNS} FROM gk_jobs WHERE job = ?", (check_name(job, "job"),)
         )
-        return _profile(rows[0]) if rows else None
+        return profile_of(rows[0]) if rows else None
 
     def requiring(self, job: str) -> list[JobProfile]:
         """The recorded profiles whose requirements name ``job`` (the ranges it ran under as
         a dependency), by job name; one query, reads only."""
         wanted = check_name(job, "job")
         rows = self.sql.read(
-            f"SELECT {_COLUMNS} FROM gk_jobs WHERE requires LIKE ? ESCAPE '!' ORDER BY job",
+            f"SELECT {COLUMNS} FROM gk_jobs WHERE requires LIKE ? ESCAPE '!' ORDER BY job",
             (f"%{_like(json.dumps(wanted))}%",),  # as requires_json writes it
         )
-        found = [_profile(row) for row in rows]  # SQLite's LIKE ignores case: exactly, here
+        found = [profile_of(row) for row in rows]  # SQLite's LIKE ignores case: exactly, here
         return [p for p in found if any(r.job == wanted for r in p.requires)]
 
     def freshness(self) -> dict[str, str]:
@@ -134,12 +134,18 @@ class JobProfiles:
     def span(self, job: str) -> tuple[str, str] | None:
         """``job``'s first and last recorded period key (attempts, or publications as a
         consumer), of the kind of its first; None when the ledger has none. One query."""
-        rows = [r for r in self.sql.read(_SPAN, (job, job)) if r[0] is not None]
-        if not rows:
-            return None
-        kind = kind_of_key(rows[0][0])
-        keys = [k for r in rows for k in r if kind.owns_key(k)]
-        return min(keys), max(keys)
+        return span_of(self.sql.read(_SPAN, (job, job)))
+
+
+def span_of(rows: Sequence[Sequence[str | None]]) -> tuple[str, str] | None:
+    """The span of a job's rows of (first, last) keys (its attempts', its publications'; None
+    where it has none): the first and last of the kind of the first row's keys."""
+    found = [r for r in rows if r[0] is not None]
+    if not found:
+        return None
+    kind = kind_of_key(found[0][0])
+    keys = [k for r in found for k in r if k is not None and kind.owns_key(k)]
+    return min(keys), max(keys)
 
 
 def _like(text: str) -> str:
@@ -147,8 +153,8 @@ def _like(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-def _profile(row: Sequence[Any]) -> JobProfile:
-    """The JobProfile of one ``gk_jobs`` row (``_COLUMNS``)."""
+def profile_of(row: Sequence[Any]) -> JobProfile:
+    """The JobProfile of one ``gk_jobs`` row (``COLUMNS``)."""
     calendar = row[10] or "all"
     return JobProfile(
         row[0],

@@ -17,12 +17,16 @@ from gatekeeper.core.records import Attempt, Publication, Readiness, Staleness
 from gatekeeper.core.spans import PeriodRuns
 
 if TYPE_CHECKING:
+    from gatekeeper.ledger.fleet_reads import FleetReads
     from gatekeeper.ledger.overview import JobOverview
 
 
 class LedgerReads(Protocol):
     """The reads of the ledger contract (``Ledger`` satisfies it); none of them writes. Each
     is named for what it answers: no SQL text crosses it (the SQL is the ledger's own)."""
+
+    @property
+    def fleet(self) -> FleetReads: ...  # reads of many jobs at once
 
     def describe(self) -> str: ...
 

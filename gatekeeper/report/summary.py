@@ -8,34 +8,22 @@ the calendar and the periods not yet due likewise, and only the due periods that
 complete, and the attempts recorded for periods not yet due, are looked at one by one. What
 ``/metrics``, ``/api/jobs`` and serve's summaries show of a job.
 
-``window_summary(ledger, job, now=..., window=...)`` is the fetch-plan-count step over a
-ledger, as ``window_states`` is the fetch-plan-judge one: the plan (its runs), the latest
-attempt of each incomplete due period and of each period recorded after the due ones, and
-what blocks the due periods with no attempt. Reads only.
+The reads that feed it are ``report/fleet.py``'s (``summaries``, ``window_summary``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from gatekeeper.core.causes import Cause
-from gatekeeper.core.planning import RangePlan, plan_from_ledger
+from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt
-from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.report.states import (
     PeriodState,
     attempt_state,
     base_bounds,
     window_bounds,
 )
-from gatekeeper.report.windows import JobWindow
-
-if TYPE_CHECKING:
-    import datetime as dt
-
-    from gatekeeper.ledger.protocols import LedgerReads
 
 Counts = dict[PeriodState, int]
 
@@ -92,27 +80,3 @@ def window_counts(
     if not found[PeriodState.NON_BUSINESS]:
         del found[PeriodState.NON_BUSINESS]
     return found
-
-
-def window_summary(
-    ledger: LedgerReads, job: str, *, now: dt.datetime, window: JobWindow
-) -> tuple[RangePlan, Counts]:
-    """``job``'s RangePlan at ``now`` over ``window`` and how many periods of its window are
-    in each state (``window_counts``): the counts of ``window_states``, reading the runs of
-    its complete periods and the attempts of the others only. A few queries; reads only."""
-    job = check_name(job, "job")
-    plan = plan_from_ledger(ledger, job, schedule=window.schedule, now=now, task_limit=None)
-    kind = plan.period
-    first, end = window_bounds(plan, window.through)
-    incomplete = [plan.key(label) for label in (*plan.gaps, *plan.skipped_by_policy)]
-    latest = ledger.latest_of(job, incomplete) if incomplete else {}
-    due_end = kind.ordinal(plan.due[-1]) + 1 if plan.due else first
-    if end > due_end:  # periods recorded before they are due
-        latest.update(
-            ledger.latest_between(job, plan.key(kind.at(due_end)), plan.key(kind.at(end - 1)))
-        )
-    unattempted = [k for k in incomplete if k not in latest]
-    skipped = {plan.key(label) for label in plan.skipped_by_policy}
-    unattempted = [k for k in unattempted if k not in skipped]
-    causes = blocked_periods(ledger, kind, unattempted, window.requires, plan.now, held=True)
-    return plan, window_counts(plan, latest, causes, window.through)

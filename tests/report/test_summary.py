@@ -12,11 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.core.causes import Requirement
+from gatekeeper.core.causes import Requirement, profile
 from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
 from gatekeeper.core.schedule import Schedule
+from gatekeeper.report.fleet import window_summary
 from gatekeeper.report.states import PeriodState, counts, window_states
-from gatekeeper.report.summary import window_counts, window_summary
+from gatekeeper.report.summary import window_counts
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
 
@@ -131,3 +132,35 @@ def test_window_counts_needs_no_attempt_of_a_complete_period(
     gaps = ledger.latest_of("Load", [failed, missing])
     assert window_counts(plan, gaps) == found
     assert found == counts(window_states(ledger, "Load", now=now, window=window)[1])
+
+
+def test_summaries_of_many_jobs_in_batches_are_each_jobs_own(
+    ledger: gk.Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Jobs of every kind, some with nothing recorded, read in batches of 2 rows (each read
+    spans several statements): each job's counts are those ``window_states`` judges of it,
+    and a job with no period in the ledger has no window, saying why."""
+    from gatekeeper.ledger import fleet_reads
+    from gatekeeper.report.fleet import job_windows, summaries
+
+    monkeypatch.setattr(fleet_reads, "BATCH", 2)
+    now = dt.datetime(2026, 10, 20, 5, tzinfo=UTC)
+    held = [("succeeded",), (), ("failed",), ("failed", "succeeded"), ("expired",), ()]
+    jobs = []
+    for name, (kind, first, _) in sorted(KINDS.items()):
+        start = kind.rank(first)
+        keys = [kind.key(kind.at(start + i)) for i in range(len(held))]
+        for n in range(2):
+            job = f"{name}{n}"
+            write(ledger, job, keys[n:], held[n:], now)
+            jobs.append(job)
+    ledger.record_profile(profile("daily1", DAILY, "UTC", start="2026-09-01"))
+    windows = job_windows(ledger, [*jobs, "Never"])
+    assert isinstance(windows.pop("Never"), gk.InvalidInput)
+    found = summaries(ledger, windows, now)  # type: ignore[arg-type]
+    assert sorted(found) == sorted(jobs)
+    for job, window in windows.items():
+        assert isinstance(window, JobWindow)
+        _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
+        assert found[job][1] == counts(states), job
+    assert found["daily1"][1][PeriodState.MISSING] == 30 + 19 - 3  # from its profile's start

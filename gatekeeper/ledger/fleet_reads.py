@@ -1,0 +1,125 @@
+"""Reads over many jobs at once, in set-based statements: what the readers of a fleet need
+(``report/fleet.py``: ``/metrics``, ``/api/jobs``, serve's summaries).
+
+Each read takes every job (or every (job, period) pair) it is asked about in statements of
+``BATCH`` rows, joined to the ledger's tables through a ``VALUES`` list (a common table
+expression on both dialects), so it costs one round trip per ``BATCH`` jobs, and index
+lookups of what is asked, never a scan of every job's periods:
+
+- ``profiles(jobs)``: the recorded profile of each (``gk_jobs``);
+- ``spans(jobs)``: each one's first and last recorded period (``JobProfiles.span``'s rule);
+- ``complete_runs(windows)``: each one's complete periods over its window, as runs of its
+  kind (``CompleteRuns.between``'s rule), reading the runs that overlap the window;
+- ``latest(pairs)``: the latest attempt of each (job, period key) pair that has one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from gatekeeper.core.causes import JobProfile
+from gatekeeper.core.periods import Period, kind_of_key
+from gatekeeper.core.records import Attempt
+from gatekeeper.core.spans import PeriodRuns
+from gatekeeper.ledger.attempt_reads import AttemptReads
+from gatekeeper.ledger.profiles import COLUMNS, profile_of, span_of
+from gatekeeper.ledger.run_lines import read_runs
+from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
+
+#: rows of a VALUES list per statement (at most 3 parameters each: under SQLite's old
+#: limit of 999 parameters)
+BATCH = 300
+#: a request of ``complete_runs``: the job, the first and last key of its window (inclusive,
+#: of its base kind) and the kind to count its runs on
+Window = tuple[str, str, str, Period]
+
+_ATTEMPT = ", ".join("a." + c.strip() for c in ATTEMPT_COLUMNS.split(","))
+
+
+def _values(width: int, count: int) -> str:
+    row = "(" + ", ".join("?" for _ in range(width)) + ")"
+    return ", ".join(row for _ in range(count))
+
+
+def _batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for at in range(0, len(items), BATCH):
+        yield items[at : at + BATCH]
+
+
+class FleetReads:
+    """The reads of many jobs at once on one SQL core (see the module)."""
+
+    def __init__(self, sql: SqlCore):
+        self.sql = sql
+        self._attempts = AttemptReads(sql)
+
+    def profiles(self, jobs: Iterable[str]) -> dict[str, JobProfile]:
+        """Job -> its recorded profile, for those of ``jobs`` that have one."""
+        found: dict[str, JobProfile] = {}
+        for some in _batches(sorted(set(jobs))):
+            rows = self.sql.read(
+                f"WITH w(job) AS (VALUES {_values(1, len(some))}) "
+                f"SELECT {COLUMNS} FROM gk_jobs WHERE job IN (SELECT job FROM w)",
+                tuple(some),
+            )
+            found.update((row[0], profile_of(row)) for row in rows)
+        return found
+
+    def spans(self, jobs: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """Job -> its first and last recorded period key (``JobProfiles.span``), for those
+        of ``jobs`` that have one: four index probes a job, in one statement per batch."""
+        found: dict[str, tuple[str, str]] = {}
+        for some in _batches(sorted(set(jobs))):
+            rows = self.sql.read(
+                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT w.job, "
+                "(SELECT MIN(period) FROM gk_attempts a WHERE a.job = w.job), "
+                "(SELECT MAX(period) FROM gk_attempts a WHERE a.job = w.job), "
+                "(SELECT MIN(period) FROM gk_publications p WHERE p.consumer = w.job), "
+                "(SELECT MAX(period) FROM gk_publications p WHERE p.consumer = w.job) FROM w",
+                tuple(some),
+            )
+            for job, *ends in rows:
+                span = span_of([(ends[0], ends[1]), (ends[2], ends[3])])
+                if span is not None:
+                    found[job] = span
+        return found
+
+    def complete_runs(self, windows: Sequence[Window]) -> dict[str, PeriodRuns]:
+        """Job -> its complete periods (latest attempt succeeded) among the keys of its
+        window, as runs of the window's kind clipped to it (``CompleteRuns.between``)."""
+        rows: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        for some in _batches(windows):
+            for name, *run in self.sql.read(
+                f"WITH w(job, first, last) AS (VALUES {_values(3, len(some))}) "
+                "SELECT r.job, r.calendar, r.first_period, r.last_period FROM w "
+                "JOIN gk_complete_runs r ON r.job = w.job AND r.published = 0 "
+                "AND r.last_period >= w.first AND r.first_period <= w.last "
+                "AND length(r.first_period) = length(w.first) ORDER BY r.job, r.first_period",
+                tuple(v for job, first, last, _ in some for v in (job, first, last)),
+            ):
+                rows[name].append((run[0], run[1], run[2]))
+        found = {}
+        for job, first, last, kind in windows:
+            base = kind_of_key(first)
+            base.ordinal(first, "first")
+            base.ordinal(last, "last")
+            found[job] = read_runs(kind, first, last, rows.get(job, ()))
+        return found
+
+    def latest(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Attempt]:
+        """(job, period key) -> the latest attempt of the job for it, for the pairs that
+        have one; an index lookup per pair."""
+        found: dict[tuple[str, str], Attempt] = {}
+        for some in _batches(sorted(set(pairs))):
+            rows = self.sql.read(
+                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) SELECT {_ATTEMPT} "
+                "FROM w JOIN gk_attempts a ON a.job = w.job AND a.period = w.period "
+                "WHERE a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
+                "WHERE b.job = a.job AND b.period = a.period)",
+                tuple(v for pair in some for v in pair),
+            )
+            for row in rows:
+                found[(row[0], row[1])] = self._attempts.to_attempt(row)
+        return found

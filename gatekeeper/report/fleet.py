@@ -1,0 +1,149 @@
+"""Many jobs' windows and counts at once, in a few set-based reads whatever their number.
+
+- ``job_windows(ledger, jobs, ...)``: each job's window as ``job_window`` resolves it, with
+  the profiles and spans of every job read in one statement per batch (``ledger.fleet``);
+- ``window_summary(ledger, job, now=..., window=...)``: one job's, the fetch-plan-count
+  step as ``window_states`` is the fetch-plan-judge one;
+- ``summaries(ledger, windows, now)``: each job's RangePlan and its counts per state
+  (``summary.window_counts``), reading the runs of every job's complete periods in one
+  statement per batch, then the latest attempts of every job's incomplete periods (and of
+  its periods recorded before they are due) likewise; what blocks a job's unattempted due
+  periods is read per job, for the jobs that have such a period and requirements.
+
+What ``/metrics``, ``/api/jobs`` and serve's summaries cost in proportion to the jobs and to
+what is not complete, not to the cells of their windows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from gatekeeper.core.causes import JobProfile
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.planning import RangePlan, plan
+from gatekeeper.core.records import Attempt
+from gatekeeper.core.schedule import ScheduleInput
+from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.profiles import blocked_periods
+from gatekeeper.report.states import window_bounds
+from gatekeeper.report.summary import Counts, window_counts
+from gatekeeper.report.windows import NOTHING, JobWindow, job_window
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.protocols import LedgerReads
+
+#: past this many periods recorded after a job's due ones, they are read as a range
+TAIL_PAIRS = 64
+
+
+class _Known:
+    """A ledger's reads with every job's profile and span read beforehand (``job_window``
+    asks each once)."""
+
+    def __init__(self, ledger: LedgerReads, jobs: list[str]):
+        self._ledger = ledger
+        self._profiles = ledger.fleet.profiles(jobs)
+        self._spans = ledger.fleet.spans(jobs)
+
+    def job_profile(self, job: str) -> JobProfile | None:
+        return self._profiles.get(job)
+
+    def period_span(self, job: str) -> tuple[str, str] | None:
+        return self._spans.get(job)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+
+def job_windows(
+    ledger: LedgerReads,
+    jobs: Iterable[str],
+    given: ScheduleInput = NOTHING,
+    settings: ScheduleInput = NOTHING,
+) -> dict[str, JobWindow | InvalidInput]:
+    """Job -> its window (``job_window(ledger, job, given, settings)``), or the InvalidInput
+    that says why it has none; the profiles and spans of all read at once. Reads only."""
+    names = list(jobs)
+    known = cast("LedgerReads", _Known(ledger, names))
+    found: dict[str, JobWindow | InvalidInput] = {}
+    for job in names:
+        try:
+            found[job] = job_window(known, job, given, settings)
+        except InvalidInput as exc:
+            found[job] = exc
+    return found
+
+
+def window_summary(
+    ledger: LedgerReads, job: str, *, now: dt.datetime, window: JobWindow
+) -> tuple[RangePlan, Counts]:
+    """``job``'s RangePlan at ``now`` over ``window`` and how many periods of its window are
+    in each state (``window_counts``): the counts of ``window_states``, reading the runs of
+    its complete periods and the attempts of the others only (``summaries`` of one job). A
+    few queries; reads only."""
+    job = check_name(job, "job")
+    return summaries(ledger, {job: window}, now)[job]
+
+
+def summaries(
+    ledger: LedgerReads, windows: Mapping[str, JobWindow], now: dt.datetime
+) -> dict[str, tuple[RangePlan, Counts]]:
+    """Job -> its RangePlan at ``now`` over its window (every gap scheduled) and how many
+    periods of the window are in each state (``window_counts``): see the module. Reads only;
+    raises InvalidInput for a bad window and LedgerError when the database fails."""
+    spans = {job: w.schedule.due_span(now) for job, w in windows.items()}
+    runs = ledger.fleet.complete_runs(
+        [(job, *span, windows[job].schedule.period) for job, span in spans.items() if span]
+    )
+    plans = {
+        job: plan(runs.get(job, ()), w.schedule, now=now, task_limit=None)
+        for job, w in windows.items()
+    }
+    pairs: list[tuple[str, str]] = []
+    ranged: dict[str, dict[str, Attempt]] = {}
+    for job, found in plans.items():
+        pairs.extend((job, found.key(label)) for label in _incomplete(found))
+        tail = _tail(found, windows[job].through)
+        if tail is not None and tail[1] - tail[0] > TAIL_PAIRS:
+            kind = found.period
+            first, last = found.key(kind.at(tail[0])), found.key(kind.at(tail[1] - 1))
+            ranged[job] = ledger.latest_between(job, first, last)
+        elif tail is not None:
+            pairs.extend((job, found.key(found.period.at(n))) for n in range(*tail))
+    latest: dict[str, dict[str, Attempt]] = defaultdict(dict)
+    for (job, key), attempt in ledger.fleet.latest(pairs).items():
+        latest[job][key] = attempt
+    out = {}
+    for job, found in plans.items():
+        seen = {**latest.get(job, {}), **ranged.get(job, {})}
+        window = windows[job]
+        skipped = set(found.skipped_by_policy)
+        unattempted = [found.key(g) for g in found.gaps if g not in skipped]
+        unattempted = [k for k in unattempted if k not in seen]
+        causes = blocked_periods(
+            ledger, found.period, unattempted, window.requires, found.now, held=True
+        )
+        out[job] = (found, window_counts(found, seen, causes, window.through))
+    return out
+
+
+def _incomplete(found: RangePlan) -> tuple[Any, ...]:
+    """The due periods of ``found`` that are not complete: its gaps and those its catch-up
+    policy skips."""
+    return (*found.gaps, *found.skipped_by_policy)
+
+
+def _tail(found: RangePlan, through: str | None) -> tuple[int, int] | None:
+    """The ordinals ``[lo, hi)`` of the window's periods after the due ones, through the
+    job's last recorded period ``through`` when known (the only ones that can hold an
+    attempt), or None when there are none."""
+    kind = found.period
+    first, end = window_bounds(found, through)
+    lo = kind.ordinal(found.due[-1]) + 1 if found.due else first
+    hi = end
+    if through is not None and kind.owns_key(through):
+        hi = min(end, kind.rank(through) + kind.is_business(through))
+    return (lo, hi) if hi > lo else None
