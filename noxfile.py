@@ -67,10 +67,10 @@ def _pin(tool: str) -> str:
 RUFF, MYPY = _pin("ruff"), _pin("mypy")
 
 
-#: pytest-xdist workers for the tests that can share the machine (CI has 2 cores). 4 workers
-#: took the part under xdist from 8 min 23 s to 5 min 53 s, but at their load two tests with a
-#: frozen or forked process failed (docs/development.md): 2 until those hold at that load
-WORKERS = "2"
+#: pytest-xdist workers for the tests that can share the machine (CI has 2 cores): the suite
+#: waits more than it computes, and 4 workers took the part under xdist from 8 min 23 s to
+#: 5 min 53 s (docs/development.md, with the two failures at that load, since fixed)
+WORKERS = "4"
 
 
 def compile_bytecode(session: nox.Session) -> None:
