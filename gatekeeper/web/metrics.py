@@ -1,7 +1,8 @@
 """``/metrics``: the jobs of the grid in the Prometheus text format (prometheus_client).
 
-Built per scrape from the ``JobView`` list the grid uses (``views.job_views``: a few queries
-per job over the serve window), into a fresh CollectorRegistry: nothing is kept between
+Built per scrape from the ``JobView`` list the grid uses (``views.job_views``: every job's
+counts read at once, in proportion to the jobs and what is not complete), into a fresh
+CollectorRegistry: nothing is kept between
 scrapes, so a job that leaves the ledger leaves the exposition.
 
 Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) for every job with a deadline, from
@@ -16,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gatekeeper.ledger.protocols import LedgerReads
-from gatekeeper.report.states import PeriodState, counts
+from gatekeeper.report.states import PeriodState
 from gatekeeper.web.views import JobView
 
 
@@ -55,7 +56,7 @@ def families(
         labels=["job"],
     )
     for view in views:
-        for state, n in counts(view.states).items():
+        for state, n in view.counts.items():
             periods.add_metric([view.job, PeriodState(state).value], n)
         through.add_metric([view.job], view.through_end.timestamp())
         lag.add_metric([view.job], view.lag_seconds)

@@ -23,7 +23,6 @@ from gatekeeper.core.display import printable
 from gatekeeper.core.periods import PERIODS, Period
 from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.report.assets import PALETTE, state_rules
-from gatekeeper.report.states import counts
 from gatekeeper.web.views import JobView
 
 WINDOWS = ("2d", "7d", "30d", "90d", "365d")
@@ -256,7 +255,7 @@ def _axis(period: Period, views: Sequence[JobView]) -> str:
     period lines up down the page whatever the jobs' calendars)."""
     kind = period.name
     first = min(period.ordinal(v.plan.start) for v in views)
-    ends = [period.ordinal(v.states[-1].period) for v in views if v.states]
+    ends = [period.ordinal(v.last_period) for v in views if v.last_period is not None]
     span = f"{period.key(period.at(first))} .. {period.key(period.at(max(ends, default=first)))}"
     note = " (hours in UTC)" if kind == "hourly" else ""
     rows = "".join(_row(v, period.ordinal(v.plan.start) - first) for v in views)
@@ -313,13 +312,13 @@ def _row(view: JobView, offset: int) -> str:
     plan = view.plan
     through = None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
     job = _text(view.job)
-    found = counts(view.states)
+    found = view.counts
     shown = ", ".join(f"{n} {s.value}" for s, n in found.items() if n)
     states = " ".join(s.value for s, n in found.items() if n)
     pad = f'<span class="pad" style="width:{offset * COLUMN}px"></span>' if offset else ""
     return (
         f'<div class="row" data-job="{job}" data-start="{_text(plan.key(plan.start))}" '
-        f'data-n="{len(view.states)}" data-states="{states}"><div><div class="name">{job}</div>'
+        f'data-n="{view.cell_count}" data-states="{states}"><div><div class="name">{job}</div>'
         f'<div class="counts">{_text(shown)}</div><div class="facts">through '
         f'<b class="through">{_text(through or "nothing")}</b> &middot; lag '
         f'<span class="lag">{ago(view.lag_seconds)}</span> &middot; '

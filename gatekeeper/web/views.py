@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +32,9 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
+from gatekeeper.report.fleet import job_windows, summaries
 from gatekeeper.report.freshness import job_freshness
-from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
+from gatekeeper.report.states import PeriodState, base_bounds, window_bounds, window_states
 from gatekeeper.report.windows import JobWindow, job_window
 
 
@@ -43,16 +44,36 @@ class UnknownJob(InvalidInput):
 
 @dataclass(frozen=True, slots=True)
 class JobView:
-    """One job of the grid: its plan, the state of every period of its window, and its
-    running attempts over the whole ledger (``running``: live lease; ``expired``: lease
-    expired or never set)."""
+    """One job of the grid: its plan over its served ``window``, how many periods of the
+    window are in each state (``report/summary.py``: no object per period), and its running
+    attempts over the whole ledger (``running``: live lease; ``expired``: lease expired or
+    never set). Its strip of cells is judged when asked for (``job_cells``)."""
 
     job: str
     plan: RangePlan
-    states: tuple[PeriodStatus, ...]
+    counts: Mapping[PeriodState, int]
+    window: JobWindow
     running: int = 0
     expired: int = 0
     freshness: Freshness | None = None  # its deadlines over the window, if it has any
+
+    @property
+    def cell_count(self) -> int:
+        """How many periods its strip shows (non-business ones included)."""
+        return sum(self.counts.values())
+
+    @property
+    def last_period(self) -> str | None:
+        """The key of the last period of its strip (of the kind's base on a business
+        calendar, whose other days the strip shows too); None for an empty window."""
+        plan = self.plan
+        kind, base = plan.period, plan.period.base
+        first, end = window_bounds(plan, self.window.through)
+        last = kind.at(end - 1) if end > first else None
+        if base is kind:
+            return None if last is None else plan.key(last)
+        base_first, base_end = base_bounds(plan, last)
+        return base.key(base.at(base_end - 1)) if base_end > base_first else None
 
     @property
     def through_end(self) -> dt.datetime:
@@ -89,7 +110,7 @@ class JobView:
             "start": plan.key(plan.start),
             "stop": None if plan.stop is None else plan.key(plan.stop),
             "now": plan.now.isoformat(),
-            "counts": {state.value: n for state, n in counts(self.states).items()},
+            "counts": {state.value: n for state, n in self.counts.items()},
             "contiguous_through": None if through is None else plan.key(through),
             "complete_through": self.through_end.isoformat(),
             "lag_seconds": self.lag_seconds,
@@ -100,10 +121,6 @@ class JobView:
             if self.freshness is None
             else {**self.freshness.to_json(), "summary": self.freshness.describe()},
         }
-
-    def cells(self) -> list[list[str]]:
-        """``[[period, state], ...]``: the grid row, oldest first."""
-        return [[s.period, s.state.value] for s in self.states]
 
 
 def window_of(
@@ -151,43 +168,50 @@ def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindo
     return dataclasses.replace(found, schedule=dataclasses.replace(schedule, start=start))
 
 
-def job_view(
-    ledger: LedgerReads,
-    job: str,
-    window: dt.timedelta,
-    now: dt.datetime,
-    running: tuple[int, int] = (0, 0),
-    rule: tuple[dt.timedelta, str] | None = None,
-) -> JobView:
-    """One job of the grid (a few queries: ``window_states``'), with its freshness over the
-    same window when it has a deadline (``rule``: ``job_freshness``, a few more). Raises
-    InvalidInput for a job whose window cannot be judged (no recorded period)."""
-    shown = served(window_of(ledger, job), window, now)
-    plan, states = window_states(ledger, job, now=now, task_limit=None, window=shown)
-    fresh = None
-    if rule is not None:  # over the same window: a scrape costs the window, not ten years
-        within, source = rule
-        fresh = job_freshness(ledger, job, within=within, now=now, source=source, window=shown)
-    return JobView(job, plan, states, *running, freshness=fresh)
-
-
 def job_views(
     ledger: LedgerReads, window: dt.timedelta, now: dt.datetime
 ) -> tuple[list[JobView], list[dict[str, str]]]:
     """Every job of the ledger, sorted by name, and the jobs whose window cannot be judged
-    (``{"job", "error"}``: a consumer with a reservation only). Reads only."""
+    (``{"job", "error"}``: a consumer with a reservation only): their windows and counts
+    read for all at once (``report/fleet.py``), and the freshness of each job with a
+    deadline over its served window. Reads only."""
     running = ledger.running_attempts(now)
     names = sorted(ledger.known_names())
     rules: Rules = freshness_rules(ledger, names)  # named jobs: a stray luigi.cfg key is check's
-    views, skipped = [], []
-    for job in names:
-        try:
-            views.append(
-                job_view(ledger, job, window, now, running.get(job, (0, 0)), rules.get(job))
+    shown: dict[str, JobWindow] = {}
+    skipped = []
+    for job, found in job_windows(ledger, names, settings=config.schedule_settings()).items():
+        if isinstance(found, InvalidInput):
+            skipped.append({"job": job, "error": found.reason})
+        else:
+            shown[job] = served(found, window, now)
+    views = []
+    for job, (plan, counted) in summaries(ledger, shown, now).items():
+        fresh = None
+        if job in rules:  # over the same window: a scrape costs the window, not ten years
+            within, source = rules[job]
+            fresh = job_freshness(
+                ledger, job, within=within, now=now, source=source, window=shown[job]
             )
-        except InvalidInput as exc:
-            skipped.append({"job": job, "error": exc.reason})
+        live, expired = running.get(job, (0, 0))
+        views.append(JobView(job, plan, counted, shown[job], live, expired, fresh))
     return views, skipped
+
+
+def job_view(ledger: LedgerReads, job: str, window: dt.timedelta, now: dt.datetime) -> JobView:
+    """One job of the grid (``job_views`` of one job, without its running attempts and
+    freshness). Raises InvalidInput for a job whose window cannot be judged."""
+    shown = served(window_of(ledger, job), window, now)
+    plan, counted = summaries(ledger, {job: shown}, now)[job]
+    return JobView(job, plan, counted, shown)
+
+
+def job_cells(ledger: LedgerReads, view: JobView) -> list[list[str]]:
+    """``[[period, state], ...]``: ``view``'s strip, oldest first, judged period by period
+    at its plan's ``now`` over its window (a few queries)."""
+    plan = view.plan
+    _, states = window_states(ledger, view.job, now=plan.now, task_limit=None, window=view.window)
+    return [[s.period, s.state.value] for s in states]
 
 
 #: The most jobs one ``/api/jobs?job=...`` names (a page asks for the rows it shows).

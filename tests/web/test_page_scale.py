@@ -25,7 +25,7 @@ def pages(url: str, *windows: int) -> list[tuple[int, int]]:
         for days in windows:
             shown, skipped = views.job_views(ledger, dt.timedelta(days=days), NOW)
             text = page.render(shown, skipped, dt.timedelta(days=days), ledger.describe())
-            found.append((len(text.encode()), sum(len(v.states) for v in shown)))
+            found.append((len(text.encode()), sum(v.cell_count for v in shown)))
     return found
 
 
