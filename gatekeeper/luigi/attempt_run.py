@@ -31,7 +31,7 @@ from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config, own_schedule
 from gatekeeper.luigi.completeness import outputs_exist
-from gatekeeper.luigi.lease import Heartbeat, wait_while_held
+from gatekeeper.luigi.lease import Heartbeat, outwait
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -211,21 +211,9 @@ class RecordedRun:
         """Wait while ``holder`` runs this period, then return to begin again: it succeeded
         (taken as ours), another attempt replaced it, or its lease expired. Raises LeaseHeld
         naming ``holder`` as it ended when it failed (or was abandoned): its failure is not
-        retried here (the scheduler retries this task under its retry policy)."""
-        latest = wait_while_held(ledger, holder)
-        if latest is None or latest.run_id != holder.run_id:
-            return
-        if latest.state in (RunState.RUNNING, RunState.SUCCEEDED):
-            return
-        raise LeaseHeld(
-            f"{holder.job} {holder.business_date} attempt {holder.attempt} (run "
-            f"{holder.run_id}) held it while this run waited, and ended {latest.state.value}; "
-            "this run does not retry it",
-            holder=latest,
-            job=holder.job,
-            period=holder.business_date,
-            attempt=holder.attempt,
-        )
+        retried here (the scheduler retries this task under its retry policy). The rule is
+        ``lease.outwait``'s, shared with an inline run (only under luigid does this wait)."""
+        outwait(ledger, holder, shared=True)
 
     def record_timeout(self, message: str) -> None:
         """Luigi's worker terminated the process running this task at its worker timeout

@@ -12,7 +12,7 @@ import os
 import threading
 import time
 
-from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.core.errors import GatekeeperError, LeaseHeld
 from gatekeeper.core.records import Attempt, RunState
 from gatekeeper.ledger import Ledger, open_ledger
 
@@ -148,3 +148,34 @@ def wait_while_held(ledger: Ledger, holder: Attempt, who: str = "") -> Attempt |
             return latest
         if latest.state is not RunState.RUNNING or not latest.lease_live(ledger.db_now()):
             return latest
+
+
+def outwait(ledger: Ledger, holder: Attempt, who: str = "", *, shared: bool) -> None:
+    """Wait while ``holder`` runs its period (``wait_while_held``), then decide for the waiter:
+    the one rule of a scheduled run (``RecordedRun._begin``) and of an inline one
+    (``InlineRuns.run``) that found the period's lease held.
+
+    Return (attempt the period again) when the holder no longer holds it: it succeeded (the
+    period is complete now), another attempt replaced it, or its lease expired while it ran.
+    When it ended ``failed`` or ``abandoned`` under a scheduler the waiter shares with it
+    (``shared``: luigid), raise ``LeaseHeld`` naming it as it ended: Luigi's scheduler never
+    gives a second worker a task another worker runs, and gives it a task that worker failed
+    only after ``retry_delay``, so this run does not retry it (the scheduler retries the
+    period under its own retry policy). Under a scheduler of its own (a local scheduler),
+    Luigi coordinates nothing: each process runs the task, so the waiter runs its own attempt
+    once the holder has ended. Reads only.
+    """
+    latest = wait_while_held(ledger, holder, who)
+    if not shared or latest is None or latest.run_id != holder.run_id:
+        return
+    if latest.state in (RunState.RUNNING, RunState.SUCCEEDED):
+        return
+    raise LeaseHeld(
+        f"{holder.job} {holder.business_date} attempt {holder.attempt} (run "
+        f"{holder.run_id}) held it while this run waited, and ended {latest.state.value}; "
+        "this run does not retry it",
+        holder=latest,
+        job=holder.job,
+        period=holder.business_date,
+        attempt=holder.attempt,
+    )

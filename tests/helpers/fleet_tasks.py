@@ -7,7 +7,9 @@ fails every run of that date, ``flaky-<date>`` fails its first run only, ``messa
 holds a status message each run of that date sets first (Luigi's ``set_status_message``),
 ``sleep`` holds the seconds each run sleeps, ``sleep-<date>`` the seconds each run of that date
 sleeps (after ``sleep``), ``until-<date>`` holds another date: each run of the first sleeps
-until a run of the second succeeded (at most 60 s); ``priority-<date>`` holds that date's Luigi
+until a run of the second succeeded (at most 60 s); ``hold-<date>``: the first run of that date
+(the one that makes ``held-<date>``) waits until ``release-<date>`` exists (at most 60 s), the
+others do not; ``priority-<date>`` holds that date's Luigi
 priority (the ``Retry3`` twins; else 0). Every run appends
 ``<date> <start> <end> <pid> <parent pid> <outcome>`` to ``<control>/runs`` (times:
 ``time.time()``), and
@@ -50,6 +52,8 @@ def body(task: luigi.Task, control: str, date: Any) -> None:
     until = folder / f"until-{date}"
     if until.exists():
         wait_for_success(folder, until.read_text().strip())
+    if (folder / f"hold-{date}").exists():
+        hold_first(folder, str(date))
     outcome = "ok"
     flaky, flaked = folder / f"flaky-{date}", folder / f"flaked-{date}"
     if (folder / f"fail-{date}").exists() or (flaky.exists() and not flaked.exists()):
@@ -70,6 +74,18 @@ def wait_for_success(folder: Path, date: str, limit: float = 60.0) -> None:
         lines = runs.read_text().splitlines() if runs.exists() else []
         if any(line.startswith(f"{date} ") and line.endswith(" ok") for line in lines):
             return
+        time.sleep(0.05)
+
+
+def hold_first(folder: Path, date: str, limit: float = 60.0) -> None:
+    """The first run of ``date`` (it makes ``held-<date>``) sleeps until ``release-<date>``
+    exists (at most ``limit`` seconds); a later run goes on at once."""
+    try:
+        (folder / f"held-{date}").touch(exist_ok=False)
+    except FileExistsError:
+        return
+    release, deadline = folder / f"release-{date}", time.monotonic() + limit
+    while not release.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import luigi
 import pytest
 
 import gatekeeper as gk
@@ -24,15 +25,16 @@ from tests.helpers.fleet import (
     BAD,
     DATES,
     KEEP_ALIVE,
+    LUIGID_NO_RETRY_IN_RUN,
     LUIGID_RETRY,
     range_args,
     run,
     scheduler_args,
     start,
 )
-from tests.helpers.luigi_support import luigi_command, write_config
+from tests.helpers.luigi_support import luigi_command, luigi_env, write_config
 from tests.helpers.luigid_support import Luigid, stop_all
-from tests.luigi.test_fleet import runs, twin_folders
+from tests.luigi.test_fleet import events, runs, twin_folders
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
@@ -183,3 +185,118 @@ def test_fleet_retry_run_by_another_process_exits_as_range_daily_does(tmp_path: 
                 states[twin] = [a.state.value for a in ledger.attempts("GkRetry3", BAD)]
     assert codes == dict.fromkeys(("plain", "gk-inline", "gk-scheduled"), [30, 0]), codes
     assert states == dict.fromkeys(("gk-inline", "gk-scheduled"), ["failed", "succeeded"])
+
+
+# -- a period another process's scheduled copy held, and failed, while a chunk waited ---------
+#: the day after BAD: process B fills [BAD, AFTER_BAD)
+AFTER_BAD = "2026-10-04"
+#: what gatekeeper's process B logs when it finds BAD's lease held and waits for its holder
+WAITING = "holds it; waiting for it"
+START, FAILURE = luigi.Event.START, luigi.Event.FAILURE
+
+
+def held_by_another(
+    cfg: Path, twin: str, control: Path, server: Luigid | None
+) -> tuple[list[int], str]:
+    """Process A runs BAD alone (a scheduled copy: ``luigi PlainDay`` / ``luigi GkDay``), every
+    run of it failing, its first run held in the body until ``release-<BAD>`` exists. Once A
+    holds it, process B fills BAD's day through the range (RangeDaily / RangeBusinessDaily
+    inline). Once B has reached BAD (gatekeeper: it logs that it waits for A; Luigi: over plain
+    tasks under luigid it leaves BAD to A's worker and exits, under a local scheduler it runs
+    BAD itself and exits), A is released and fails. Returns A's and B's exit codes and B's
+    output."""
+    (control / f"fail-{BAD}").touch()
+    (control / f"hold-{BAD}").touch()
+    sched = [*scheduler_args(server), "--no-lock"]
+    if twin == "plain":
+        a_args = ["PlainDay", "--date", BAD]
+    else:
+        a_args = ["GkDay", "--business-date", BAD]
+    a_command = luigi_command(
+        "--module", "tests.helpers.fleet_tasks", *a_args, "--control", str(control), *sched
+    )
+    of = "PlainDay" if twin == "plain" else "GkDay"
+    inline = () if twin == "plain" else ("--inline", "true")
+    b_command = luigi_command(
+        *range_args(twin, of, control, "--workers", "1", *inline, *sched, start=BAD, stop=AFTER_BAD)
+    )
+    b_log = control / "b.log"
+    started: list[subprocess.Popen[str]] = []
+    try:
+        started += start(cfg, control, a_command)
+        deadline = time.monotonic() + 60
+        while not (control / f"held-{BAD}").exists():  # A's run of BAD holds its lease
+            assert started[0].poll() is None, started[0].communicate()[0][-3000:]
+            assert time.monotonic() < deadline, "A did not run BAD"
+            time.sleep(0.02)
+        with b_log.open("w") as out:
+            started.append(
+                subprocess.Popen(
+                    b_command,
+                    cwd=control,
+                    env=luigi_env(cfg),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    start_new_session=True,
+                )
+            )
+        while started[1].poll() is None and WAITING not in b_log.read_text():
+            assert time.monotonic() < deadline + 60, ("B did not reach BAD", b_log.read_text())
+            time.sleep(0.02)
+        (control / f"release-{BAD}").touch()
+        a_output = started[0].communicate(timeout=90)[0]
+        started[1].wait(timeout=90)
+    finally:
+        stop_all(started)
+    assert (control / f"held-{BAD}").exists(), a_output[-3000:]
+    return [p.returncode for p in started], b_log.read_text()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("where", ["luigid", "local"])
+def test_fleet_period_failed_while_another_process_waited_is_not_rerun_as_range_daily_does(
+    tmp_path: Path, sqlite_url: str, where: str
+) -> None:
+    """Process A's scheduled copy of BAD holds its lease while process B's inline chunk reaches
+    it; A's run fails. Under luigid, B's wait ends in the refusal a scheduled copy of BAD
+    waiting there gives (``lease.outwait``: ``LeaseHeld``, START then FAILURE, exit
+    ``task_failed``), never in a second run of BAD's body: Luigi's second worker never gets a
+    task another worker runs, nor one it failed before ``retry_delay``, so over plain tasks
+    the body runs once, A's. Under local schedulers Luigi coordinates nothing: each process
+    runs BAD, and so does B after its wait (its START fired once), so the runs of the body, the
+    events and the exit codes are Luigi's.
+
+    What Luigi's B does under luigid that B does not (pinned with both figures): it leaves at
+    once, BAD being run by another worker (``already_running``, 10) and fires no event for
+    BAD; gatekeeper's B, whose chunk fired START before the lease told it BAD was held, waits
+    for A and pairs that START with a FAILURE (exit 30), as its scheduled copy would."""
+    plain, mine = twin_folders(tmp_path)
+    cfg = write_config(tmp_path, sqlite_url)
+    server = Luigid(tmp_path / "luigid", LUIGID_NO_RETRY_IN_RUN) if where == "luigid" else None
+    if server is not None:
+        server.start()
+    codes, outputs = {}, {}
+    try:
+        for twin, control in (("plain", plain), ("gk", mine)):
+            codes[twin], outputs[twin] = held_by_another(cfg, twin, control, server)
+    finally:
+        if server is not None:
+            server.stop()
+    with gk.open_ledger(sqlite_url) as ledger:
+        states = [a.state.value for a in ledger.attempts("GkDay", BAD)]
+    assert WAITING in outputs["gk"], outputs["gk"][-3000:]
+    found = {twin: (runs(c), events(c)) for twin, c in (("plain", plain), ("gk", mine))}
+    if where == "local":  # each process runs BAD: Luigi's figures, all of them
+        assert runs(plain) == runs(mine) == {BAD: ["failed", "failed"]}, outputs
+        assert events(plain) == events(mine), found
+        assert events(mine)[(START, BAD)] == events(mine)[(FAILURE, BAD)] == 2, found
+        assert codes == {"plain": [30, 30], "gk": [30, 30]}, outputs
+        assert states == ["failed", "failed"]
+        return
+    assert runs(plain) == runs(mine) == {BAD: ["failed"]}, (found, outputs["gk"][-3000:])
+    assert "this run does not retry it" in outputs["gk"], outputs["gk"][-3000:]
+    assert events(plain)[(START, BAD)] == events(plain)[(FAILURE, BAD)] == 1, found
+    assert events(mine)[(START, BAD)] == events(mine)[(FAILURE, BAD)] == 2, found
+    assert codes == {"plain": [30, 10], "gk": [30, 30]}, (codes, outputs)
+    assert states == ["failed"]

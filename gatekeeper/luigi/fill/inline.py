@@ -45,13 +45,12 @@ import luigi
 from luigi.scheduler import DONE, FAILED, PENDING, RUNNING
 
 from gatekeeper.core.errors import LeaseHeld
-from gatekeeper.core.records import Attempt
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi.fill import channel
 from gatekeeper.luigi.fill.local import LocalReports
 from gatekeeper.luigi.fill.policy import retry_policy
 from gatekeeper.luigi.fill.wire import SchedulerWire
-from gatekeeper.luigi.lease import wait_while_held
+from gatekeeper.luigi.lease import outwait
 from gatekeeper.luigi.tasks import PeriodTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -197,30 +196,43 @@ class InlineRuns:
         """Run ``task`` as Luigi's worker would; False when it was complete already (not run).
 
         A period another worker's live lease holds is waited for (its ``run()`` recorded
-        nothing and fired START only), then checked again: complete by then, it is not run.
-        Raises what ``run()`` raises, after ``on_failure``.
+        nothing and fired START only), then decided by ``lease.outwait``, the rule a scheduled
+        run waiting for it follows too: complete by then, it is not run; ended failed under
+        luigid, it is refused as the scheduled run refuses it (``LeaseHeld`` from its
+        ``run()``: FAILURE after its START, reported FAILED, the body not run again); under a
+        local scheduler (no coordination between processes, as in Luigi) this process runs
+        its own attempt, its START not fired twice. Raises what ``run()`` raises, after
+        ``on_failure``.
         """
+        started = False  # START fired (before a held lease was found)
         while True:
             try:
-                return self._run_once(task)
+                return self._run_once(task, started)
             except LeaseHeld as held:
-                if held.holder.lease_expires_at is None:
-                    raise
-                self._wait_while_held(task, held.holder)
+                started = True
+                self._outwait(task, held)
 
-    def _wait_while_held(self, task: PeriodTask, holder: Attempt) -> None:
-        """Wait until ``holder`` no longer runs ``task``'s period (``lease.wait_while_held``:
-        on the database's clock, like the ledger's own judgement of the lease)."""
-        wait_while_held(task.ledger(), holder, " of another worker")
+    def _outwait(self, task: PeriodTask, held: LeaseHeld) -> None:
+        """Wait until ``held``'s holder no longer runs ``task``'s period (on the database's
+        clock, like the ledger's own judgement of the lease), then return to run it again or
+        fail it as ``lease.outwait`` decides (luigid is a scheduler shared with the holder)."""
+        try:
+            if held.holder.lease_expires_at is None:
+                raise held
+            outwait(task.ledger(), held.holder, " of another worker", shared=self.remote)
+        except LeaseHeld as refused:
+            self._failed(task, refused)
+            raise
 
-    def _run_once(self, task: luigi.Task) -> bool:
+    def _run_once(self, task: luigi.Task, started: bool) -> bool:
         if task.complete():  # as Luigi checks a yielded task before scheduling it
             self.settled(task, DONE, ran=False)
             return False
-        for dep in luigi.task.flatten(task.requires()):  # as Luigi's worker adds the period
-            task.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, task, dep)
-        task.trigger_event(luigi.Event.START, task)
-        started = time.monotonic()
+        if not started:
+            for dep in luigi.task.flatten(task.requires()):  # as Luigi's worker adds it
+                task.trigger_event(luigi.Event.DEPENDENCY_DISCOVERED, task, dep)
+            task.trigger_event(luigi.Event.START, task)
+        began = time.monotonic()
         try:
             self._run_bound(task)
         except KeyboardInterrupt:
@@ -228,20 +240,24 @@ class InlineRuns:
         except LeaseHeld:
             raise  # nothing recorded: another worker runs it (see run)
         except BaseException as exc:
-            logger.exception("gatekeeper: inline %s failed", task)
-            task.trigger_event(luigi.Event.FAILURE, task, exc)
-            expl = task.on_failure(exc)
-            # RUNNING on this worker first (``announce_as``), as for a scheduled task: the
-            # scheduler then counts the failure under the period's own retry policy (DISABLED
-            # past retry_count)
-            self.send("add_task", **self.task_fields(task), status=self.announce_as, runnable=False)
-            self.settled(task, FAILED, ran=True, expl=expl)
+            self._failed(task, exc)
             raise
-        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.monotonic() - started)
+        task.trigger_event(luigi.Event.PROCESSING_TIME, task, time.monotonic() - began)
         expl = task.on_success()
         task.trigger_event(luigi.Event.SUCCESS, task)
         self.settled(task, DONE, ran=True, expl=expl)
         return True
+
+    def _failed(self, task: luigi.Task, exc: BaseException) -> None:
+        """``task`` failed with ``exc`` after its START: as Luigi's worker ends a failed task."""
+        logger.error("gatekeeper: inline %s failed", task, exc_info=exc)
+        task.trigger_event(luigi.Event.FAILURE, task, exc)
+        expl = task.on_failure(exc)
+        # RUNNING on this worker first (``announce_as``), as for a scheduled task: the
+        # scheduler then counts the failure under the period's own retry policy (DISABLED
+        # past retry_count)
+        self.send("add_task", **self.task_fields(task), status=self.announce_as, runnable=False)
+        self.settled(task, FAILED, ran=True, expl=expl)
 
     def _run_bound(self, task: luigi.Task) -> None:
         """``task.run()`` with Luigi's reporter attributes bound to a PeriodReporter."""
