@@ -202,7 +202,7 @@ def plan(
         task_limit=limit,
         due=due,
         gaps=gaps,
-        scheduled=gaps if limit is None else gaps[:limit],
+        scheduled=gaps[:limit],  # None: every gap
         skipped_by_policy=skipped,
         contiguous_through=_contiguous_through(due, missing[0] if missing else None),
         next_due_at=schedule.due_at(hi),

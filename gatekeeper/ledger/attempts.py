@@ -287,9 +287,9 @@ class AttemptStore(AttemptReads):
 
     def succeed_published(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
         """Record running ``old``, whose publication committed, ``succeeded`` (in the caller's
-        transaction): the attempt as it now is."""
+        transaction): the attempt as it now is. When it is its period's latest, the runs are
+        settled, under the job's runs lock (``CompleteRuns.settle``), the last lock taken."""
         job, period = old.job, old.business_date
-        self.sql.lock_key("complete runs", job, clock=False)  # the success settles the runs
         self.sql.execute(
             "UPDATE gk_attempts SET state = ?, updated_at = ?, error = NULL, "
             "lease_expires_at = NULL WHERE job = ? AND period = ? AND attempt = ? AND state = ?",

@@ -568,3 +568,29 @@ def test_hourly_between_runs_hour_by_hour_across_midnight() -> None:
     assert hours == [start + dt.timedelta(hours=n) for n in range(4)]
     assert all(h.tzinfo is not None and h.utcoffset() == dt.timedelta(0) for h in hours)
     assert list(HOURLY.between(start, start)) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("0" * 31 + "1s", "0" * 31 + "1s"),  # 33 characters, shown whole
+        ("0" * 38 + "1s", "0" * 38 + "1s"),  # 40
+        ("0" * 39 + "1s", "0" * 39 + "1..."),  # 41: the first 40 and "..."
+        ("9" * 5000 + "s", "9" * 40 + "..."),  # int() of thousands of digits is never made
+    ],
+)
+def test_a_duration_longer_than_32_characters_is_refused_showing_its_first_40(
+    value: str, shown: str
+) -> None:
+    with pytest.raises(InvalidInput) as caught:
+        parse_lateness(value, "window")
+    assert (caught.value.field, caught.value.value, caught.value.reason) == (
+        "window",
+        shown,
+        "longer than 32 characters",
+    )
+
+
+def test_a_duration_of_32_characters_is_read_and_spaces_do_not_count() -> None:
+    assert parse_lateness("0" * 30 + "1s") == dt.timedelta(seconds=1)  # 32 characters
+    assert parse_lateness(" 0" * 30 + " 1 s ") == dt.timedelta(seconds=1)

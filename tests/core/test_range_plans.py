@@ -22,8 +22,9 @@ from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
 )
-from gatekeeper.core.planning import due_span, plan_from_ledger, plan_range
+from gatekeeper.core.planning import due_span, plan, plan_from_ledger, plan_range
 from gatekeeper.core.schedule import Schedule
+from gatekeeper.core.spans import PeriodRuns
 from tests.helpers.ledgers import T0, succeed
 
 UTC = dt.timezone.utc
@@ -386,3 +387,45 @@ def test_plan_from_ledger_reads_a_calendars_runs_in_business_days(ledger: gk.Led
     window = Schedule.parse(start="2026-10-14", stop="2026-10-22", calendar="weekdays")
     plan = plan_from_ledger(ledger, "Weekly", schedule=window, now=T0)
     assert [DAILY.key(g) for g in plan.gaps] == ["2026-10-21"]
+
+
+# -- plan(): a Schedule's plan, called directly ------------------------------------------------
+WEEKDAYS = Schedule.parse(start="2026-10-12", stop="2026-10-24", calendar="weekdays")
+
+
+def test_plan_of_a_schedule_schedules_fifty_gaps_by_default_and_refuses_now_naming_it() -> None:
+    schedule = Schedule.parse(start="2026-08-01")
+    found = plan([], schedule, now=T0)
+    assert len(found.gaps) > 51 and found.scheduled == found.gaps[:50]
+    assert plan([], schedule, now=T0, task_limit=None).scheduled == found.gaps
+    naive = dt.datetime(2026, 10, 23)
+    with pytest.raises(InvalidInput) as caught:
+        plan([], schedule, now=naive)
+    assert (caught.value.field, caught.value.value) == ("now", naive)
+
+
+def test_plan_takes_runs_of_the_base_kind_on_a_calendar_as_its_business_periods() -> None:
+    """Runs of every day over a weekday window are counted on the calendar, as runs of the
+    calendar's kind and as keys are."""
+    days = ["2026-10-12", "2026-10-13", "2026-10-16", "2026-10-19", "2026-10-20"]
+    expected = ["2026-10-14", "2026-10-15", "2026-10-21", "2026-10-22"]  # T0: the 23rd open
+    base = PeriodRuns.of(DAILY, (DAILY.ordinal(d) for d in days))
+    kind = WEEKDAYS.period
+    on_calendar = PeriodRuns.of(kind, (kind.ordinal(d) for d in days))
+    for runs in (base, on_calendar, days):
+        found = plan(runs, WEEKDAYS, now=T0)
+        assert [DAILY.key(g) for g in found.gaps] == expected, runs
+
+
+def test_plan_refuses_runs_or_keys_of_another_kind_naming_complete() -> None:
+    hours = PeriodRuns.of(HOURLY, [HOURLY.ordinal("2026-10-12T05")])
+    with pytest.raises(InvalidInput) as caught:
+        plan(hours, WEEKDAYS, now=T0)
+    assert (caught.value.field, caught.value.value, caught.value.reason) == (
+        "complete",
+        hours,
+        "runs of hourly periods",
+    )
+    with pytest.raises(InvalidInput) as caught:
+        plan(["2026-10-12", "2026-13-01"], WEEKDAYS, now=T0)
+    assert (caught.value.field, caught.value.value) == ("complete", "2026-13-01")

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import gatekeeper as gk
 from gatekeeper.core.errors import (
+    InvalidInput,
     LeaseHeld,
     LeaseLost,
     NotReady,
@@ -268,3 +269,32 @@ def test_concurrent_writers_of_one_job_keep_its_runs_exact(ledger_url: str) -> N
         scan = led.completed_periods(story.job, keys[0], keys[-1])
         assert len(scan) == 24  # each lane repaired 6 of its 12 periods, and the repair failed
         story.check()
+
+
+def test_complete_runs_for_another_consumer_are_the_jobs_successes_it_published(
+    ledger: gk.Ledger,
+) -> None:
+    """For a consumer other than the job (read from the full scan, not the job's runs): the
+    periods whose latest attempt of the job succeeded and that the consumer published, as
+    runs of the kind asked for; a kind that is no period kind is refused naming ``period``."""
+    days = [f"2026-10-{d}" for d in range(12, 20)]  # Monday 12th to Monday 19th
+    for day in days:
+        if day != "2026-10-14":
+            ledger.record("Load", day, 1, f"l-{day}", "succeeded", T0)
+    ledger.record("Load", "2026-10-15", 2, "l-15-2", "failed", T0)
+    published = ["2026-10-12", "2026-10-13", "2026-10-16", "2026-10-19"]
+    for day in published:
+        ledger.publish("Total", day, ["Load"], f"fp-{day}")
+    first, last = days[0], days[-1]
+    found = ledger.complete_runs("Load", first, last, "Total")
+    assert found == PeriodRuns.of(DAILY, (DAILY.ordinal(d) for d in published))
+    weekdays = DAILY.on("weekdays")
+    on_calendar = ledger.complete_runs("Load", first, last, "Total", period=weekdays)
+    assert on_calendar == PeriodRuns.of(weekdays, (weekdays.ordinal(d) for d in published))
+    assert (len(found.spans), len(on_calendar.spans)) == (3, 2)  # Friday, Monday adjacent
+    assert ledger.complete_runs("Load", first, last, "Load") == PeriodRuns.of(DAILY, [])
+    own = ledger.complete_runs("Load", first, last, period=weekdays)
+    assert own == on_calendar  # the 15th's latest attempt failed; the weekend is not counted
+    with pytest.raises(InvalidInput) as caught:
+        ledger.complete_runs("Load", first, last, "Total", period="fortnightly")
+    assert (caught.value.field, caught.value.value) == ("period", "fortnightly")

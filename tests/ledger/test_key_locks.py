@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from typing import Any
 
@@ -138,3 +139,37 @@ def test_lock_timeout_names_what_the_write_waited_for(
                 wait(waiter)
         assert snapshot(holder) == before
     assert f"timed out after 0.2s waiting for {what} (busy_timeout)" in str(caught.value)
+
+
+def test_postgresql_takeover_of_a_published_attempt_waits_for_the_jobs_runs_lock(
+    pg_ledger_url: str,
+) -> None:
+    """An attempt whose publication committed and whose lease then ran out is recorded
+    succeeded by the next begin (``AttemptStore.succeed_published``), which settles the job's
+    runs: it waits for exactly that job's runs lock, and not for another job's."""
+    days = {("complete runs", "Dim"): "2026-10-21", ("complete runs", "Report"): D}
+    with gk.open_ledger(pg_ledger_url) as holder, gk.open_ledger(pg_ledger_url) as writer:
+        for day in days.values():
+            succeed(holder, "Dim", day, run_id=f"dim-{day}")
+            holder.begin_attempt("Report", day, f"pub-{day}", lease_seconds=1)
+            holder.publish("Report", day, ["Dim"], "fp", producer=f"pub-{day}")
+        later = holder.db_now() + dt.timedelta(minutes=5)  # every lease has run out
+        for held, day in days.items():
+            ended: list[Any] = []
+
+            def run(day: str = day, ended: list[Any] = ended) -> None:
+                ended.append(
+                    writer.begin_attempt("Report", day, f"new-{day}", lease_seconds=60, now=later)
+                )
+
+            thread = threading.Thread(target=run)
+            waits = held[1] == "Report"
+            with holder.transaction():
+                holder.sql.lock_key(*held)
+                thread.start()
+                thread.join(1.0 if waits else 10.0)
+                assert thread.is_alive() is waits, f"the takeover under the lock of {held}"
+            thread.join(10.0)
+            assert not thread.is_alive() and [a.attempt for a in ended] == [2]
+            states = [a.state.value for a in writer.attempts("Report", day)]
+            assert states == ["succeeded", "running"]
