@@ -163,7 +163,7 @@ def build_app(
     def scrape(request: Request) -> Response:
         found, _, unknown = cache.get(window_of(request))
         return Response(
-            metrics.exposition(ledger, found, unknown),
+            metrics.exposition(found, unknown),
             headers={"Content-Type": "text/plain; version=0.0.4"},
         )
 

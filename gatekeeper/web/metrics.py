@@ -1,105 +1,102 @@
-"""``/metrics``: the jobs of the grid in the Prometheus text format (prometheus_client).
+"""``/metrics``: the jobs of the grid in the Prometheus text format.
 
 Built per scrape from the ``JobView`` list the grid uses (``views.job_views``: every job's
-counts read at once, in proportion to the jobs and what is not complete), into a fresh
-CollectorRegistry: nothing is kept between
-scrapes, so a job that leaves the ledger leaves the exposition.
+counts read at once, in proportion to the jobs and what is not complete) and written as
+prometheus_client writes the same gauges, line by line (its value formatting, its escaping),
+without a registry or an object per sample: a 5,000-job scrape is 60,000 samples. Nothing is
+kept between scrapes, so a job that leaves the ledger leaves the exposition.
 
 Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) for every job with a deadline, from
-the view's ``freshness`` (``freshness_families``); ``gatekeeper_config_unknown_jobs``, how
+the view's ``freshness``; ``gatekeeper_config_unknown_jobs``, how
 many ``[gatekeeper.freshness]`` keys name no job of the ledger (served by ``--allow-unknown``:
 a key whose deadline judges nothing, which an alert can see).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from gatekeeper.ledger.protocols import LedgerReads
-from gatekeeper.report.states import PeriodState
 from gatekeeper.web.views import JobView
 
+#: (name, help) of each family, in the order of the exposition
+PERIODS = (
+    "gatekeeper_periods",
+    "Periods of the job's serve window in each state (the states gatekeeper status shows).",
+)
+THROUGH = (
+    "gatekeeper_complete_through_timestamp_seconds",
+    "End of the job's contiguous-through period (every period of the window up to it "
+    "succeeded), else the start of the window; Unix time.",
+)
+LAG = (
+    "gatekeeper_lag_seconds",
+    "Now minus the due time (end of its interval + lateness) of the first due business "
+    "period of the window not filled; 0 when every due period is filled.",
+)
+RUNNING = (
+    "gatekeeper_running_attempts",
+    "Attempts of the job recorded running with a live lease.",
+)
+EXPIRED = (
+    "gatekeeper_expired_leases",
+    "Attempts of the job recorded running whose lease expired (shown abandoned).",
+)
+BREACHED = (
+    "gatekeeper_freshness_breached",
+    "1 while a period of the job is past its freshness deadline (end of its interval + "
+    "the job's freshness) and not succeeded (and published, for a publishing job).",
+)
+CONFIG = (
+    "gatekeeper_config_unknown_jobs",
+    "[gatekeeper.freshness] keys naming no job of the ledger (a typo, or a job not yet "
+    "run; served with --allow-unknown): their deadlines judge nothing.",
+)
 
-def families(
-    ledger: LedgerReads, views: Sequence[JobView], unknown: Sequence[str] = ()
-) -> list[Any]:
-    """The metric families of ``views`` and of the ``[gatekeeper.freshness]`` keys naming
-    no job (``unknown``), as prometheus_client ``GaugeMetricFamily`` objects."""
-    from prometheus_client.core import GaugeMetricFamily
+#: a gauge family: name, help, label names and its samples (label values, value)
+Family = tuple[str, str, tuple[str, ...], list[tuple[tuple[str, ...], float]]]
 
-    periods = GaugeMetricFamily(
-        "gatekeeper_periods",
-        "Periods of the job's serve window in each state (the states gatekeeper status shows).",
-        labels=["job", "state"],
-    )
-    through = GaugeMetricFamily(
-        "gatekeeper_complete_through_timestamp_seconds",
-        "End of the job's contiguous-through period (every period of the window up to it "
-        "succeeded), else the start of the window; Unix time.",
-        labels=["job"],
-    )
-    lag = GaugeMetricFamily(
-        "gatekeeper_lag_seconds",
-        "Now minus the due time (end of its interval + lateness) of the first due business "
-        "period of the window not filled; 0 when every due period is filled.",
-        labels=["job"],
-    )
-    running = GaugeMetricFamily(
-        "gatekeeper_running_attempts",
-        "Attempts of the job recorded running with a live lease.",
-        labels=["job"],
-    )
-    expired = GaugeMetricFamily(
-        "gatekeeper_expired_leases",
-        "Attempts of the job recorded running whose lease expired (shown abandoned).",
-        labels=["job"],
-    )
+
+def families(views: Sequence[JobView], unknown: Sequence[str] = ()) -> list[Family]:
+    """The gauge families of ``views`` and of the ``[gatekeeper.freshness]`` keys naming no
+    job (``unknown``), in the order of the exposition."""
+    job = ("job",)
+    periods: Family = (*PERIODS, ("job", "state"), [])
+    through: Family = (*THROUGH, job, [])
+    lag: Family = (*LAG, job, [])
+    running: Family = (*RUNNING, job, [])
+    expired: Family = (*EXPIRED, job, [])
+    breached: Family = (*BREACHED, job, [])
     for view in views:
-        for state, n in view.counts.items():
-            periods.add_metric([view.job, PeriodState(state).value], n)
-        through.add_metric([view.job], view.through_end.timestamp())
-        lag.add_metric([view.job], view.lag_seconds)
-        running.add_metric([view.job], view.running)
-        expired.add_metric([view.job], view.expired)
-    config = GaugeMetricFamily(
-        "gatekeeper_config_unknown_jobs",
-        "[gatekeeper.freshness] keys naming no job of the ledger (a typo, or a job not yet "
-        "run; served with --allow-unknown): their deadlines judge nothing.",
-        value=len(unknown),
-    )
-    return [periods, through, lag, running, expired, *freshness_families(ledger, views), config]
-
-
-def freshness_families(ledger: LedgerReads, views: Sequence[JobView]) -> Iterable[Any]:
-    """``gatekeeper_freshness_breached{job}``: 1 while a deadline in force of the job
-    (``core/freshness.py``, over the serve window at the view's ``now``) is not met, else 0;
-    only jobs with a deadline (``[gatekeeper.freshness]`` or their class's ``freshness``)."""
-    from prometheus_client.core import GaugeMetricFamily
-
-    breached = GaugeMetricFamily(
-        "gatekeeper_freshness_breached",
-        "1 while a period of the job is past its freshness deadline (end of its interval + "
-        "the job's freshness) and not succeeded (and published, for a publishing job).",
-        labels=["job"],
-    )
-    for view in views:
+        name = (view.job,)
+        periods[3].extend(((view.job, state.value), n) for state, n in view.counts.items())
+        through[3].append((name, view.through_end.timestamp()))
+        lag[3].append((name, view.lag_seconds))
+        running[3].append((name, view.running))
+        expired[3].append((name, view.expired))
         if view.freshness is not None:
-            breached.add_metric([view.job], 0 if view.freshness.met else 1)
-    return (breached,)
+            breached[3].append((name, 0 if view.freshness.met else 1))
+    config: Family = (*CONFIG, (), [((), len(unknown))])
+    return [periods, through, lag, running, expired, breached, config]
 
 
-def exposition(ledger: LedgerReads, views: Sequence[JobView], unknown: Sequence[str] = ()) -> bytes:
-    """The Prometheus text exposition of ``views`` and ``unknown`` (``families``; a fresh
-    registry per call); reads only."""
-    from prometheus_client import CollectorRegistry, generate_latest
+def exposition(views: Sequence[JobView], unknown: Sequence[str] = ()) -> bytes:
+    """The Prometheus text exposition (format 0.0.4) of ``views`` and ``unknown``: every
+    family as a gauge, byte for byte as prometheus_client's ``generate_latest`` writes the
+    same families (``tests/web/test_metrics_text.py``), without an object per sample."""
+    from prometheus_client.utils import floatToGoString as number
 
-    registry = CollectorRegistry(auto_describe=False)
-    found = families(ledger, views, unknown)
+    out: list[str] = []
+    for name, text, labels, samples in families(views, unknown):
+        out.append(f"# HELP {name} {_escaped(text, quotes=False)}\n# TYPE {name} gauge\n")
+        for values, value in samples:
+            shown = ",".join(f'{k}="{_escaped(v)}"' for k, v in zip(labels, values, strict=True))
+            out.append(f"{name}{{{shown}}}" if shown else name)
+            out.append(f" {number(value)}\n")
+    return "".join(out).encode("utf-8")
 
-    class _Collector:
-        def collect(self) -> Iterable[Any]:
-            return found
 
-    registry.register(_Collector())
-    return bytes(generate_latest(registry))
+def _escaped(text: str, quotes: bool = True) -> str:
+    """``text`` as a label value (``quotes``) or a help text: backslash and newline escaped,
+    and a label value's double quotes."""
+    text = text.replace("\\", r"\\").replace("\n", r"\n")
+    return text.replace('"', r"\"") if quotes else text
