@@ -58,13 +58,14 @@ class FleetReads:
     def profiles(self, jobs: Iterable[str]) -> dict[str, JobProfile]:
         """Job -> its recorded profile, for those of ``jobs`` that have one."""
         found: dict[str, JobProfile] = {}
+        kinds: dict[tuple[str, str], Period] = {}  # resolved once per kind and calendar
         for some in _batches(sorted(set(jobs))):
             rows = self.sql.read(
                 f"WITH w(job) AS (VALUES {_values(1, len(some))}) "
                 f"SELECT {COLUMNS} FROM gk_jobs WHERE job IN (SELECT job FROM w)",
                 tuple(some),
             )
-            found.update((row[0], profile_of(row)) for row in rows)
+            found.update((row[0], profile_of(row, kinds)) for row in rows)
         return found
 
     def spans(self, jobs: Iterable[str]) -> dict[str, tuple[str, str]]:

@@ -167,7 +167,8 @@ def jobs_overview(core: SqlCore, now: dt.datetime | None = None) -> list[JobOver
 
 
 #: Per job, its running attempts: with a live lease at ``now`` (0) or not (1: expired or never
-#: set; the next attempt will record them abandoned).
+#: set; the next attempt will record them abandoned). Its condition is the partial index's of
+#: schema 13 (``schema.RUNNING_INDEX``): it reads the running attempts alone.
 _RUNNING_SQL = """
 SELECT job, CASE WHEN lease_expires_at IS NOT NULL AND lease_expires_at > ? THEN 0 ELSE 1 END,
        COUNT(*)

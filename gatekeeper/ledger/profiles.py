@@ -153,12 +153,20 @@ def _like(text: str) -> str:
     return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
-def profile_of(row: Sequence[Any]) -> JobProfile:
-    """The JobProfile of one ``gk_jobs`` row (``COLUMNS``)."""
+def profile_of(
+    row: Sequence[Any], kinds: dict[tuple[str, str], Period] | None = None
+) -> JobProfile:
+    """The JobProfile of one ``gk_jobs`` row (``COLUMNS``); ``kinds`` holds the period kinds
+    already resolved by (kind, calendar) for the rows of one read (many jobs share one)."""
     calendar = row[10] or "all"
+    kind = None if kinds is None else kinds.get((row[1], calendar))
+    if kind is None:
+        kind = parse_period(row[1], "gk_jobs.period_kind").on(_calendar(calendar))
+        if kinds is not None:
+            kinds[(row[1], calendar)] = kind
     return JobProfile(
         row[0],
-        parse_period(row[1], "gk_jobs.period_kind").on(_calendar(calendar)),
+        kind,
         row[2],
         lateness=row[3],
         catchup=row[4],

@@ -55,6 +55,12 @@ def _add_calendar(sql: SqlCore) -> None:
         sql.execute("ALTER TABLE gk_jobs ADD COLUMN calendar TEXT")
 
 
+#: the migration to schema 13: the running attempts indexed apart (``overview._RUNNING_SQL``)
+RUNNING_INDEX = (
+    "CREATE INDEX IF NOT EXISTS gk_attempts_running ON gk_attempts (job, lease_expires_at) "
+    "WHERE state = 'running'"
+)
+
 MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 1: attempts with leases, publications with revisions, evidence rows.
     (
@@ -169,6 +175,10 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 12: how many superseded attempts compaction removed from each (job, period)
     # (ledger/compaction.py), so that verify still knows its attempts were numbered 1..n.
     (COMPACTED_TABLE,),
+    # 13: the running attempts indexed apart (a partial index: only rows in state running),
+    # so the readers' count of each job's running attempts (``overview.running_attempts``,
+    # every scrape of /metrics) reads those rows, not every attempt of the ledger.
+    (RUNNING_INDEX,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
