@@ -16,24 +16,25 @@ from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
-from gatekeeper.luigi.freshness import SECTION, freshness_rules
-from gatekeeper.report.freshness import job_freshness
-from gatekeeper.report.windows import JobWindow, job_window
+from gatekeeper.luigi.freshness import SECTION, Rules, freshness_rules
+from gatekeeper.report.fleet import job_windows
+from gatekeeper.report.freshness import freshnesses
+from gatekeeper.report.windows import JobWindow
 
 
-def freshness_of(
-    ledger: LedgerReads,
-    job: str,
-    rule: tuple[dt.timedelta, str],
-    now: dt.datetime,
-    window: JobWindow | None = None,
-) -> Freshness:
-    """``job``'s freshness at ``now`` over ``window`` (default: the window its profile and
-    the ``[gatekeeper]`` settings say, ``report/windows.py job_window``)."""
-    within, source = rule
-    if window is None:
-        window = job_window(ledger, job, settings=config.schedule_settings())
-    return job_freshness(ledger, job, within=within, now=now, source=source, window=window)
+def fleet_freshness(ledger: LedgerReads, rules: Rules, now: dt.datetime) -> list[Freshness]:
+    """The freshness of each job of ``rules`` at ``now``, in its order, over the window its
+    profile and the ``[gatekeeper]`` settings say: every job's window and deadlines read at
+    once (``report/fleet.py job_windows``, ``report/freshness.py freshnesses``). Raises the
+    InvalidInput of the first job whose window cannot be judged."""
+    windows = job_windows(ledger, rules, settings=config.schedule_settings())
+    judged: dict[str, JobWindow] = {}
+    for job, window in windows.items():
+        if isinstance(window, InvalidInput):
+            raise window
+        judged[job] = window
+    found = freshnesses(ledger, judged, rules, now)
+    return [found[job] for job in rules]
 
 
 def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
@@ -60,7 +61,7 @@ def cmd_check(ledger: LedgerReads, args: argparse.Namespace) -> Result:
             f"no job of {ledger.describe()} has a freshness deadline ([{SECTION}] in "
             "luigi.cfg, or freshness on a task class run by a range): nothing to check",
         )
-    found = [freshness_of(ledger, job, rule, now) for job, rule in rules.items()]
+    found = fleet_freshness(ledger, rules, now)
     breaches = [b for f in found for b in f.breaches]
     data = {
         "now": now.isoformat(),

@@ -7,7 +7,6 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
 from gatekeeper.cli.windows import flagged_window, window_options
@@ -17,6 +16,7 @@ from gatekeeper.core.validation import check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.overview import JobOverview
 from gatekeeper.luigi.freshness import freshness_rules
+from gatekeeper.report.freshness import freshnesses
 from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 
 #: One character per period in the grid of several jobs.
@@ -50,7 +50,7 @@ def cmd_status(ledger: Ledger, args: argparse.Namespace) -> Result:
         for job, window in windows.items()
     ]
     rules = freshness_rules(ledger, list(windows))
-    fresh = {job: freshness_of(ledger, job, rule, now, windows[job]) for job, rule in rules.items()}
+    fresh = freshnesses(ledger, windows, rules, now)
     data = [
         {
             "job": job,

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gatekeeper.cli.check_cmds import freshness_of
 from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
 from gatekeeper.cli.output import Result, table
 from gatekeeper.cli.windows import flagged_window, window_options
@@ -18,6 +17,7 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.freshness import freshness_rules
+from gatekeeper.report.freshness import freshnesses
 from gatekeeper.report.html import JobCoverage, render_report, shown_states
 from gatekeeper.report.states import window_states
 
@@ -32,13 +32,12 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     rules = freshness_rules(ledger, jobs)
     windows = {job: flagged_window(ledger, job, args) for job in jobs}
+    fresh = freshnesses(ledger, windows, rules, now)
     covered = [
         JobCoverage(
             job,
             *window_states(ledger, job, now=now, task_limit=None, window=windows[job]),
-            freshness=freshness_of(ledger, job, rules[job], now, windows[job])
-            if job in rules
-            else None,
+            freshness=fresh.get(job),
         )
         for job in jobs
     ]

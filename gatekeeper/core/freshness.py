@@ -7,9 +7,12 @@ local midnight, 23 or 25 hours after its start). A deadline is **in force** once
 before ``now``; an in-force deadline whose period is not done is a **breach**, whatever the
 range's lateness says (the deadline is the contract, lateness only the schedule).
 
-``assess`` judges the periods of a window from their states; nothing here reads a clock,
-the ledger or a configuration: ``report/freshness.py`` fetches, ``luigi/freshness.py``
-reads ``[gatekeeper.freshness]``.
+``judge`` holds the rule (which periods in force breach, and how a breach shows its state);
+``assess`` applies it to every period of a window from their states, and ``in_force_end``
+counts a window's periods in force on ordinals, so a reader that knows which periods in
+force are met (``report/freshness.py``, from the ledger's runs) judges only the others.
+Nothing here reads a clock, the ledger or a configuration: ``report/freshness.py`` fetches,
+``luigi/freshness.py`` reads ``[gatekeeper.freshness]``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Label, Period
 from gatekeeper.core.periods.intervals import (
     UTC,
@@ -146,25 +150,84 @@ def assess(
     source: str = "",
 ) -> Freshness:
     """Judge the deadlines of ``states`` (``(key, period state)`` of a window, oldest first)
-    at ``now``: those at or before ``now`` are in force; one is met when the state is
-    ``succeeded`` and, when ``published`` is given (a publishing job's published keys), the
-    key is in it. Pure; raises InvalidInput for a bad key or zone."""
+    at ``now``: those at or before ``now`` are in force, and each is judged by ``judge``
+    (``published``: a publishing job's published keys, None for a job that does not
+    publish). Pure; raises InvalidInput for a bad key or zone."""
+    zone = parse_timezone(timezone)
+    at = parse_aware_datetime(now, "now")
+    in_force = [
+        (key, state, None if published is None else key in published)
+        for key, state in states
+        if in_force_at(kind, key, zone, within, at)
+    ]
+    return judge(job, kind, zone, within, len(in_force), in_force, now, source)
+
+
+def judge(
+    job: str,
+    kind: Period,
+    timezone: object,
+    within: dt.timedelta,
+    in_force: int,
+    periods: Sequence[tuple[str, str, bool | None]],
+    now: dt.datetime,
+    source: str = "",
+) -> Freshness:
+    """The Freshness at ``now`` of a job with ``in_force`` deadlines in force, judging
+    ``periods`` (``(key, period state, published)`` of periods in force, oldest first: every
+    one that may breach; the others are met): one is met when its state is ``succeeded`` and
+    it is published or its job does not publish (``published`` None); a breach shows
+    ``not_due`` (no attempt) as ``missing``. Pure; raises InvalidInput for a bad key or zone."""
     zone = parse_timezone(timezone)
     at = parse_aware_datetime(now, "now")  # in UTC: aware arithmetic in one zone is wall time
     breaches = []
-    in_force = 0
-    for key, state in states:
-        due = deadline(kind, key, zone, within)
-        overdue = at - due.astimezone(UTC)
-        if overdue < dt.timedelta(0):
-            continue
-        in_force += 1
-        out = None if published is None else key in published
+    for key, state, out in periods:
         if state == MET_STATE and out is not False:
             continue
+        due = deadline(kind, key, zone, within)
         shown = NO_ATTEMPT if state == "not_due" else state
-        breaches.append(Breach(job, key, due, overdue, shown, out))
+        breaches.append(Breach(job, key, due, at - due.astimezone(UTC), shown, out))
     return Freshness(job, within, source, now, in_force, tuple(breaches))
+
+
+def in_force_at(
+    kind: Period, value: object, timezone: object, within: dt.timedelta, now: dt.datetime
+) -> bool:
+    """True when period ``value``'s deadline is at or before ``now`` (an aware UTC datetime,
+    as ``parse_aware_datetime`` gives it). Raises InvalidInput for a bad key or zone."""
+    return deadline(kind, value, timezone, within).astimezone(UTC) <= now
+
+
+def in_force_end(
+    kind: Period,
+    timezone: object,
+    within: dt.timedelta,
+    now: dt.datetime,
+    first: int,
+    end: int | None = None,
+) -> int:
+    """The ordinal just past the last period of ``[first, end)`` (``end`` None: open) whose
+    deadline is in force at ``now`` (``first`` when none is): deadlines rise with the
+    periods, so those in force are the first ones. ``last_in_force`` guesses it and the
+    deadlines beside the guess settle it, a few periods whatever the window. Pure."""
+    zone = parse_timezone(timezone)
+    at = parse_aware_datetime(now, "now")
+    last = last_in_force(kind, zone, within, at)
+    n = first if last is None else max(first, kind.ordinal(last) + 1)
+    if end is not None:
+        n = min(n, end)
+
+    def holds(k: int) -> bool:
+        try:
+            return in_force_at(kind, kind.at(k), zone, within, at)
+        except (InvalidInput, OverflowError):  # beyond the calendar or the datetime range
+            return False
+
+    while (end is None or n < end) and holds(n):
+        n += 1
+    while n > first and not holds(n - 1):
+        n -= 1
+    return n
 
 
 def choose_within(

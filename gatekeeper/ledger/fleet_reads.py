@@ -8,9 +8,12 @@ lookups of what is asked, never a scan of every job's periods:
 
 - ``profiles(jobs)``: the recorded profile of each (``gk_jobs``);
 - ``spans(jobs)``: each one's first and last recorded period (``JobProfiles.span``'s rule);
-- ``complete_runs(windows)``: each one's complete periods over its window, as runs of its
-  kind (``CompleteRuns.between``'s rule), reading the runs that overlap the window;
-- ``latest(pairs)``: the latest attempt of each (job, period key) pair that has one.
+- ``complete_runs(windows, published=...)``: each one's complete (and published) periods
+  over its window, as runs of its kind (``CompleteRuns.between``'s rule), reading the runs
+  that overlap the window;
+- ``latest(pairs)``: the latest attempt of each (job, period key) pair that has one;
+- ``publishers(jobs)``: those that have published a period (``has_published``);
+- ``published(pairs)``: the (job, period key) pairs the job has published (any revision).
 """
 
 from __future__ import annotations
@@ -87,18 +90,21 @@ class FleetReads:
                     found[job] = span
         return found
 
-    def complete_runs(self, windows: Sequence[Window]) -> dict[str, PeriodRuns]:
-        """Job -> its complete periods (latest attempt succeeded) among the keys of its
-        window, as runs of the window's kind clipped to it (``CompleteRuns.between``)."""
+    def complete_runs(
+        self, windows: Sequence[Window], published: bool = False
+    ) -> dict[str, PeriodRuns]:
+        """Job -> its complete periods (latest attempt succeeded; with ``published``, and
+        published by it) among the keys of its window, as runs of the window's kind clipped
+        to it (``CompleteRuns.between``)."""
         rows: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         for some in _batches(windows):
             for name, *run in self.sql.read(
                 f"WITH w(job, first, last) AS (VALUES {_values(3, len(some))}) "
                 "SELECT r.job, r.calendar, r.first_period, r.last_period FROM w "
-                "JOIN gk_complete_runs r ON r.job = w.job AND r.published = 0 "
+                "JOIN gk_complete_runs r ON r.job = w.job AND r.published = ? "
                 "AND r.last_period >= w.first AND r.first_period <= w.last "
                 "AND length(r.first_period) = length(w.first) ORDER BY r.job, r.first_period",
-                tuple(v for job, first, last, _ in some for v in (job, first, last)),
+                (*(v for job, first, last, _ in some for v in (job, first, last)), int(published)),
             ):
                 rows[name].append((run[0], run[1], run[2]))
         found = {}
@@ -123,4 +129,31 @@ class FleetReads:
             )
             for row in rows:
                 found[(row[0], row[1])] = self._attempts.to_attempt(row)
+        return found
+
+    def publishers(self, jobs: Iterable[str]) -> set[str]:
+        """Those of ``jobs`` that have published a period as a consumer (``has_published``):
+        an index probe a job."""
+        found: set[str] = set()
+        for some in _batches(sorted(set(jobs))):
+            rows = self.sql.read(
+                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT w.job FROM w "
+                "WHERE EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = w.job)",
+                tuple(some),
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    def published(self, pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Those (job, period key) pairs the job has published (any revision, as a
+        consumer): an index probe a pair."""
+        found: set[tuple[str, str]] = set()
+        for some in _batches(sorted(set(pairs))):
+            rows = self.sql.read(
+                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) "
+                "SELECT w.job, w.period FROM w WHERE EXISTS (SELECT 1 FROM gk_publications p "
+                "WHERE p.consumer = w.job AND p.period = w.period)",
+                tuple(v for pair in some for v in pair),
+            )
+            found.update((row[0], row[1]) for row in rows)
         return found

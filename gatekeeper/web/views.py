@@ -33,7 +33,7 @@ from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
 from gatekeeper.report.fleet import job_windows, summaries
-from gatekeeper.report.freshness import job_freshness
+from gatekeeper.report.freshness import freshnesses
 from gatekeeper.report.states import PeriodState, base_bounds, window_bounds, window_states
 from gatekeeper.report.windows import JobWindow, job_window
 
@@ -185,16 +185,11 @@ def job_views(
             skipped.append({"job": job, "error": found.reason})
         else:
             shown[job] = served(found, window, now)
+    fresh = freshnesses(ledger, shown, rules, now)  # over the served windows, not ten years
     views = []
     for job, (plan, counted) in summaries(ledger, shown, now).items():
-        fresh = None
-        if job in rules:  # over the same window: a scrape costs the window, not ten years
-            within, source = rules[job]
-            fresh = job_freshness(
-                ledger, job, within=within, now=now, source=source, window=shown[job]
-            )
         live, expired = running.get(job, (0, 0))
-        views.append(JobView(job, plan, counted, shown[job], live, expired, fresh))
+        views.append(JobView(job, plan, counted, shown[job], live, expired, fresh.get(job)))
     return views, skipped
 
 
