@@ -21,7 +21,6 @@ import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Label, Period
 from gatekeeper.core.periods.intervals import (
     UTC,
@@ -208,26 +207,11 @@ def in_force_end(
 ) -> int:
     """The ordinal just past the last period of ``[first, end)`` (``end`` None: open) whose
     deadline is in force at ``now`` (``first`` when none is): deadlines rise with the
-    periods, so those in force are the first ones. ``last_in_force`` guesses it and the
-    deadlines beside the guess settle it, a few periods whatever the window. Pure."""
-    zone = parse_timezone(timezone)
-    at = parse_aware_datetime(now, "now")
-    last = last_in_force(kind, zone, within, at)
+    periods, so those in force are the first ones, through ``last_in_force``. Pure;
+    arithmetic on ordinals whatever the window."""
+    last = last_in_force(kind, timezone, within, now)
     n = first if last is None else max(first, kind.ordinal(last) + 1)
-    if end is not None:
-        n = min(n, end)
-
-    def holds(k: int) -> bool:
-        try:
-            return in_force_at(kind, kind.at(k), zone, within, at)
-        except (InvalidInput, OverflowError):  # beyond the calendar or the datetime range
-            return False
-
-    while (end is None or n < end) and holds(n):
-        n += 1
-    while n > first and not holds(n - 1):
-        n -= 1
-    return n
+    return n if end is None else min(n, end)
 
 
 def choose_within(

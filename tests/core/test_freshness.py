@@ -16,6 +16,8 @@ from gatekeeper.core.freshness import (
     assess,
     choose_within,
     deadline,
+    in_force_at,
+    in_force_end,
     last_in_force,
     parse_freshness,
 )
@@ -165,3 +167,40 @@ def test_assess_matches_reference_model(
     last = last_in_force(DAILY, zone, within, now)  # now in the job's zone: elapsed time too
     assert last is not None
     assert deadline(DAILY, last, zone, within) <= now < deadline(DAILY, last + DAY, zone, within)
+
+
+KINDS = {"daily": DAILY, "weekdays": DAILY.on("weekdays"), "hourly": HOURLY}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind_name=st.sampled_from(sorted(KINDS)),
+    zone=st.sampled_from(ZONES),
+    first=st.dates(dt.date(2026, 1, 1), dt.date(2026, 12, 20)),
+    length=st.none() | st.integers(0, 40),
+    within_minutes=st.integers(0, 3 * 24 * 60),
+    now_minutes=st.integers(-24 * 60, 40 * 24 * 60),
+)
+def test_in_force_end_counts_the_deadlines_in_force(
+    kind_name: str,
+    zone: str,
+    first: dt.date,
+    length: int | None,
+    within_minutes: int,
+    now_minutes: int,
+) -> None:
+    """``in_force_end`` on ordinals is the count, period by period, of the deadlines at or
+    before now (``in_force_at``, the rule ``assess`` applies), from ``first`` to ``end``."""
+    kind = KINDS[kind_name]
+    tz = ZoneInfo(zone)
+    start = dt.datetime.combine(first, dt.time(), tz)
+    lo = kind.rank(first if kind is not HOURLY else dt.datetime.combine(first, dt.time(), UTC))
+    end = None if length is None else lo + length
+    within = dt.timedelta(minutes=within_minutes)
+    now = (start + dt.timedelta(minutes=now_minutes)).astimezone(UTC)
+    found = in_force_end(kind, zone, within, now, lo, end)
+    n = lo
+    while (end is None or n < end) and in_force_at(kind, kind.at(n), zone, within, now):
+        n += 1
+    assert found == n
+    assert end is None or found <= end
