@@ -285,6 +285,7 @@ def test_complete_runs_for_another_consumer_are_the_jobs_successes_it_published(
     published = ["2026-10-12", "2026-10-13", "2026-10-16", "2026-10-19"]
     for day in published:
         ledger.publish("Total", day, ["Load"], f"fp-{day}")
+    assert ledger.has_published("Total") and not ledger.has_published("Load")
     first, last = days[0], days[-1]
     found = ledger.complete_runs("Load", first, last, "Total")
     assert found == PeriodRuns.of(DAILY, (DAILY.ordinal(d) for d in published))
