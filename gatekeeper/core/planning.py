@@ -284,7 +284,7 @@ def _missing(complete: Iterable[object], kind: Period, lo: int, hi: int) -> Iter
         if runs.period is not kind:
             raise InvalidInput("complete", runs, f"runs of {runs.period} periods")
         return runs.missing(lo, hi)
-    done = kind.ordinals(complete, "complete")
+    done = kind.ordinals(complete)  # InvalidInput naming "complete", its default field
     return (n for n in range(lo, hi) if n not in done)
 
 

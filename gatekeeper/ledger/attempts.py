@@ -271,7 +271,8 @@ class AttemptStore(AttemptReads):
         times = (self.sql.ts_in(at), self.sql.ts_in(at), self.sql.ts_in(expires))
         self._insert((job, period, number, request.run_id, running, *times, None), wanted)
         if existing:  # a newer attempt: the period is no longer complete
-            self._settle(job, period, existing[-1], RunState.RUNNING)
+            # any state but succeeded says the same to _settle (mutants: equivalent)
+            self._settle(job, period, existing[-1], RunState.RUNNING)  # pragma: no mutate
         return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
 
     def _expire(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
@@ -299,7 +300,8 @@ class AttemptStore(AttemptReads):
             (RunState.SUCCEEDED.value, self.sql.ts_in(at), job, period, old.attempt, "running"),
         )
         if latest:  # its period is complete now
-            self._settle(job, period, old, RunState.SUCCEEDED)
+            # old is running: None (no attempt before) says the same (mutants: equivalent)
+            self._settle(job, period, old, RunState.SUCCEEDED)  # pragma: no mutate
         done = RunState.SUCCEEDED
         return dataclasses.replace(old, state=done, updated_at=at, lease_expires_at=None)
 

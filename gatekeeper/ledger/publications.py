@@ -84,7 +84,8 @@ class PublicationStore:
             try:
                 request.output.write(handle)
             except BaseException:
-                handle.finish(raising=False)  # the callback's own error goes first
+                # the callback's own error goes first (raising=None: as falsy, equivalent)
+                handle.finish(raising=False)  # pragma: no mutate
                 raise
             handle.finish()
         revision = 1 if newest is None else newest.revision + 1
@@ -92,7 +93,8 @@ class PublicationStore:
         self._insert_publication(request, revision, latest, at, producer)
         written.wrote(revision, at)
         if newest is None:
-            self.attempts.first_publication(consumer, period, producer)
+            # with None it reads the latest attempt itself: equivalent, one read more
+            self.attempts.first_publication(consumer, period, producer)  # pragma: no mutate
         return True
 
     def _same_revision(
@@ -208,13 +210,13 @@ class PublicationStore:
         ``consumer`` is None or ``job`` itself (one query over the runs overlapping the
         window), else from the full scan."""
         base = kind_of_key(first)
-        kind = base if period is None else parse_period(period, "period")
+        kind = base if period is None else parse_period(period)  # refused naming "period"
         if consumer is None or consumer == job:
             published = consumer is not None
             return self.attempts.runs.between(job, first, last, published, kind)
         done = self.completed_periods(job, first, last, consumer)
         runs = PeriodRuns.of(base, (base.ordinal(key) for key in done))
-        return runs if kind is base else runs.on(kind)
+        return runs.on(kind)  # itself on the base kind
 
     def publication(self, consumer: str, period: Any) -> Publication | None:
         """The newest revision of the publication for the period, or None; reads only."""

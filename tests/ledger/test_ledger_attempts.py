@@ -222,6 +222,28 @@ def test_begin_attempt_live_lease_refuses_and_expired_is_abandoned(ledger: gk.Le
         ledger.record("A", D, 1, "r1", "succeeded", T0)  # the dead worker wakes up: refused
 
 
+def test_begin_attempt_replayed_by_its_own_run_is_the_attempt_it_started(
+    ledger: gk.Ledger,
+) -> None:
+    """A start its own run makes again (a try whose connection dropped after the COMMIT, as
+    ``_begin_next`` replays it), with attempt 0 or the attempt's own ordinal: the attempt it
+    started, nothing written; another ordinal or another run meets the live lease."""
+    first = ledger.begin_attempt("A", D, "r1", lease_seconds=60, now=T0)
+    rows = snapshot(ledger)
+    later = T0 + dt.timedelta(seconds=5)
+    for wanted in (0, 1):
+        again = ledger.begin_attempt("A", D, "r1", lease_seconds=60, attempt=wanted, now=later)
+        assert again == first
+    assert snapshot(ledger) == rows
+    for run, wanted in (("r1", 2), ("r2", 0)):
+        with pytest.raises(gk.LeaseHeld, match="attempt 1 holds a live lease"):
+            ledger.begin_attempt("A", D, run, lease_seconds=60, attempt=wanted, now=later)
+    assert snapshot(ledger) == rows
+    ledger.record("A", D, 1, "r1", "failed", T0)
+    with pytest.raises(gk.StateConflict):  # over: the run's ID names a finished attempt
+        ledger.begin_attempt("A", D, "r1", lease_seconds=60, now=later)
+
+
 def test_begin_attempt_running_without_lease_blocks(ledger: gk.Ledger) -> None:
     ledger.record("A", D, 1, "r1", "running", T0)
     with pytest.raises(gk.LeaseHeld, match="running without a lease"):
