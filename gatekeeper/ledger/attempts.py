@@ -195,11 +195,12 @@ class AttemptStore(AttemptReads):
         run_id: str,
         *,
         lease_seconds: float,
-        attempt: int = 0,
-        now: dt.datetime | None = None,
-        skip_succeeded: bool = False,
+        attempt: int,
+        now: dt.datetime | None,
+        skip_succeeded: bool,
     ) -> Attempt:
-        """``Ledger.begin_attempt``: the new running Attempt (or the succeeded one kept)."""
+        """``Ledger.begin_attempt``: the new running Attempt (or the succeeded one kept);
+        its defaults are the contract's alone."""
         job = check_name(job, "job")
         key = period_key(period)
         wanted = check_attempt(attempt, allow_zero=True)
