@@ -83,15 +83,24 @@ def exposition(views: Sequence[JobView], unknown: Sequence[str] = ()) -> bytes:
     """The Prometheus text exposition (format 0.0.4) of ``views`` and ``unknown``: every
     family as a gauge, byte for byte as prometheus_client's ``generate_latest`` writes the
     same families (``tests/web/test_metrics_text.py``), without an object per sample."""
-    from prometheus_client.utils import floatToGoString as number
+    from prometheus_client.utils import floatToGoString
 
+    def number(value: float) -> str:  # a count as floatToGoString writes it, without a float
+        small = type(value) is int and 0 <= value < 1_000_000
+        return f"{value}.0" if small else floatToGoString(value)
+
+    escaped: dict[str, str] = {}  # each job's name escaped once, not once per sample
     out: list[str] = []
     for name, text, labels, samples in families(views, unknown):
         out.append(f"# HELP {name} {_escaped(text, quotes=False)}\n# TYPE {name} gauge\n")
         for values, value in samples:
-            shown = ",".join(f'{k}="{_escaped(v)}"' for k, v in zip(labels, values, strict=True))
-            out.append(f"{name}{{{shown}}}" if shown else name)
-            out.append(f" {number(value)}\n")
+            shown = ",".join(
+                f'{k}="{escaped.get(v) or escaped.setdefault(v, _escaped(v))}"'
+                for k, v in zip(labels, values, strict=True)
+            )
+            out.append(
+                f"{name}{{{shown}}} {number(value)}\n" if shown else f"{name} {number(value)}\n"
+            )
     return "".join(out).encode("utf-8")
 
 
