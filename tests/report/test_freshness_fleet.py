@@ -23,6 +23,7 @@ from gatekeeper.report.freshness import freshnesses, job_freshness
 from gatekeeper.report.states import PeriodState, window_states
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
+from tests.helpers.histories import write_history
 
 UTC = dt.timezone.utc
 H = dt.timedelta(hours=1)
@@ -73,24 +74,6 @@ def per_period(
     return assess(job, kind, zone.key, within, judged, now, published)
 
 
-def write(ledger: gk.Ledger, job: str, keys: list[str], held: list[tuple[str, ...]], now: Any):
-    """Each key's attempts; a published one's upstream evidence is ``Src<job>`` (succeeded)."""
-    for key, attempts in zip(keys, held, strict=False):
-        for n, outcome in enumerate(attempts, start=1):
-            run_id = f"{job}-{key}-{n}"
-            began = now - dt.timedelta(seconds=120)
-            if outcome in ("running", "expired"):
-                lease = 3600 if outcome == "running" else 60
-                ledger.begin_attempt(job, key, run_id, lease_seconds=lease, attempt=n, now=began)
-            elif outcome == "published":
-                ledger.begin_attempt(job, key, run_id, lease_seconds=3600, attempt=n, now=began)
-                ledger.record(f"Src{job}", key, 1, f"Src{job}-{key}", "succeeded", began, now=began)
-                ledger.publish(job, key, [f"Src{job}"], "fp", producer=run_id, now=began)
-                ledger.record(job, key, n, run_id, "succeeded", began, now=began)
-            else:
-                ledger.record(job, key, n, run_id, outcome, now - H)
-
-
 @settings(
     max_examples=examples(90),
     deadline=None,
@@ -128,8 +111,8 @@ def test_freshness_is_the_per_period_judgement(
     keys = [kind.key(kind.at(start + i)) for i in range(14)]
     now = kind.interval(kind.at(start), zone).start + steps * step + hours * H
     job, up = f"Job{uuid.uuid4().hex[:8]}", f"Up{uuid.uuid4().hex[:8]}"
-    write(ledger, job, keys, held, now)
-    write(ledger, up, keys, upstream, now)
+    write_history(ledger, job, keys, held, now)
+    write_history(ledger, up, keys, upstream, now)
     schedule = Schedule.parse(
         start=keys[0],
         stop=None if stop is None else kind.key(kind.at(start + stop)),
@@ -188,9 +171,9 @@ def test_freshnesses_of_many_jobs_in_batches_are_each_jobs_own(
         keys = [kind.key(kind.at(start + i)) for i in range(len(held))]
         for n in range(3):
             job = f"{name}{n}"
-            write(ledger, job, keys[n:], held[n:], now)
+            write_history(ledger, job, keys[n:], held[n:], now)
             jobs.append(job)
-    write(ledger, "Fresh", ["2026-10-31"], [("succeeded",)], now)  # its one deadline met
+    write_history(ledger, "Fresh", ["2026-10-31"], [("succeeded",)], now)  # its one deadline met
     windows = job_windows(ledger, [*jobs, "Fresh"])
     rules = {job: (n * H, f"rule {n}") for n, job in enumerate(jobs) if n % 4}
     rules["Fresh"] = (6 * H, "rule")

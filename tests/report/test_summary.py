@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +19,7 @@ from gatekeeper.report.states import PeriodState, counts, window_states
 from gatekeeper.report.summary import window_counts
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
+from tests.helpers.histories import write_history
 
 UTC = dt.timezone.utc
 #: kind, the first period of the cases, and the step of ``now`` past it
@@ -43,19 +43,6 @@ OUTCOMES = (
     ("unleased",),
 )
 outcomes = st.lists(st.sampled_from(OUTCOMES), max_size=14)
-
-
-def write(ledger: gk.Ledger, job: str, keys: list[str], held: list[tuple[str, ...]], now: Any):
-    for key, attempts in zip(keys, held, strict=False):
-        for n, outcome in enumerate(attempts, start=1):
-            run_id = f"{job}-{key}-{n}"
-            if outcome in ("running", "expired"):
-                lease = 3600 if outcome == "running" else 60
-                began = now - dt.timedelta(seconds=120)
-                ledger.begin_attempt(job, key, run_id, lease_seconds=lease, attempt=n, now=began)
-            else:
-                state = "running" if outcome == "unleased" else outcome
-                ledger.record(job, key, n, run_id, state, now - dt.timedelta(hours=1))
 
 
 @settings(
@@ -89,8 +76,8 @@ def test_window_summary_counts_what_window_states_judges(
     keys = [kind.key(kind.at(start + i)) for i in range(14)]
     now = kind.interval(kind.at(start), "UTC").start + steps * step + dt.timedelta(hours=3)
     job, up = f"Job{uuid.uuid4().hex[:8]}", f"Up{uuid.uuid4().hex[:8]}"
-    write(ledger, job, keys, held, now)
-    write(ledger, up, keys, upstream, now)
+    write_history(ledger, job, keys, held, now)
+    write_history(ledger, up, keys, upstream, now)
     schedule = Schedule.parse(
         start=keys[0],
         stop=None if stop is None else kind.key(kind.at(start + stop)),
@@ -152,7 +139,7 @@ def test_summaries_of_many_jobs_in_batches_are_each_jobs_own(
         keys = [kind.key(kind.at(start + i)) for i in range(len(held))]
         for n in range(2):
             job = f"{name}{n}"
-            write(ledger, job, keys[n:], held[n:], now)
+            write_history(ledger, job, keys[n:], held[n:], now)
             jobs.append(job)
     ledger.record_profile(profile("daily1", DAILY, "UTC", start="2026-09-01"))
     windows = job_windows(ledger, [*jobs, "Never"])
