@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,50 @@ def test_calendars_of_luigi_cfg_resolve_once_the_adapter_resolves_one(luigi_conf
         parse_calendar("firm")
     assert _task_class("CfgRegFirm", "firm").period_kind.calendar.name == "firm"
     assert not parse_calendar("firm").is_business_day(dt.date(2026, 10, 14))
+
+
+#: run in a new interpreter: what resolves once gatekeeper, its Luigi adapter and the Delta
+#: layer are imported, then once a task class of one's own binds a calendar luigi.cfg defines
+FRESH_PROCESS = """
+from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.calendars import parse_calendar
+from gatekeeper.core.periods.registry import DEFINED
+
+def resolves(name):
+    try:
+        return parse_calendar(name).is_business_day(__import__("datetime").date(2026, 10, 14))
+    except InvalidInput:
+        return "refused"
+
+core = (DEFINED.source is None, resolves("firm"), resolves("weekdays"))
+import gatekeeper, gatekeeper.luigi.gated, gatekeeper.luigi.period_ranges, gatekeeper.delta
+adapter = (DEFINED.source is None, resolves("firm"), resolves("weekdays"))
+
+class FreshLoad(gatekeeper.BusinessDateTask):
+    calendar = "firm"
+
+print(core, adapter, (DEFINED.source is None, resolves("firm"), resolves("weekdays")))
+"""
+
+
+def test_importing_the_adapter_fills_no_registry_in_a_new_process(tmp_path: Path) -> None:
+    """No import-time side effect decides what a calendar name resolves to: in a new
+    interpreter, a name luigi.cfg defines resolves neither after importing the core nor after
+    importing the Luigi adapter (gatekeeper's own task classes are made then), the same
+    answers both times; it resolves once a class of one's own binds it."""
+    cfg = tmp_path / "luigi.cfg"
+    cfg.write_text(f"[{CALENDARS}]\nfirm = weekdays close 2026-10-14\n")
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_env(LUIGI_CONFIG_PATH=str(cfg)),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    empty = (True, "refused", True)
+    assert done.stdout.strip() == f"{empty} {empty} (False, False, True)"
 
 
 def test_public_shift_and_plan_range_resolve_the_calendars_of_luigi_cfg(luigi_config: Any) -> None:
