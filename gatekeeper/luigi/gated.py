@@ -12,8 +12,9 @@ import luigi
 from gatekeeper.core.errors import InvalidInput, NotReady, PublicationConflict
 from gatekeeper.core.gate import Watermarks
 from gatekeeper.core.records import fingerprint
-from gatekeeper.core.validation import check_optional_name
+from gatekeeper.core.validation import check_optional_name, check_reason
 from gatekeeper.ledger import Ledger
+from gatekeeper.ledger.requests import Output, PublicationRequest
 from gatekeeper.luigi import config
 from gatekeeper.luigi.period_tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget, file_sha256
@@ -124,26 +125,29 @@ class GatedPeriodTask(PeriodTask):
     def run(self) -> None:
         self.publish_payload(self.build())
 
+    def _publication_request(self, payload: Any) -> PublicationRequest:
+        """The request to publish ``payload`` for this period (a republication with
+        ``--republish-reason``), fenced by this attempt's run ID, checked as
+        ``Ledger.publish`` and ``republish`` check their arguments; raises InvalidInput."""
+        key, required = self.period_key, self.required_jobs()
+        digest = self.fingerprint_of(payload)
+        location, watermarks = self.location_of(payload), self.watermarks()
+        reason = self.republish_reason
+        if reason is not None:
+            reason = check_reason(reason, "reason")
+        output = Output.checked(digest, location, lambda conn: self.write(conn, payload))
+        request = PublicationRequest.checked(self.job_id, key, required, output)
+        producer = check_optional_name(self.run_id, "producer")
+        return request.having(watermarks=watermarks, reason=reason, producer=producer)
+
     def publish_payload(self, payload: Any) -> None:
         """Publish (or, with ``--republish-reason``, republish) ``payload``, fenced by this
         attempt's run ID; ``write(tx, payload)`` runs inside the transaction."""
-        args = (
-            self.job_id,
-            self.period_key,
-            self.required_jobs(),
-            self.fingerprint_of(payload),
-            lambda conn: self.write(conn, payload),
-        )
-        options: dict[str, Any] = {
-            "location": self.location_of(payload),
-            "watermarks": self.watermarks(),
-            "producer": self.run_id,
-        }
+        request = self._publication_request(payload)
+        changed = self.ledger().publish_request(request)
         if self.republish_reason is not None:
-            changed = self.ledger().republish(*args, reason=self.republish_reason, **options)
             done = "republished" if changed else "already republished (no-op)"
         else:
-            changed = self.ledger().publish(*args, **options)
             done = "published" if changed else "already published with this output (no-op)"
         logger.info("gatekeeper: %s %s %s", self.job_id, self.period_key, done)
 
