@@ -222,12 +222,13 @@ class PeriodTask(RecordedRun, luigi.Task):
         (``run = function``), decorated, or inherited from a mixin or an intermediate base
         that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``: a bad one
         is InvalidInput (under the ``luigi`` command, one line and exit 2: ``refusals.py``).
-        A class of one's own may name a calendar luigi.cfg defines, so it fills the registry
-        of named calendars first (``config.use_defined_calendars``); gatekeeper's own classes,
-        made when the adapter is imported, are on the built-in ``all`` and fill nothing:
-        importing gatekeeper decides nothing that resolves."""
+        A class that names a calendar (other than ``all``) may name one luigi.cfg defines, so
+        it fills the registry of named calendars first (``config.use_defined_calendars``); a
+        class on ``all``, as gatekeeper's own are (made when the adapter is imported),
+        resolves no name and fills nothing: importing gatekeeper decides nothing that
+        resolves."""
         super().__init_subclass__(**kwargs)
-        if not cls.__module__.startswith("gatekeeper."):
+        if isinstance(cls.calendar, str) and cls.calendar != "all":
             config.use_defined_calendars()  # the class's calendar may be one luigi.cfg defines
         try:
             kind = cls.period_kind.on(cls.calendar)
