@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import DAILY, Label, Period
 from gatekeeper.core.periods.intervals import parse_aware_datetime
-from gatekeeper.core.schedule import STRATEGIES, Schedule, Strategy
+from gatekeeper.core.schedule import STRATEGIES, Schedule, Strategy, per_schedule
 from gatekeeper.core.spans import PeriodRuns, PeriodSpan
 
 
@@ -191,8 +191,44 @@ def plan(
     """``plan_range`` of a Schedule: the plan of its window at ``now``; pure."""
     when = parse_aware_datetime(now, "now")
     limit = _parse_task_limit(task_limit)
+    return _planned(complete, schedule, when, limit, _due(schedule, when))
+
+
+def plans(
+    complete: Mapping[str, Iterable[object]],
+    schedules: Mapping[str, Schedule],
+    *,
+    now: object,
+    task_limit: int | None = 50,
+) -> dict[str, RangePlan]:
+    """Job -> ``plan`` of its Schedule at ``now``, ``complete`` holding its complete periods
+    (none when it has no entry): which periods are due and when the next one is, found once
+    per distinct schedule (``per_schedule``), since a fleet's jobs share a few. Pure; raises
+    InvalidInput as ``plan``."""
+    when = parse_aware_datetime(now, "now")
+    limit = _parse_task_limit(task_limit)
+    due = per_schedule(schedules, functools.partial(_due, now=when))
+    return {
+        job: _planned(complete.get(job, ()), schedule, when, limit, due[job])
+        for job, schedule in schedules.items()
+    }
+
+
+#: a Schedule's due periods at an instant: the ordinals ``[lo, hi)``, and when ``hi`` is due
+_Due = tuple[int, int, dt.datetime | None]
+
+
+def _due(schedule: Schedule, now: dt.datetime) -> _Due:
+    lo, hi = schedule.due_ordinals(now)
+    return lo, hi, schedule.due_at(hi)
+
+
+def _planned(
+    complete: Iterable[object], schedule: Schedule, when: dt.datetime, limit: int | None, at: _Due
+) -> RangePlan:
+    """The plan of ``schedule`` at ``when`` whose due periods are ``at``."""
     kind = schedule.period
-    lo, hi = schedule.due_ordinals(when)
+    lo, hi, next_due_at = at
     due = PeriodSpan(kind, lo, hi)
     missing = [n - lo for n in _missing(complete, kind, lo, hi)]  # positions in ``due``
     gaps, skipped = _split_by_policy(due, missing, schedule.catchup.window, schedule.strategy)
@@ -205,7 +241,7 @@ def plan(
         scheduled=gaps[:limit],  # None: every gap
         skipped_by_policy=skipped,
         contiguous_through=_contiguous_through(due, missing[0] if missing else None),
-        next_due_at=schedule.due_at(hi),
+        next_due_at=next_due_at,
     )
 
 
@@ -325,4 +361,5 @@ __all__ = [
     "plan",
     "plan_from_ledger",
     "plan_range",
+    "plans",
 ]

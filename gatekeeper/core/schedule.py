@@ -21,8 +21,9 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, fields
-from typing import Literal
+from typing import Literal, TypeVar
 from zoneinfo import ZoneInfo
 
 from gatekeeper.core.errors import InvalidInput
@@ -31,6 +32,7 @@ from gatekeeper.core.periods.intervals import UTC, parse_lateness, parse_timezon
 from gatekeeper.core.periods.labels import Label
 
 _LAST_N = re.compile(r"^last:([0-9]+)$")
+T = TypeVar("T")
 
 
 class Strategy(str, enum.Enum):
@@ -258,6 +260,29 @@ def resolve_schedule(*sources: ScheduleInput) -> Schedule:
     return Schedule.parse(**values)
 
 
+def schedule_key(schedule: Schedule) -> Hashable:
+    """A key equal for two Schedules exactly when they are the same schedule: every field
+    equal and the period kind the same object (a Period equals its name whatever calendar it
+    counts; ``on_calendar`` makes one object per kind and calendar), so it holds only while
+    the schedule lives: a memo of one call's schedules. Pure."""
+    s = schedule
+    return (id(s.period), s.period, s.start, s.stop, s.timezone, s.lateness, s.catchup, s.strategy)
+
+
+def per_schedule(schedules: Mapping[str, Schedule], fn: Callable[[Schedule], T]) -> dict[str, T]:
+    """Job -> ``fn`` of its Schedule, ``fn`` called once per distinct schedule
+    (``schedule_key``): many jobs of a fleet share one. ``fn`` must be pure. Any exception
+    ``fn`` raises propagates."""
+    found: dict[Hashable, T] = {}
+    out = {}
+    for job, schedule in schedules.items():
+        key = schedule_key(schedule)
+        if key not in found:
+            found[key] = fn(schedule)
+        out[job] = found[key]
+    return out
+
+
 __all__ = [
     "CATCHUP_ALL",
     "STRATEGIES",
@@ -267,5 +292,7 @@ __all__ = [
     "ScheduleInput",
     "Strategy",
     "parse_catchup",
+    "per_schedule",
     "resolve_schedule",
+    "schedule_key",
 ]

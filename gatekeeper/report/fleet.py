@@ -1,10 +1,12 @@
 """Many jobs' windows and counts at once, in a few set-based reads whatever their number.
 
 - ``job_windows(ledger, jobs, ...)``: each job's window as ``job_window`` resolves it, with
-  the profiles and spans of every job read in one statement per batch (``ledger.fleet``);
+  the profiles and spans of every job read in one statement per batch (``ledger.fleet``),
+  resolved once for the jobs whose ranges recorded the same profile over the same span;
 - ``window_summary(ledger, job, now=..., window=...)``: one job's, the fetch-plan-count
   step as ``window_states`` is the fetch-plan-judge one;
-- ``summaries(ledger, windows, now)``: each job's RangePlan and its counts per state
+- ``summaries(ledger, windows, now)``: each job's RangePlan (``planning.plans``: which
+  periods are due found once per distinct schedule) and its counts per state
   (``summary.window_counts``), reading the runs of every job's complete periods in one
   statement per batch, then the latest attempts of every job's incomplete periods (and of
   its periods recorded before they are due) likewise; what blocks a job's unattempted due
@@ -18,14 +20,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, cast
 
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.planning import RangePlan, plan
+from gatekeeper.core.planning import RangePlan, plans
 from gatekeeper.core.records import Attempt
-from gatekeeper.core.schedule import ScheduleInput
+from gatekeeper.core.schedule import ScheduleInput, per_schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.report.states import window_bounds
@@ -65,16 +68,42 @@ def job_windows(
     settings: ScheduleInput = NOTHING,
 ) -> dict[str, JobWindow | InvalidInput]:
     """Job -> its window (``job_window(ledger, job, given, settings)``), or the InvalidInput
-    that says why it has none; the profiles and spans of all read at once. Reads only."""
+    that says why it has none; the profiles and spans of all read at once, and one window
+    resolved for the jobs of one profile (``_profile_key``). Reads only."""
     names = list(jobs)
-    known = cast("LedgerReads", _Known(ledger, names))
+    known = _Known(ledger, names)
+    reads = cast("LedgerReads", known)
+    shared: dict[Hashable, JobWindow] = {}
     found: dict[str, JobWindow | InvalidInput] = {}
     for job in names:
+        profile = _profile_key(known.job_profile(job), known.period_span(job))
+        if profile in shared:
+            found[job] = shared[profile]
+            continue
         try:
-            found[job] = job_window(known, job, given, settings)
+            window = job_window(reads, job, given, settings)
         except InvalidInput as exc:
             found[job] = exc
+            continue
+        found[job] = window
+        if profile is not None:
+            shared[profile] = window
     return found
+
+
+def _profile_key(own: JobProfile | None, span: tuple[str, str] | None) -> Hashable | None:
+    """A key two jobs share exactly when ``job_window`` gives them the same window (with the
+    same ``given`` and ``settings``): a profile a range of its own planned (its window and
+    requirements its own, nothing read of other jobs), the same but for the job's name, its
+    period kind the same object (a Period equals its name whatever its calendar), and the
+    same recorded span. None for a job whose window is its own to resolve."""
+    if own is None or own.start is None:
+        return None
+    return id(own.period), span, *(getattr(own, name) for name in _SHARED_FIELDS)
+
+
+#: the fields of a profile two jobs may share (all but the job's name)
+_SHARED_FIELDS = tuple(f.name for f in fields(JobProfile) if f.name != "job")
 
 
 def window_summary(
@@ -94,17 +123,15 @@ def summaries(
     """Job -> its RangePlan at ``now`` over its window (every gap scheduled) and how many
     periods of the window are in each state (``window_counts``): see the module. Reads only;
     raises InvalidInput for a bad window and LedgerError when the database fails."""
-    spans = {job: w.schedule.due_span(now) for job, w in windows.items()}
+    schedules = {job: w.schedule for job, w in windows.items()}
+    spans = per_schedule(schedules, lambda schedule: schedule.due_span(now))
     runs = ledger.fleet.complete_runs(
-        [(job, *span, windows[job].schedule.period) for job, span in spans.items() if span]
+        [(job, *span, schedules[job].period) for job, span in spans.items() if span]
     )
-    plans = {
-        job: plan(runs.get(job, ()), w.schedule, now=now, task_limit=None)
-        for job, w in windows.items()
-    }
+    made = plans(runs, schedules, now=now, task_limit=None)
     pairs: list[tuple[str, str]] = []
     ranged: dict[str, dict[str, Attempt]] = {}
-    for job, found in plans.items():
+    for job, found in made.items():
         pairs.extend((job, found.key(label)) for label in _incomplete(found))
         tail = _tail(found, windows[job].through)
         if tail is not None and tail[1] - tail[0] > TAIL_PAIRS:
@@ -117,7 +144,7 @@ def summaries(
     for (job, key), attempt in ledger.fleet.latest(pairs).items():
         latest[job][key] = attempt
     out = {}
-    for job, found in plans.items():
+    for job, found in made.items():
         seen = {**latest.get(job, {}), **ranged.get(job, {})}
         window = windows[job]
         skipped = set(found.skipped_by_policy)

@@ -72,11 +72,12 @@ def window_counts(
             found[attempt_state(attempt, now)] += 1
             later -= 1
     found[PeriodState.NOT_DUE] += later
-    base_first, base_end = base_bounds(plan, kind.at(end - 1) if end > first else None)
-    if kind.base is not kind and base_end > base_first:
-        at = kind.base.at
-        business = kind.rank(at(base_end)) - kind.rank(at(base_first))
-        found[PeriodState.NON_BUSINESS] += (base_end - base_first) - business
+    if kind.base is not kind:  # on a business calendar: the days off it too
+        base_first, base_end = base_bounds(plan, kind.at(end - 1) if end > first else None)
+        if base_end > base_first:
+            at = kind.base.at
+            business = kind.rank(at(base_end)) - kind.rank(at(base_first))
+            found[PeriodState.NON_BUSINESS] += (base_end - base_first) - business
     if not found[PeriodState.NON_BUSINESS]:
         del found[PeriodState.NON_BUSINESS]
     return found

@@ -27,7 +27,7 @@ from gatekeeper.core.periods import parse_period_key
 from gatekeeper.core.periods.intervals import parse_lateness
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
-from gatekeeper.core.schedule import ScheduleInput
+from gatekeeper.core.schedule import Schedule, ScheduleInput, per_schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.luigi import config
@@ -153,19 +153,29 @@ def served(found: JobWindow, window: dt.timedelta, now: dt.datetime) -> JobWindo
     """``found`` started at the later of its own start and the first period ending after
     ``now - window``, but not after its stop (a range that ended before the window: no
     period shown)."""
-    schedule = found.schedule
+    return _on(found, served_schedule(found.schedule, window, now))
+
+
+def _on(found: JobWindow, schedule: Schedule) -> JobWindow:
+    """``found`` on ``schedule`` (itself when that is its own)."""
+    return found if schedule is found.schedule else dataclasses.replace(found, schedule=schedule)
+
+
+def served_schedule(schedule: Schedule, window: dt.timedelta, now: dt.datetime) -> Schedule:
+    """``schedule`` started as ``served`` starts a job's window (``schedule`` itself when
+    its own start is kept). Pure."""
     kind = schedule.period
     closed = kind.last_closed(now - window, schedule.timezone)
     if closed is None:
-        return found
+        return schedule
     later = kind.ordinal(closed) + 1
     if later <= kind.rank(schedule.start):
-        return found  # its own start is later (and need not be a business period)
+        return schedule  # its own start is later (and need not be a business period)
     if schedule.stop is not None and later >= kind.rank(schedule.stop):
         start = schedule.stop
     else:
         start = kind.at(later)
-    return dataclasses.replace(found, schedule=dataclasses.replace(schedule, start=start))
+    return dataclasses.replace(schedule, start=start)
 
 
 def job_views(
@@ -178,13 +188,16 @@ def job_views(
     running = ledger.running_attempts(now)
     names = sorted(ledger.known_names())
     rules: Rules = freshness_rules(ledger, names)  # named jobs: a stray luigi.cfg key is check's
-    shown: dict[str, JobWindow] = {}
+    found: dict[str, JobWindow] = {}
     skipped = []
-    for job, found in job_windows(ledger, names, settings=config.schedule_settings()).items():
-        if isinstance(found, InvalidInput):
-            skipped.append({"job": job, "error": found.reason})
+    for job, each in job_windows(ledger, names, settings=config.schedule_settings()).items():
+        if isinstance(each, InvalidInput):
+            skipped.append({"job": job, "error": each.reason})
         else:
-            shown[job] = served(found, window, now)
+            found[job] = each
+    schedules = {job: each.schedule for job, each in found.items()}
+    starts = per_schedule(schedules, lambda schedule: served_schedule(schedule, window, now))
+    shown = {job: _on(each, starts[job]) for job, each in found.items()}
     fresh = freshnesses(ledger, shown, rules, now)  # over the served windows, not ten years
     views = []
     for job, (plan, counted) in summaries(ledger, shown, now).items():

@@ -513,3 +513,26 @@ def test_plan_range_lateness_string_and_timedelta_agree() -> None:
     a = plan_range(SCENARIO_COMPLETE, **SCENARIO, lateness="1d2h")
     b = plan_range(SCENARIO_COMPLETE, **SCENARIO, lateness=parse_lateness("26h"))
     assert a == b
+
+
+def test_plans_share_the_due_periods_of_a_schedule_only_when_it_is_the_same() -> None:
+    """``plans`` works out which periods are due once per distinct schedule: jobs on the
+    same one share it and keep their own gaps; a schedule differing only in its calendar
+    (equal to it as a value: a Period equals its name) or its lateness is planned apart."""
+    from gatekeeper.core.planning import plan, plans
+    from gatekeeper.core.schedule import Schedule, schedule_key
+
+    now = dt.datetime(2026, 1, 12, 3, tzinfo=UTC)  # a Monday
+    every = Schedule.parse(start="2026-01-01")
+    weekdays = Schedule.parse(start="2026-01-01", calendar="weekdays")
+    late = Schedule.parse(start="2026-01-01", lateness="4h")
+    assert weekdays == every  # why the key holds the kind itself
+    assert len({schedule_key(s) for s in (every, weekdays, late)}) == 3
+    schedules = {"A": every, "B": Schedule.parse(start="2026-01-01"), "C": weekdays, "D": late}
+    complete = {"A": ["2026-01-01"], "B": ["2026-01-02", "2026-01-05"], "C": ["2026-01-02"]}
+    found = plans(complete, schedules, now=now, task_limit=None)
+    for job, schedule in schedules.items():
+        assert found[job] == plan(complete.get(job, ()), schedule, now=now, task_limit=None)
+    assert found["A"].gaps != found["B"].gaps
+    assert len(found["C"].due) == 7 and len(found["A"].due) == 11
+    assert len(found["D"].due) == 10  # the 11th is due at 04:00

@@ -151,3 +151,44 @@ def test_summaries_of_many_jobs_in_batches_are_each_jobs_own(
         _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
         assert found[job][1] == counts(states), job
     assert found["daily1"][1][PeriodState.MISSING] == 30 + 19 - 3  # from its profile's start
+
+
+def test_job_windows_share_a_profile_only_when_all_but_the_name_agrees(
+    ledger: gk.Ledger,
+) -> None:
+    """Jobs whose ranges recorded the same profile over the same span share one window
+    (resolved once), yet each is counted on its own attempts; a profile differing only in
+    its calendar or its lateness is not shared: each window is the one ``job_window``
+    resolves for the job alone."""
+    from gatekeeper.report.fleet import job_windows, summaries
+    from gatekeeper.report.windows import job_window
+
+    now = dt.datetime(2026, 10, 20, 5, tzinfo=UTC)
+    keys = [DAILY.key(DAILY.at(DAILY.rank("2026-10-01") + i)) for i in range(12)]
+    shapes = {
+        "Same0": {},
+        "Same1": {},
+        "Weekdays": {"calendar": "weekdays"},
+        "Late": {"lateness": "6h"},
+    }
+    for n, (job, differs) in enumerate(shapes.items()):
+        kind = DAILY.on(differs.get("calendar", "all"))
+        held = [("succeeded",)] * 12
+        held[n + 1] = ("failed",)  # each its own history, over the same span
+        write_history(ledger, job, keys, held, now)
+        late = differs.get("lateness", "2h")
+        ledger.record_profile(profile(job, kind, "UTC", start=keys[0], lateness=late))
+    windows = job_windows(ledger, shapes)
+    assert windows["Same0"] is windows["Same1"]
+    for job in shapes:
+        assert windows[job] == job_window(ledger, job), job
+    assert windows["Weekdays"].schedule.calendar == "weekdays"  # type: ignore[union-attr]
+    assert windows["Late"].schedule.lateness == dt.timedelta(hours=6)  # type: ignore[union-attr]
+    assert windows["Same0"].schedule.calendar == "all"  # type: ignore[union-attr]
+    found = summaries(ledger, windows, now)  # type: ignore[arg-type]
+    for job, window in windows.items():
+        assert isinstance(window, JobWindow)
+        _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
+        assert found[job][1] == counts(states), job
+    assert found["Same0"][0].gaps != found["Same1"][0].gaps
+    assert found["Weekdays"][1][PeriodState.NON_BUSINESS] > 0
