@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +24,8 @@ from gatekeeper.core.display import printable
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.names import describe_unknown, suggest
-from gatekeeper.core.periods import parse_period_key
-from gatekeeper.core.periods.intervals import parse_lateness
+from gatekeeper.core.periods import Label, Period, parse_period_key
+from gatekeeper.core.periods.intervals import Interval, parse_lateness
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.schedule import Schedule, ScheduleInput, per_schedule
@@ -82,7 +83,7 @@ class JobView:
         plan = self.plan
         if plan.contiguous_through is None:
             return plan.period.interval(plan.start, plan.timezone).start
-        return plan.period.interval(plan.contiguous_through, plan.timezone).end
+        return _interval(plan.period.base, plan.contiguous_through, plan.timezone).end
 
     @property
     def lag_seconds(self) -> float:
@@ -94,7 +95,7 @@ class JobView:
         if not plan.gaps:
             return 0.0
         first = min(plan.gaps, key=plan.period.rank)
-        due = plan.period.interval(first, plan.timezone).end + plan.schedule.lateness
+        due = _interval(plan.period.base, first, plan.timezone).end + plan.schedule.lateness
         return max(0.0, (plan.now - due).total_seconds())
 
     def summary(self) -> dict[str, Any]:
@@ -121,6 +122,15 @@ class JobView:
             if self.freshness is None
             else {**self.freshness.to_json(), "summary": self.freshness.describe()},
         }
+
+
+@functools.lru_cache(maxsize=4096)
+def _interval(base: Period, label: Label, zone: str) -> Interval:
+    """``base.interval(label, zone)``, remembered: the views of a fleet ask it of the same
+    few periods (the end of each one's contiguous-through period and of its first gap) for
+    thousands of jobs, and a period's interval is its base kind's, whatever the calendar.
+    Pure; raises InvalidInput as ``interval`` (not remembered)."""
+    return base.interval(label, zone)
 
 
 def window_of(

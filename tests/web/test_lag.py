@@ -64,3 +64,21 @@ def test_lag_of_a_monthly_job_across_a_month_stays_within_an_hour(ledger: gk.Led
     )
     assert max(lags) <= HOUR.total_seconds() < alert_threshold()
     assert any(lag > 0 for lag in lags)
+
+
+def test_complete_through_and_lag_are_each_jobs_own_zone(ledger: gk.Ledger) -> None:
+    """Two jobs with the same days complete and the same first gap, one on UTC and one on
+    New York time: each one's complete-through instant and lag are its own zone's (the
+    intervals the views remember are remembered per zone)."""
+    now = dt.datetime(2026, 3, 20, 12, tzinfo=UTC)
+    for job, zone in (("Utc", "UTC"), ("NewYork", "America/New_York")):
+        ledger.record_profile(profile(job, DAILY, zone, lateness="0s", start="2026-03-01"))
+        for day in range(1, 11):
+            key = f"2026-03-{day:02d}"
+            ledger.record(job, key, 1, f"{job}-{key}", "succeeded", now)
+    utc, new_york = (
+        job_view(ledger, job, dt.timedelta(days=60), now) for job in ("Utc", "NewYork")
+    )
+    assert utc.through_end == dt.datetime(2026, 3, 11, tzinfo=UTC)
+    assert new_york.through_end == dt.datetime(2026, 3, 11, 4, tzinfo=UTC)  # EDT from 03-08
+    assert utc.lag_seconds - new_york.lag_seconds == 4 * 3600
