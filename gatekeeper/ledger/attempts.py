@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import LeaseHeld, StateConflict
@@ -97,15 +97,23 @@ class AttemptStore(AttemptReads):
             done = fast()
             return done if done is not None or self.sql.committed else read()
 
-        done = self.sql.run_in_transaction(first, where)
-        return done if done is not None else self.sql.run_in_transaction(read, where)
+        def transaction(work: Callable[[], T | None]) -> T | None:
+            return self.sql.run_in_transaction(work, where)
+
+        done = transaction(first)
+        return done if done is not None else cast(T, transaction(read))
 
     def _record(self, request: AttemptObservation) -> bool:
         job, period, number = request.job, request.period, request.attempt
         where = f"{job} {period} attempt {number}"
         fields: dict[str, Any] = {"job": job, "period": period, "attempt": number}
-        success = request.state is RunState.SUCCEEDED  # it will settle the runs: lock them too
-        self.sql.lock_key("attempt", job, period, then=("complete runs", job) if success else None)
+        # A success will settle the runs: it locks them too. On SQLite lock_key does nothing
+        # (BEGIN IMMEDIATE serializes every writer), so mutmut cannot see these keys: they were
+        # mutated by hand on PostgreSQL (docs/mutation.md, test_key_locks.py); a success comes
+        # here after the one-round-trip finish took the same two locks (one_trip.py).
+        success = request.state is RunState.SUCCEEDED  # pragma: no mutate
+        then = ("complete runs", job) if success else None  # pragma: no mutate
+        self.sql.lock_key("attempt", job, period, then=then)  # pragma: no mutate
         existing = self.of_period(job, period)
         current = next((a for a in existing if a.attempt == number), None)
         if not existing:  # the period's first attempt: its kind must be the job's
@@ -146,7 +154,9 @@ class AttemptStore(AttemptReads):
         rows = self.sql.execute(
             "SELECT job, period, attempt FROM gk_attempts WHERE run_id = ?", (run_id,)
         ).fetchall()
-        job, period, number = rows[0] if rows else ("?", "?", "?")
+        # gone only when a compaction removed it between the INSERT and this read (mutants of
+        # the fallback: equivalent in every test)
+        job, period, number = rows[0] if rows else ("?", "?", "?")  # pragma: no mutate
         raise StateConflict(
             f"run ID {run_id} already belongs to {job} {period} attempt {number}; "
             f"refusing it for {key[0]} {key[1]} attempt {key[2]}",
@@ -162,7 +172,7 @@ class AttemptStore(AttemptReads):
         was = before is not None and before.state is RunState.SUCCEEDED
         now = state is RunState.SUCCEEDED
         if was != now:  # whether the job published it is read with the runs beside it
-            self.runs.settle(job, period, succeeded=now, published=None if now else False)
+            self.runs.settle(job, period, succeeded=now)
 
     def first_publication(self, job: str, period: str, latest: Attempt | None) -> None:
         """(job, period) was published for the first time in this transaction: when ``job``'s

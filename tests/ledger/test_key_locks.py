@@ -118,6 +118,11 @@ def test_postgresql_write_waits_for_its_keys_lock(
             lambda ledger: ledger.abandon("Load", D, reason="stuck", now=T0),
             f"attempt Load {D}",
         ),
+        (  # an observation that is not an outcome: the read-and-judge path alone
+            lambda tx: tx.sql.lock_key("attempt", "Load", D),
+            lambda ledger: ledger.record("Load", D, 1, "load-1", "running", T0, now=T0),
+            f"attempt Load {D}",
+        ),
     ],
 )
 def test_lock_timeout_names_what_the_write_waited_for(

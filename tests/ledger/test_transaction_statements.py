@@ -10,6 +10,7 @@ written.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -210,3 +211,97 @@ def test_every_write_transaction_takes_its_own_key_locks_and_a_success_its_runs_
     assert list(ledger.complete_runs("A", "2026-10-20", "2026-10-22").key_pairs()) == [
         ("2026-10-20", "2026-10-22")
     ]
+
+
+# -- the one-round-trip paths are taken, and only where they apply ------------------------------
+# Each case below writes the same rows whichever path it takes (the read-and-judge path is the
+# one-round-trip path's definition), so only the statements sent tell them apart.
+def _reads(statements: list[str], table: str) -> list[str]:
+    return [s for s in statements if s.startswith("SELECT") and f"FROM {table}" in s]
+
+
+def _known(ledger: gk.Ledger) -> None:
+    """A start and a success of job A on 2026-10-20: this connection knows A's period kind."""
+    started = ledger.begin_attempt("A", "2026-10-20", "r-known", lease_seconds=30)
+    ledger.begin_attempt("A", "2026-10-19", "r-known-2", lease_seconds=30)  # reads the kind
+    ledger.record("A", "2026-10-20", started.attempt, "r-known", "succeeded", T0)
+
+
+def test_a_start_and_a_finish_of_a_known_job_read_no_attempt(
+    ledger: gk.Ledger, sent: list[str]
+) -> None:
+    """Once the connection knows the job's period kind, the next attempt's start and its
+    outcome are each one transaction that reads no attempt (the statements judge in SQL)."""
+    _known(ledger)
+    del sent[:]
+    started = ledger.begin_attempt("A", D, "r1", lease_seconds=30)
+    ledger.record("A", D, started.attempt, "r1", "succeeded", T0)
+    again = ledger.begin_attempt("A", "2026-10-23", "r2", lease_seconds=30)
+    ledger.record("A", "2026-10-23", again.attempt, "r2", "failed", T0, error="boom")
+    found = transactions(sent)
+    assert len(found) == 4, found
+    assert _reads(sent, "gk_attempts") == [] and VERSION_READ not in sent, found
+    assert [ledger.history("A", day)[-1].state.value for day in (D, "2026-10-23")] == [
+        "succeeded",
+        "failed",
+    ]
+
+
+def test_a_start_the_one_round_trip_path_cannot_take_is_judged_in_one_transaction_more(
+    ledger: gk.Ledger, sent: list[str]
+) -> None:
+    """A period whose running attempt's lease ran out: the one-statement start writes nothing,
+    and one transaction more at most (none on SQLite) reads, abandons the old attempt and
+    starts the next one."""
+    _known(ledger)
+    ledger.begin_attempt("A", D, "r-old", lease_seconds=30, now=T0)
+    del sent[:]
+    started = ledger.begin_attempt(
+        "A", D, "r-new", lease_seconds=30, now=T0 + dt.timedelta(minutes=5)
+    )
+    assert (started.attempt, started.run_id) == (2, "r-new")
+    # PostgreSQL sends the statements with their COMMIT (one round trip): the read is a second
+    # transaction; SQLite reads in the same one
+    assert len(transactions(sent)) == (2 if ledger.dialect == "postgresql" else 1), sent
+    assert [a.state.value for a in ledger.history("A", D)] == ["abandoned", "running"]
+
+
+def test_an_attempt_asked_for_by_number_is_that_number_for_a_known_job(
+    ledger: gk.Ledger,
+) -> None:
+    _known(ledger)
+    assert ledger.begin_attempt("A", D, "r-3", lease_seconds=30, attempt=3).attempt == 3
+
+
+def test_a_known_jobs_kind_is_checked_on_every_path(ledger: gk.Ledger) -> None:
+    """A daily job refuses an hourly key, also once the connection knows its kind (when the
+    next attempt's start would take the one-round-trip path), with nothing written."""
+    _known(ledger)
+    before = snapshot(ledger)
+    for attempt in (0, 1):
+        with pytest.raises(gk.GatekeeperError, match="2026-10-22T05"):
+            ledger.begin_attempt("A", "2026-10-22T05", "r-h", lease_seconds=30, attempt=attempt)
+    assert snapshot(ledger) == before
+
+
+def test_a_known_jobs_kind_is_not_read_again(ledger: gk.Ledger, sent: list[str]) -> None:
+    """The kind is read once per connection: a start by number, which reads and judges, reads
+    the period's attempts and not the job's kind."""
+    _known(ledger)
+    del sent[:]
+    ledger.begin_attempt("A", D, "r-5", lease_seconds=30, attempt=5)
+    assert [s for s in sent if "LIMIT 1" in s and "FROM gk_attempts" in s] == [], sent
+
+
+def test_an_outcome_that_leaves_completeness_alone_touches_no_run(
+    ledger: gk.Ledger, sent: list[str]
+) -> None:
+    """Failures recorded without a start (the read-and-judge path) on a period that was not
+    complete change no run of complete periods: nothing of them is read or written."""
+    _known(ledger)
+    del sent[:]
+    ledger.record("A", D, 1, "r-f1", "failed", T0, error="one")
+    ledger.record("A", D, 2, "r-f2", "failed", T0, error="two")
+    ledger.record("A", D, 3, "r-f3", "abandoned", T0, error="three")
+    assert [s for s in sent if "gk_complete_runs" in s] == [], sent
+    assert [a.state.value for a in ledger.history("A", D)] == ["failed"] * 2 + ["abandoned"]

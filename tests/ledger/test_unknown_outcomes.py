@@ -123,8 +123,17 @@ def test_lost_start_commit_is_read_back(
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("way", ["read and judged", "one trip"])
 def test_lost_finish_commit_is_read_back(
-    proxy: PgProxy, direct: gk.Ledger, pg_schema: str, mode: str, way: str
+    proxy: PgProxy,
+    direct: gk.Ledger,
+    pg_schema: str,
+    mode: str,
+    way: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Read and judged, the finish changed the ledger whether its lost COMMIT ran (read back:
+    found) or not (run again): True both times, and the warning names the attempt and which
+    it was. One trip, it is run again blindly (``SqlCore.commits_with``): a second run of a
+    COMMIT that ran is a harmless replay (False), and nothing is read back."""
     ready(direct)
     with proxied(proxy, pg_schema) as ledger:
         run = ledger.begin_attempt(CONSUMER, D, "end-1", lease_seconds=60)
@@ -133,8 +142,16 @@ def test_lost_finish_commit_is_read_back(
             proxy.arm(mode, finish_slow)
         else:
             proxy.arm(mode, has("UPDATE gk_attempts SET state"))
-        assert ledger.record(CONSUMER, D, 1, "end-1", "succeeded", run.started_at) in (True, False)
+        with caplog.at_level("WARNING", logger="gatekeeper.ledger"):
+            changed = ledger.record(CONSUMER, D, 1, "end-1", "succeeded", run.started_at)
         assert proxy.cuts == [mode]
+        warned = [r.getMessage() for r in caplog.records]
+        if way == "read and judged":
+            found = "it committed" if mode == "answer" else "it had not committed"
+            lost = f"gatekeeper: attempt {CONSUMER} {D} 1: its COMMIT's answer was lost; {found}"
+            assert (changed, warned) == (True, [lost])
+        else:
+            assert (changed, warned) == (mode == "request", [])
         assert ledger.record(CONSUMER, D, 1, "end-1", "succeeded", run.started_at) is False
     assert states(direct) == [(1, "end-1", SUCCEEDED)]
     assert direct.completed_periods(CONSUMER, D, D) == {D}
