@@ -25,7 +25,7 @@ from gatekeeper.core.causes import Requirement
 from gatekeeper.core.freshness import Breach, Freshness, in_force_end, judge, last_in_force
 from gatekeeper.core.periods import Label
 from gatekeeper.core.periods.intervals import parse_aware_datetime
-from gatekeeper.core.planning import RangePlan, plan
+from gatekeeper.core.planning import RangePlan, plans
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.profiles import blocked_periods
@@ -132,11 +132,12 @@ def _deadlines(
         if upto > first:
             asked.append((job, kind.key(kind.at(first)), kind.key(kind.at(upto - 1)), kind))
     runs = ledger.fleet.complete_runs(asked)
+    planned = plans(runs, {job: w.schedule for job, w in windows.items()}, now=at, task_limit=None)
     found = {}
     for job, (first, end, _) in bounds.items():
         window = windows[job]
         done = runs.get(job, PeriodRuns(window.schedule.period, ()))
-        made = plan(done, window.schedule, now=at, task_limit=None)
+        made = planned[job]
         last = window_bounds(made, _through(window, rules[job][0], at))[1]
         skipped = frozenset(made.skipped_by_policy)
         found[job] = _Deadlines(made, done, first, min(end, last), window.requires, skipped)
