@@ -17,9 +17,9 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.freshness import freshness_rules
+from gatekeeper.report.coverage import coverages
 from gatekeeper.report.freshness import freshnesses
 from gatekeeper.report.html import JobCoverage, render_report, shown_states
-from gatekeeper.report.states import window_states
 
 
 def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
@@ -33,14 +33,8 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     rules = freshness_rules(ledger, jobs)
     windows = {job: flagged_window(ledger, job, args) for job in jobs}
     fresh = freshnesses(ledger, windows, rules, now)
-    covered = [
-        JobCoverage(
-            job,
-            *window_states(ledger, job, now=now, task_limit=None, window=windows[job]),
-            freshness=fresh.get(job),
-        )
-        for job in jobs
-    ]
+    found = coverages(ledger, windows, now)
+    covered = [JobCoverage(job, *found[job], freshness=fresh.get(job)) for job in jobs]
     _write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
     shown = shown_states(covered)
@@ -96,7 +90,7 @@ def register(add: Callable[..., Any]) -> None:
         "report",
         cmd_report,
         "Write a self-contained HTML coverage report of JOB... (one cell per period, "
-        "coloured by state; exit 0 once written).",
+        "coloured by state, a long run of complete periods as one bar; exit 0 once written).",
     )
     p.add_argument("jobs", nargs="+", metavar="job")
     p.add_argument("-o", "--output", required=True, help="the HTML file to write")

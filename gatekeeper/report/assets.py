@@ -84,8 +84,10 @@ gap:0 32px}
 .hg{display:grid;grid-template-columns:22px repeat(24,var(--c));gap:GAPpx;font-size:9px;
 color:#8c959f;line-height:var(--c)}
 .cells i{display:block;width:var(--c);height:var(--c);border-radius:2px;cursor:pointer}
-.cells i.ct{outline:2px solid #1f2328;outline-offset:1px}
-.cells i:hover{outline:2px solid #57606a;outline-offset:0}
+.cells i.ct,.cells .run.ct{outline:2px solid #1f2328;outline-offset:1px}
+.cells i:hover,.cells .run:hover{outline:2px solid #57606a;outline-offset:0}
+.cells .run{width:100%;padding:2px 8px;border-radius:3px;color:#fff;font-size:12px;
+cursor:pointer}
 #detail{position:fixed;left:0;right:0;bottom:0;margin:0;padding:8px 20px;background:#f6f8fa;
 border-top:1px solid #d0d7de;white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;
 min-height:34px;color:#1f2328}
@@ -94,15 +96,16 @@ min-height:34px;color:#1f2328}
     .replace("GAP", str(GAP))
 )
 
-#: Runs after the cells exist: the click-to-pin details panel, the legend focus, and a
-#: self-check that the cells per state match the counts embedded in #gk-data (the result is
+#: Runs after the cells exist: the click-to-pin details panel (a cell or a run's bar), the
+#: legend focus, and a self-check that the periods per state (a cell one, a run's bar its
+#: ``data-count`` and ``data-non-business``) match the counts embedded in #gk-data (the result is
 #: ``body[data-ready]``: ``ok`` or ``mismatch: ...``).
 SCRIPT = """
 (function(){
   var data=JSON.parse(document.getElementById('gk-data').textContent);
   var detail=document.getElementById('detail');
   document.addEventListener('click',function(e){
-    var c=e.target.closest('.cells i');
+    var c=e.target.closest('.cells i, .cells .run');
     if(c){detail.textContent=c.getAttribute('data-job')+'  '+c.title;}
   });
   document.querySelectorAll('.legend button').forEach(function(b){
@@ -117,8 +120,11 @@ SCRIPT = """
   var problems=[];
   document.querySelectorAll('section.job').forEach(function(sec,i){
     var want=data.jobs[i].counts,got={};
-    sec.querySelectorAll('.cells i').forEach(function(c){
-      var s=c.getAttribute('data-state');got[s]=(got[s]||0)+1;});
+    sec.querySelectorAll('.cells [data-state]').forEach(function(c){
+      var s=c.getAttribute('data-state'),n=Number(c.getAttribute('data-count')||1),
+        off=Number(c.getAttribute('data-non-business')||0);
+      got[s]=(got[s]||0)+n;
+      if(off){got.non_business=(got.non_business||0)+off;}});
     Object.keys(want).forEach(function(s){
       if((got[s]||0)!==want[s]){problems.push(data.jobs[i].job+' '+s);}});
   });

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, cast
 
-from gatekeeper.core.causes import JobProfile
+from gatekeeper.core.causes import Cause, JobProfile
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.planning import RangePlan, plans
 from gatekeeper.core.records import Attempt
@@ -123,12 +123,7 @@ def summaries(
     """Job -> its RangePlan at ``now`` over its window (every gap scheduled) and how many
     periods of the window are in each state (``window_counts``): see the module. Reads only;
     raises InvalidInput for a bad window and LedgerError when the database fails."""
-    schedules = {job: w.schedule for job, w in windows.items()}
-    spans = per_schedule(schedules, lambda schedule: schedule.due_span(now))
-    runs = ledger.fleet.complete_runs(
-        [(job, *span, schedules[job].period) for job, span in spans.items() if span]
-    )
-    made = plans(runs, schedules, now=now, task_limit=None)
+    made = fleet_plans(ledger, windows, now)
     pairs: list[tuple[str, str]] = []
     ranged: dict[str, dict[str, Attempt]] = {}
     for job, found in made.items():
@@ -147,14 +142,33 @@ def summaries(
     for job, found in made.items():
         seen = {**latest.get(job, {}), **ranged.get(job, {})}
         window = windows[job]
-        skipped = set(found.skipped_by_policy)
-        unattempted = [found.key(g) for g in found.gaps if g not in skipped]
-        unattempted = [k for k in unattempted if k not in seen]
-        causes = blocked_periods(
-            ledger, found.period, unattempted, window.requires, found.now, held=True
-        )
+        causes = blocking(ledger, found, seen, window)
         out[job] = (found, window_counts(found, seen, causes, window.through))
     return out
+
+
+def fleet_plans(
+    ledger: LedgerReads, windows: Mapping[str, JobWindow], now: dt.datetime
+) -> dict[str, RangePlan]:
+    """Job -> its RangePlan at ``now`` over its window (every gap scheduled), planned from
+    the runs of every job's complete periods, read in one statement per batch. Reads only."""
+    schedules = {job: w.schedule for job, w in windows.items()}
+    spans = per_schedule(schedules, lambda schedule: schedule.due_span(now))
+    runs = ledger.fleet.complete_runs(
+        [(job, *span, schedules[job].period) for job, span in spans.items() if span]
+    )
+    return plans(runs, schedules, now=now, task_limit=None)
+
+
+def blocking(
+    ledger: LedgerReads, found: RangePlan, seen: Mapping[str, Attempt], window: JobWindow
+) -> dict[str, Cause]:
+    """Key -> what blocks it, for ``found``'s gaps (not those its policy skips) that have no
+    attempt in ``seen``: a read per required job, none when there is no such gap. Reads only."""
+    skipped = set(found.skipped_by_policy)
+    unattempted = [found.key(g) for g in found.gaps if g not in skipped]
+    unattempted = [k for k in unattempted if k not in seen]
+    return blocked_periods(ledger, found.period, unattempted, window.requires, found.now, held=True)
 
 
 def _incomplete(found: RangePlan) -> tuple[Any, ...]:

@@ -1,14 +1,12 @@
 """The coverage report: one self-contained HTML page of every period of some jobs (pure).
 
-``render_report(jobs, generated_at=...)`` turns, per job, its RangePlan and the state of every
-period of its window (``period_states.period_states``) into an HTML string with inline CSS and
-JS, nothing fetched from the network. Daily periods are month calendars (weeks as rows, Monday
-first, one row of months per year); hourly periods a day x 24 grid per month (hours in UTC, as
-their ledger keys); weeks, months and quarters a row per year. Every cell carries
-``data-job``, ``data-period``, ``data-state`` and a ``title`` tooltip (attempt, run ID,
-error, lease, publication revision and evidence run IDs).
-Reads and writes nothing; user text (job names, errors, run IDs) is escaped, its control and
-bidi characters shown as visible escapes.
+``render_report(jobs, generated_at=...)`` turns, per job, its RangePlan and its window as
+segments (``segments.window_segments``: the state of each period, a long run of complete
+periods as one) into an HTML string with inline CSS and JS, nothing fetched from the network:
+an overview table, then per job its counts, facts, the runs of periods that need attention and
+its grids (``grids.py``: month calendars, day x 24 grids, rows of weeks, months or quarters,
+and a bar per long run of complete periods). Reads and writes nothing; user text (job names,
+errors, run IDs) is escaped, its control and bidi characters shown as visible escapes.
 """
 
 from __future__ import annotations
@@ -16,22 +14,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from html import escape
-from itertools import groupby
 
-from gatekeeper.core.display import printable
 from gatekeeper.core.freshness import Freshness
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, QUARTERLY, WEEKLY, Period
 from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
-from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
+from gatekeeper.report.grids import LABELS, layout, text
+from gatekeeper.report.grids import grid as grid_of
+from gatekeeper.report.segments import Run, Segment, stretches
+from gatekeeper.report.states import PeriodState, collapse
 
 _ATTENTION_ROWS = 12
-_WEEKDAYS = "".join(f'<span class="wd">{d}</span>' for d in "MTWTFSS")
-_LABELS = {s: s.value.replace("_", " ") for s in PeriodState}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +36,30 @@ class JobCoverage:
 
     job: str
     plan: RangePlan
-    states: tuple[PeriodStatus, ...]
+    states: tuple[Segment, ...]  # its periods, long runs of complete ones as one
     freshness: Freshness | None = None  # its deadlines, when it has one (core/freshness.py)
 
-    def counts(self) -> dict[str, int]:
-        """State -> number of periods in it, in palette order: every state, but
-        ``non_business`` only for a job that has such periods (one on a calendar)."""
-        found = Counter(s.state for s in self.states)
-        return {
+    _counts: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        found: Counter[PeriodState] = Counter()
+        for s in self.states:
+            if isinstance(s, Run):
+                found[s.state] += s.count
+                found[PeriodState.NON_BUSINESS] += s.non_business
+            else:
+                found[s.state] += 1
+        counted = {
             s.value: found.get(s, 0)
             for s in PALETTE
             if s is not PeriodState.NON_BUSINESS or found.get(s, 0)
         }
+        object.__setattr__(self, "_counts", counted)
+
+    def counts(self) -> dict[str, int]:
+        """State -> number of periods in it, in palette order: every state, but
+        ``non_business`` only for a job that has such periods (one on a calendar)."""
+        return dict(self._counts)
 
     def summary(self) -> dict[str, object]:
         """JSON-ready: the job, its counts, contiguous-through and next due."""
@@ -76,9 +84,9 @@ def render_report(
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width,initial-scale=1">',
-        f"<title>{_text(title)}</title><style>{CSS}{state_rules()}</style></head>",
+        f"<title>{text(title)}</title><style>{CSS}{state_rules()}</style></head>",
         '<body class="compact">' if all(map(_side_by_side, jobs)) else "<body>",
-        f"<h1>{_text(title)}</h1>",
+        f"<h1>{text(title)}</h1>",
         _meta(jobs, generated_at),
         _legend(),
         _overview(jobs),
@@ -109,7 +117,7 @@ def _legend() -> str:
     items = "".join(
         f'<li><button type="button" data-state="{s.value}" aria-pressed="false" '
         f'title="{escape(meaning)}"><span class="sw" data-state="{s.value}" '
-        f'data-color="{colour}"></span>{_LABELS[s]}</button></li>'
+        f'data-color="{colour}"></span>{LABELS[s]}</button></li>'
         for s, (colour, meaning) in PALETTE.items()
     )
     through = (
@@ -123,12 +131,12 @@ def _instant(when: dt.datetime) -> str:
 
 
 def _big(job: JobCoverage) -> bool:
-    return len(job.states) <= _layout(job).big
+    return sum(job.counts().values()) <= layout(job.plan.period).big
 
 
 def _side_by_side(job: JobCoverage) -> bool:
     """A short daily window fits a column beside the others (a day x 24 grid does not)."""
-    return _layout(job).beside and _big(job)
+    return layout(job.plan.period).beside and _big(job)
 
 
 def shown_states(jobs: Sequence[JobCoverage]) -> list[str]:
@@ -138,7 +146,7 @@ def shown_states(jobs: Sequence[JobCoverage]) -> list[str]:
 
 def _overview(jobs: Sequence[JobCoverage]) -> str:
     shown = shown_states(jobs)
-    head = "".join(f"<th>{_LABELS[PeriodState(s)]}</th>" for s in shown)
+    head = "".join(f"<th>{LABELS[PeriodState(s)]}</th>" for s in shown)
     rows = []
     for n, job in enumerate(jobs):
         cells = []
@@ -148,7 +156,7 @@ def _overview(jobs: Sequence[JobCoverage]) -> str:
             cls = "zero" if not count else ("bad" if PeriodState(state) in ATTENTION else "")
             cells.append(f'<td class="{cls}">{count}</td>')
         rows.append(
-            f'<tr><td><a href="#job-{n}">{_text(job.job)}</a></td>{"".join(cells)}'
+            f'<tr><td><a href="#job-{n}">{text(job.job)}</a></td>{"".join(cells)}'
             f"<td>{escape(_through(job.plan))}</td>{_freshness_cell(job.freshness)}</tr>"
         )
     return (
@@ -166,7 +174,7 @@ def _section(n: int, job: JobCoverage) -> str:
     stop = "open" if plan.stop is None else plan.key(plan.stop)
     counts = "".join(
         f'<span class="{"" if c else "zero"}"><span class="sw" data-state="{s}"></span>'
-        f"{_LABELS[PeriodState(s)]} <b>{c}</b></span>"
+        f"{LABELS[PeriodState(s)]} <b>{c}</b></span>"
         for s, c in job.counts().items()
     )
     due_at = "never" if plan.next_due_at is None else _instant(plan.next_due_at)
@@ -176,11 +184,11 @@ def _section(n: int, job: JobCoverage) -> str:
         f"{duration_text(plan.lateness)}, catch-up {escape(plan.catchup)} &middot; contiguous "
         f"through <b>{escape(_through(plan))}</b> &middot; next due at {escape(due_at)}</p>"
     )
-    grid = _layout(job).grid(job)
+    grid = grid_of(plan.period, text(job.job), _through(plan), job.states)
     size = " big" if _big(job) else ""
     return (
-        f'<section class="job{size}" id="job-{n}" data-job="{_text(job.job)}">'
-        f'<h2>{_text(job.job)}</h2><div class="counts">{counts}</div>{facts}'
+        f'<section class="job{size}" id="job-{n}" data-job="{text(job.job)}">'
+        f'<h2>{text(job.job)}</h2><div class="counts">{counts}</div>{facts}'
         f'{_deadlines(job.freshness)}{_attention(job.states)}<div class="cells">{grid}</div>'
         "</section>"
     )
@@ -202,20 +210,22 @@ def _deadlines(found: Freshness | None) -> str:
     if found is None:
         return ""
     if found.met:
-        return f'<p class="facts" data-freshness="met">{_text(found.describe())}</p>'
+        return f'<p class="facts" data-freshness="met">{text(found.describe())}</p>'
     oldest = found.breaches[0]
     return (
-        f'<ul class="attention" data-freshness="breached"><li><b>{_text(found.describe())}'
-        f"</b>: due {escape(_instant(oldest.due_at))}, {_text(oldest.describe_state())}</li></ul>"
+        f'<ul class="attention" data-freshness="breached"><li><b>{text(found.describe())}'
+        f"</b>: due {escape(_instant(oldest.due_at))}, {text(oldest.describe_state())}</li></ul>"
     )
 
 
-def _attention(states: tuple[PeriodStatus, ...]) -> str:
+def _attention(segments: tuple[Segment, ...]) -> str:
     """The runs of failed, abandoned, running, blocked and missing periods: causes before
     their effects (ATTENTION's order), newest first within a state; a blocked run names
     what blocks it."""
-    by_period = {s.period: s for s in states}
-    runs = [r for r in reversed(collapse(states)) if r[2] in ATTENTION]
+    cells = [s for s in stretches(segments) if not isinstance(s, Run)]
+    by_period = {s.period: s for some in cells for s in some}
+    found = [r for some in cells for r in collapse(some)]
+    runs = [r for r in reversed(found) if r[2] in ATTENTION]
     runs.sort(key=lambda r: ATTENTION.index(r[2]))  # stable: newest first within a state
     if not runs:
         return ""
@@ -225,12 +235,12 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
         cause = by_period[first].cause
         error = by_period[last].error
         if cause is not None:
-            why = f": {cause.lead}<code>{_text(_short(cause.describe()))}</code>"
+            why = f": {cause.lead}<code>{text(_short(cause.describe()))}</code>"
         else:
-            why = f": <code>{_text(_short(error))}</code>" if error else ""
+            why = f": <code>{text(_short(error))}</code>" if error else ""
         items.append(
             f'<li><span class="sw" data-state="{state.value}"></span> '
-            f"<b>{_LABELS[state]}</b> {escape(span)}{why}</li>"
+            f"<b>{LABELS[state]}</b> {escape(span)}{why}</li>"
         )
     more = len(runs) - _ATTENTION_ROWS
     if more > 0:
@@ -238,135 +248,5 @@ def _attention(states: tuple[PeriodStatus, ...]) -> str:
     return f'<ul class="attention">{"".join(items)}</ul>'
 
 
-def _text(text: str) -> str:
-    """User text for the page: control and bidi characters shown as visible escapes
-    (``display.printable``: ``abc\u202egnp.exe`` cannot reorder what a reader sees), then
-    HTML-escaped."""
-    return escape(printable(text))
-
-
 def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _tooltip(s: PeriodStatus) -> str:
-    lines = [f"{s.period}: {_LABELS[s.state]}"]
-    if s.attempt is not None:
-        lines.append(f"attempt {s.attempt}, run {printable(s.run_id)}")
-    if s.error:
-        lines.append(f"error: {printable(s.error)}")
-    if s.cause is not None:
-        lines.append(f"blocked {printable(s.cause.reason())}")
-    if s.state is PeriodState.RUNNING and s.lease_expires_at is not None:
-        lines.append(f"lease until {s.lease_expires_at.isoformat()}")
-    if s.revision is not None:
-        lines.append(f"published revision {s.revision}")
-        for label, run_id in sorted((s.evidence or {}).items()):
-            lines.append(f"  evidence {printable(label)}: run {printable(run_id)}")
-    return escape("\n".join(lines))
-
-
-def _cells(
-    job: str, states: Iterable[PeriodStatus], first_style: str = "", through: str | None = None
-) -> str:
-    """The cells of ``states``: the first one may carry a style (its grid column)."""
-    out = []
-    for s in states:
-        cls = ' class="ct"' if s.period == through else ""
-        out.append(
-            f'<i{cls}{first_style} data-job="{job}" data-period="{s.period}" '
-            f'data-state="{s.state.value}" title="{_tooltip(s)}"></i>'
-        )
-        first_style = ""
-    return "".join(out)
-
-
-def _daily(job: JobCoverage) -> str:
-    """Month calendars, one row of months per year, the newest year first."""
-    name, through = _text(job.job), _through(job.plan)
-    years = []
-    for year, in_year in groupby(job.states, key=lambda s: s.period[:4]):
-        months = []
-        for month, days in groupby(in_year, key=lambda s: s.period[:7]):
-            days_list = list(days)
-            column = dt.date.fromisoformat(days_list[0].period).weekday() + 1
-            label = dt.date.fromisoformat(month + "-01").strftime("%b %Y")
-            cells = _cells(name, days_list, f' style="grid-column-start:{column}"', through)
-            months.append(
-                f'<div class="m"><h3>{label}</h3><div class="g">{_WEEKDAYS}{cells}</div></div>'
-            )
-        years.append(f'<div class="year"><span class="yl">{year}</span>{"".join(months)}</div>')
-    return "".join(reversed(years))
-
-
-def _hourly(job: JobCoverage) -> str:
-    """A day x 24 grid per month, the newest month first; hours in UTC, as the periods'
-    ledger keys."""
-    name, through = _text(job.job), _through(job.plan)
-    head = "<span>UTC</span>" + "".join(
-        f"<span>{h:02d}</span>" if h % 6 == 0 else "<span></span>" for h in range(24)
-    )
-    months = []
-    for month, in_month in groupby(job.states, key=lambda s: s.period[:7]):
-        rows = [head]
-        for day, hours in groupby(in_month, key=lambda s: s.period[:10]):
-            hours_list = list(hours)
-            column = int(hours_list[0].period[11:13]) + 2
-            rows.append(f'<span style="grid-column-start:1">{day[8:]}</span>')
-            rows.append(_cells(name, hours_list, f' style="grid-column-start:{column}"', through))
-        label = dt.date.fromisoformat(month + "-01").strftime("%b %Y")
-        months.append(f'<div class="m"><h3>{label}</h3><div class="hg">{"".join(rows)}</div></div>')
-    return "".join(reversed(months))
-
-
-def _by_year(job: JobCoverage, columns: int, column_of: Callable[[str], int]) -> str:
-    """One row of ``columns`` cells per year, the newest year first: weeks (53), months
-    (12) or quarters (4), each in its own column (``column_of`` a key's, from 1)."""
-    name, through = _text(job.job), _through(job.plan)
-    years = []
-    for year, in_year in groupby(job.states, key=lambda s: s.period[:4]):
-        cells = "".join(
-            _cells(name, [s], f' style="grid-column-start:{column_of(s.period)}"', through)
-            for s in in_year
-        )
-        grid = f'<div class="g" style="grid-template-columns:repeat({columns},var(--c))">'
-        years.append(f'<div class="year"><span class="yl">{year}</span>{grid}{cells}</div></div>')
-    return "".join(reversed(years))
-
-
-def _weekly(job: JobCoverage) -> str:
-    """A row of ISO weeks per ISO year (``2026-W41`` in column 41)."""
-    return _by_year(job, 53, lambda key: int(key[6:8]))
-
-
-def _monthly(job: JobCoverage) -> str:
-    """A row of twelve months per year."""
-    return _by_year(job, 12, lambda key: int(key[5:7]))
-
-
-def _quarterly(job: JobCoverage) -> str:
-    """A row of four quarters per year."""
-    return _by_year(job, 4, lambda key: int(key[6]))
-
-
-@dataclass(frozen=True, slots=True)
-class _Layout:
-    """How a kind of period is drawn: its grid, the most periods drawn big, and whether a short
-    window fits a column beside the others (a month calendar does; a day x 24 grid does not)."""
-
-    grid: Callable[[JobCoverage], str]
-    big: int
-    beside: bool
-
-
-_LAYOUTS: dict[Period, _Layout] = {
-    DAILY: _Layout(_daily, big=100, beside=True),
-    HOURLY: _Layout(_hourly, big=24 * 8, beside=False),
-    WEEKLY: _Layout(_weekly, big=53 * 2, beside=False),
-    MONTHLY: _Layout(_monthly, big=12 * 8, beside=True),
-    QUARTERLY: _Layout(_quarterly, big=4 * 20, beside=True),
-}
-
-
-def _layout(job: JobCoverage) -> _Layout:
-    return _LAYOUTS[job.plan.period.base]

@@ -152,19 +152,39 @@ def period_states(
     reported); ``causes`` maps a key to what blocks it (a missing period there is
     ``blocked``). Leases are judged at ``plan.now``.
     """
-    due = {plan.key(p) for p in plan.due}
+    labels = with_non_business(plan, plan_window(plan, through))
+    return judge(plan, labels, latest, publications, causes)
+
+
+def judge(
+    plan: RangePlan,
+    labels: Iterable[Label],
+    latest: Mapping[str, Attempt],
+    publications: Mapping[str, Publication] | None = None,
+    causes: Mapping[str, Cause] | None = None,
+) -> tuple[PeriodStatus, ...]:
+    """The state of each of ``labels`` (periods of ``plan``'s window, of its base kind), as
+    ``period_states`` judges them: the one rule of a period's state, given what the ledger
+    holds of it. A business period is due when its ordinal is among the plan's due ones
+    (``plan.due`` is a run of consecutive business periods). Pure."""
+    kind = plan.period
+    lo = kind.ordinal(plan.due[0]) if plan.due else 0
+    hi = lo + len(plan.due)
     skipped = {plan.key(p) for p in plan.skipped_by_policy}
     found = publications or {}
     blocked = causes or {}
     out = []
-    kind = plan.period
-    for label in with_non_business(plan, plan_window(plan, through)):
+    for label in labels:
         key = plan.key(label)
         attempt = latest.get(key)
-        if kind.is_business(label):
-            state = _state(key, attempt, due, skipped, plan.now)
-        else:
+        if not kind.is_business(label):
             state = PeriodState.NON_BUSINESS
+        elif attempt is not None:
+            state = attempt_state(attempt, plan.now)
+        elif not lo <= kind.ordinal(label) < hi:
+            state = PeriodState.NOT_DUE
+        else:
+            state = PeriodState.SKIPPED if key in skipped else PeriodState.MISSING
         cause = blocked.get(key) if state is PeriodState.MISSING else None
         if cause is not None:
             state = PeriodState.BLOCKED
@@ -183,16 +203,6 @@ def period_states(
             )
         )
     return tuple(out)
-
-
-def _state(
-    key: str, attempt: Attempt | None, due: set[str], skipped: set[str], now: dt.datetime
-) -> PeriodState:
-    if attempt is None:
-        if key not in due:
-            return PeriodState.NOT_DUE
-        return PeriodState.SKIPPED if key in skipped else PeriodState.MISSING
-    return attempt_state(attempt, now)
 
 
 def attempt_state(attempt: Attempt, now: dt.datetime) -> PeriodState:

@@ -1,0 +1,59 @@
+"""Many jobs' windows as segments, in a few set-based reads: what ``gatekeeper report`` draws.
+
+``coverages(ledger, windows, now)``: each job's RangePlan at ``now``, planned from the runs of
+its complete periods (``fleet.fleet_plans``: one statement per batch of jobs), and its window
+as segments (``segments.window_segments``): long runs of complete periods as one, the other
+periods judged from their latest attempts, read for every job at once (``ledger.fleet.latest``
+of the periods outside the runs only); what blocks a job's unattempted gaps is read per job
+that has such a gap and requirements (``fleet.blocking``), and a job's newest publications per
+job that has published. In proportion to the jobs and to what is not complete, not to the
+periods of their windows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.records import Attempt
+from gatekeeper.report.fleet import blocking, fleet_plans
+from gatekeeper.report.segments import LONG, Segment, individual, window_segments
+from gatekeeper.report.windows import JobWindow
+
+if TYPE_CHECKING:
+    from gatekeeper.ledger.protocols import LedgerReads
+
+
+def coverages(
+    ledger: LedgerReads,
+    windows: Mapping[str, JobWindow],
+    now: dt.datetime,
+    shortest: int = LONG,
+) -> dict[str, tuple[RangePlan, tuple[Segment, ...]]]:
+    """Job -> its RangePlan at ``now`` over its window (every gap scheduled) and the window
+    as segments, runs of at least ``shortest`` complete periods as one (see the module).
+    Reads only; raises InvalidInput for a bad window and
+    LedgerError when the database fails."""
+    plans = fleet_plans(ledger, windows, now)
+    keys = {
+        job: [found.key(label) for label in individual(found, windows[job].through, shortest)]
+        for job, found in plans.items()
+    }
+    latest: dict[str, dict[str, Attempt]] = defaultdict(dict)
+    pairs = [(job, key) for job, some in keys.items() for key in some]
+    for (job, key), attempt in ledger.fleet.latest(pairs).items():
+        latest[job][key] = attempt
+    publishers = ledger.fleet.publishers([job for job, some in keys.items() if some])
+    out = {}
+    for job, found in plans.items():
+        window, seen, some = windows[job], latest.get(job, {}), keys[job]
+        causes = blocking(ledger, found, seen, window)
+        published = ledger.newest_publications(job, some[0], some[-1]) if job in publishers else {}
+        out[job] = (
+            found,
+            window_segments(found, seen, published, causes, window.through, shortest),
+        )
+    return out

@@ -1,0 +1,158 @@
+"""A window's periods as segments: long runs of complete periods as one, the rest one by one.
+
+``window_segments(plan, latest, publications, causes, through)`` is ``period_states(...)``
+(``report/states.py``) in proportion to what is not complete: each run of at least
+``LONG`` consecutive complete due periods (the plan's ``due`` less its gaps and the periods
+its catch-up policy skips, as the ledger's runs say) is one ``Run`` (its first and last
+period, how many succeeded, and how many periods off the calendar lie between them); every
+other period of the window is judged one by one (``states.judge``) from its latest attempt.
+``expand(plan, segments)`` gives back the state of each period, as ``period_states`` would.
+What the report draws, and where it reads attempts (``individual``). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from gatekeeper.core.causes import Cause
+from gatekeeper.core.periods import Label
+from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.records import Attempt, Publication
+from gatekeeper.report.states import (
+    PeriodState,
+    PeriodStatus,
+    base_bounds,
+    judge,
+    window_bounds,
+)
+
+#: the fewest consecutive complete periods drawn as one run (shorter ones are cells)
+LONG = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive complete periods of a window, drawn as one: the first and last (business)
+    period's keys, how many succeeded (``count``) and how many periods between them are not
+    business periods of the job's calendar (``non_business``)."""
+
+    first: str
+    last: str
+    count: int
+    non_business: int = 0
+
+    @property
+    def state(self) -> PeriodState:
+        return PeriodState.SUCCEEDED
+
+
+Segment = PeriodStatus | Run
+
+
+def complete_spans(plan: RangePlan, shortest: int = LONG) -> list[tuple[int, int]]:
+    """The ordinals ``[a, b)`` of each run of at least ``shortest`` consecutive complete due
+    periods of ``plan`` (oldest first): its due ones split at its gaps and skipped ones."""
+    kind = plan.period
+    if not plan.due:
+        return []
+    lo = kind.ordinal(plan.due[0])
+    hi = lo + len(plan.due)
+    cuts = sorted(kind.ordinal(p) for p in (*plan.gaps, *plan.skipped_by_policy))
+    spans, at = [], lo
+    for cut in [*cuts, hi]:
+        if cut - at >= shortest:
+            spans.append((at, cut))
+        at = max(at, cut + 1)
+    return spans
+
+
+def _base_window(plan: RangePlan, through: str | None) -> tuple[int, int]:
+    """The base kind's ordinals ``[first, end)`` of the periods ``period_states`` shows."""
+    kind = plan.period
+    first, end = window_bounds(plan, through)
+    if kind.base is kind:
+        return first, end
+    return base_bounds(plan, kind.at(end - 1) if end > first else None)
+
+
+def _pieces(plan: RangePlan, through: str | None, shortest: int) -> Iterator[tuple[int, int] | Run]:
+    """The window in order: base ordinals ``(a, b)`` of periods judged one by one, and runs."""
+    kind, base = plan.period, plan.period.base
+    at, end = _base_window(plan, through)
+    for a, b in complete_spans(plan, shortest):
+        first, last = kind.at(a), kind.at(b - 1)
+        start, stop = base.ordinal(first), base.ordinal(last) + 1
+        if start > at:
+            yield (at, start)
+        yield Run(plan.key(first), plan.key(last), b - a, (stop - start) - (b - a))
+        at = stop
+    if end > at:
+        yield (at, end)
+
+
+def individual(plan: RangePlan, through: str | None = None, shortest: int = LONG) -> list[Label]:
+    """The periods of the window (of the base kind) that ``window_segments`` judges one by
+    one: those outside its runs; the ones whose attempts it needs."""
+    base = plan.period.base
+    return [
+        base.at(n)
+        for p in _pieces(plan, through, shortest)
+        if isinstance(p, tuple)
+        for n in range(*p)
+    ]
+
+
+def window_segments(
+    plan: RangePlan,
+    latest: Mapping[str, Attempt],
+    publications: Mapping[str, Publication] | None = None,
+    causes: Mapping[str, Cause] | None = None,
+    through: str | None = None,
+    shortest: int = LONG,
+) -> tuple[Segment, ...]:
+    """The window of ``period_states(plan, latest, publications, causes, through)`` as
+    segments, oldest first (see the module). ``latest`` must hold the latest attempt of every
+    period of ``individual(plan, through, shortest)`` that has one; no other is looked at."""
+    base = plan.period.base
+    out: list[Segment] = []
+    for piece in _pieces(plan, through, shortest):
+        if isinstance(piece, Run):
+            out.append(piece)
+        else:
+            labels = [base.at(n) for n in range(*piece)]
+            out.extend(judge(plan, labels, latest, publications, causes))
+    return tuple(out)
+
+
+def expand(plan: RangePlan, segments: Sequence[Segment]) -> list[tuple[str, PeriodState]]:
+    """(period key, state) of every period ``segments`` cover, oldest first: a run's business
+    periods succeeded, the others between them non-business. Pure."""
+    kind, base = plan.period, plan.period.base
+    out = []
+    for segment in segments:
+        if isinstance(segment, PeriodStatus):
+            out.append((segment.period, segment.state))
+            continue
+        first, last = base.ordinal(segment.first), base.ordinal(segment.last)
+        for n in range(first, last + 1):
+            label = base.at(n)
+            business = kind.is_business(label)
+            state = PeriodState.SUCCEEDED if business else PeriodState.NON_BUSINESS
+            out.append((plan.key(label), state))
+    return out
+
+
+def stretches(segments: Sequence[Segment]) -> Iterator[tuple[PeriodStatus, ...] | Run]:
+    """``segments`` in order, each run alone and the periods between runs together."""
+    cells: list[PeriodStatus] = []
+    for segment in segments:
+        if isinstance(segment, Run):
+            if cells:
+                yield tuple(cells)
+                cells = []
+            yield segment
+        else:
+            cells.append(segment)
+    if cells:
+        yield tuple(cells)
