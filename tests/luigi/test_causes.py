@@ -195,7 +195,9 @@ def test_status_and_report_plan_an_hourly_job_as_its_range_did(
     out = tmp_path / "hours.html"
     report = gatekeeper("--ledger", ledger_url, "report", "HourlyLoad", "-o", str(out))
     assert report.returncode == 0, report.stderr
-    assert out.read_text().count('data-state="succeeded" title=') == 48
+    page = out.read_text()  # the 48 hours: one run of complete periods, drawn as one bar
+    assert page.count("data-count=") == 1 and "data-period=" not in page
+    assert 'data-state="succeeded" data-first=' in page and 'data-count="48"' in page
 
 
 def test_status_of_a_job_far_from_utc_shows_what_its_range_filled(
