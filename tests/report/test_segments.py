@@ -5,7 +5,6 @@ one, give the same state of every period as ``window_states`` judges period by p
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.core.causes import Requirement
 from gatekeeper.core.periods import DAILY
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.coverage import coverages
@@ -22,9 +20,9 @@ from gatekeeper.report.segments import LONG, Run, expand
 from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
-from tests.helpers.histories import write_history
+from tests.helpers.histories import History, write_history, write_window
 from tests.helpers.report_browser import NOW, Elements, dump_dom, need_chromium, report_command
-from tests.report.test_summary import KINDS, OUTCOMES
+from tests.report.test_summary import HOURS_3, KINDS, OUTCOMES
 
 UTC = dt.timezone.utc
 #: mostly complete periods, so that runs form between the others
@@ -80,23 +78,9 @@ def test_coverages_give_the_states_window_states_judges(
     shortest: int,
 ) -> None:
     kind, first, step = KINDS[kind_name]
-    start = kind.rank(first)
-    keys = [kind.key(kind.at(start + i)) for i in range(20)]
-    now = kind.interval(kind.at(start), "UTC").start + steps * step + dt.timedelta(hours=3)
-    job, up = f"Job{uuid.uuid4().hex[:8]}", f"Up{uuid.uuid4().hex[:8]}"
-    write_history(ledger, job, keys, held, now)
-    write_history(ledger, up, keys, upstream, now)
-    schedule = Schedule.parse(
-        start=keys[0],
-        stop=None if stop is None else kind.key(kind.at(start + stop)),
-        period=kind,
-        calendar=kind.calendar.name,
-        lateness=lateness,
-        catchup=catchup,
-    )
-    recorded = [k for k, h in zip(keys, held, strict=False) if h]
-    last = recorded[-1] if recorded and through else None
-    window = JobWindow(schedule, (Requirement(up),), last)
+    now = kind.interval(kind.at(kind.rank(first)), "UTC").start + steps * step + HOURS_3
+    history = History(kind, first, held, upstream, stop, catchup, lateness, through)
+    job, window = write_window(ledger, history, now, size=20)
     same_as_window_states(ledger, job, now, window, shortest)
 
 

@@ -4,14 +4,13 @@ period, reading only what is not complete (report/summary.py)."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gatekeeper as gk
-from gatekeeper.core.causes import Requirement, profile
+from gatekeeper.core.causes import profile
 from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.fleet import window_summary
@@ -19,9 +18,10 @@ from gatekeeper.report.states import PeriodState, counts, window_states
 from gatekeeper.report.summary import window_counts
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
-from tests.helpers.histories import write_history
+from tests.helpers.histories import History, write_history, write_window
 
 UTC = dt.timezone.utc
+HOURS_3 = dt.timedelta(hours=3)  # ``now`` is this far into its step
 #: kind, the first period of the cases, and the step of ``now`` past it
 KINDS: dict[str, tuple[Period, str, dt.timedelta]] = {
     "daily": (DAILY, "2026-10-01", dt.timedelta(days=1)),
@@ -72,23 +72,9 @@ def test_window_summary_counts_what_window_states_judges(
     through: bool,
 ) -> None:
     kind, first, step = KINDS[kind_name]
-    start = kind.rank(first)
-    keys = [kind.key(kind.at(start + i)) for i in range(14)]
-    now = kind.interval(kind.at(start), "UTC").start + steps * step + dt.timedelta(hours=3)
-    job, up = f"Job{uuid.uuid4().hex[:8]}", f"Up{uuid.uuid4().hex[:8]}"
-    write_history(ledger, job, keys, held, now)
-    write_history(ledger, up, keys, upstream, now)
-    schedule = Schedule.parse(
-        start=keys[0],
-        stop=None if stop is None else kind.key(kind.at(start + stop)),
-        period=kind,
-        calendar=kind.calendar.name,
-        lateness=lateness,
-        catchup=catchup,
-    )
-    recorded = [k for k, h in zip(keys, held, strict=False) if h]
-    last = recorded[-1] if recorded and through else None
-    window = JobWindow(schedule, (Requirement(up),), last)
+    now = kind.interval(kind.at(kind.rank(first)), "UTC").start + steps * step + HOURS_3
+    history = History(kind, first, held, upstream, stop, catchup, lateness, through)
+    job, window = write_window(ledger, history, now)
 
     _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
     _, found = window_summary(ledger, job, now=now, window=window)
