@@ -32,7 +32,9 @@ _ATTENTION_ROWS = 12
 
 @dataclass(frozen=True, slots=True)
 class JobCoverage:
-    """One job of the report: its plan and the state of every period of the plan's window."""
+    """One job of the report: its plan and its window's periods, oldest first, each in its
+    state (a ``PeriodStatus``) but for long runs of complete ones, each one ``Run``
+    (``segments.window_segments``); a tuple of PeriodStatus alone is drawn cell by cell."""
 
     job: str
     plan: RangePlan
