@@ -22,7 +22,7 @@ from gatekeeper.core.periods import (
     DAILY,
     HOURLY,
 )
-from gatekeeper.core.planning import due_span, plan, plan_from_ledger, plan_range
+from gatekeeper.core.planning import due_span, plan, plan_from_ledger, plan_range, plans
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.core.spans import PeriodRuns
 from tests.helpers.ledgers import T0, succeed
@@ -402,6 +402,22 @@ def test_plan_of_a_schedule_schedules_fifty_gaps_by_default_and_refuses_now_nami
     with pytest.raises(InvalidInput) as caught:
         plan([], schedule, now=naive)
     assert (caught.value.field, caught.value.value) == ("now", naive)
+
+
+def test_plans_schedule_fifty_gaps_by_default_and_refuse_now_and_a_task_limit_naming_them() -> None:
+    """``plans`` (a fleet's plans at once) takes ``plan``'s defaults and refusals."""
+    schedules = {"A": Schedule.parse(start="2026-08-01"), "B": WEEKDAYS}
+    found = plans({"B": ["2026-10-12"]}, schedules, now=T0)
+    assert len(found["A"].gaps) > 51 and found["A"].scheduled == found["A"].gaps[:50]
+    assert found["B"] == plan(["2026-10-12"], WEEKDAYS, now=T0)
+    unlimited = plans({}, schedules, now=T0, task_limit=None)
+    assert unlimited["A"].scheduled == found["A"].gaps
+    assert plans({}, schedules, now=T0, task_limit=2)["A"].scheduled == found["A"].gaps[:2]
+    naive = dt.datetime(2026, 10, 23)
+    for bad, field in ((dict(now=naive), "now"), (dict(now=T0, task_limit=-1), "task_limit")):
+        with pytest.raises(InvalidInput) as caught:
+            plans({}, schedules, **bad)  # type: ignore[arg-type]
+        assert caught.value.field == field, bad
 
 
 def test_plan_takes_runs_of_the_base_kind_on_a_calendar_as_its_business_periods() -> None:
