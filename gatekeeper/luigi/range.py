@@ -49,6 +49,7 @@ from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
 from gatekeeper.luigi.fill.watch import Invocation
+from gatekeeper.luigi.param_cache import class_params, param_values
 from gatekeeper.luigi.range_session import (
     FillSession,
     check_of_params,
@@ -62,7 +63,7 @@ from gatekeeper.luigi.range_session import (
     stale_refreshes,
     upstream_tasks,
 )
-from gatekeeper.luigi.tasks import PeriodTask, class_params, param_values, shared_ledger
+from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
@@ -128,7 +129,7 @@ class RangeBusinessBase(luigi.Task):
 
     @classmethod
     def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
-        """Luigi's ``get_params``, computed once per class (``tasks.class_params``)."""
+        """Luigi's ``get_params``, computed once per class (``param_cache.class_params``)."""
         return list(class_params(cls))
 
     @classmethod
@@ -137,7 +138,7 @@ class RangeBusinessBase(luigi.Task):
     ) -> list[tuple[str, Any]]:
         """Luigi's ``get_param_values``, the values of the parameters not passed resolved once
         per generation of Luigi's instance cache and command-line parser, as a period task's
-        are (``tasks.param_values``): Luigi resolves the range's ~20 parameters against
+        are (``param_cache.param_values``): Luigi resolves the range's ~20 parameters against
         luigi.cfg twice for each instance built (its instance cache key, then ``__init__``),
         more than the plan of a fresh range costs."""
         return param_values(cls, params, args, kwargs, super().get_param_values)

@@ -48,7 +48,7 @@ PROCESS_STATE = (
     ("gatekeeper.luigi.own_schedule", "_recorded"),
     ("gatekeeper.luigi.config", "_checked"),
     ("gatekeeper.luigi.config", "_calendars"),
-    ("gatekeeper.luigi.tasks", "_defaults"),
+    ("gatekeeper.luigi.param_cache", "_defaults"),
 )
 #: module-level memory a forked child need not empty: (module, attribute) -> why
 PER_PID = {
