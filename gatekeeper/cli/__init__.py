@@ -23,6 +23,7 @@ from gatekeeper.cli import (
     compact_cmds,
     coverage_cmds,
     ledger_cmds,
+    plan_cmds,
     recovery_cmds,
     report_cmds,
     serve_cmds,
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (
         ledger_cmds,
         coverage_cmds,
+        plan_cmds,
         recovery_cmds,
         report_cmds,
         collect_cmds,

@@ -191,6 +191,13 @@ class Staleness:
         """The republish reason recorded when this is refreshed."""
         return f"upstream repaired: {self.job} attempt {self.new_attempt}"
 
+    @property
+    def change(self) -> str:
+        """``upstream Orders 2026-11-03 attempt 1 → 2``: what superseded its evidence."""
+        return (
+            f"upstream {self.job} {self.job_date} attempt {self.old_attempt} → {self.new_attempt}"
+        )
+
     def to_json(self) -> dict[str, object]:
         return {
             "consumer": self.consumer,

@@ -1,0 +1,88 @@
+"""``plan``: a backfill you review before it runs. Every period of a job's window with the
+action a fill would take (``run``, ``rerun``, ``republish``, ``skip``) and why, under a
+reprocess policy (``report/backfill.py``, ``core/backfill.py``). Reads only; not to be
+confused with ``plan-recovery`` (where a multi-stage run may restart)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gatekeeper.cli.known import add_allow_unknown, check_known
+from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.cli.windows import flagged_window, window_options
+from gatekeeper.core.backfill import BackfillPlan, PlannedPeriod, Reprocess
+from gatekeeper.core.clock import utc_now
+from gatekeeper.core.validation import check_name, check_timestamp
+from gatekeeper.ledger import Ledger
+from gatekeeper.report.backfill import backfill
+
+PAIRS_SHOWN = 3  # a row's upstream pairs shown in the table; --json has every one
+
+
+def cmd_plan(ledger: Ledger, args: argparse.Namespace) -> Result:
+    """JOB's backfill plan over its window at ``--now`` under ``--reprocess``: exit 0 when
+    it has nothing to do, 1 when it has. Bad input is refused before anything is read."""
+    policy = Reprocess.parse(args.reprocess)
+    job = check_name(args.job, "job")
+    now = check_timestamp(args.now, "now") if args.now else utc_now()
+    limit = to_int(args.task_limit, "task_limit")
+    check_known(ledger, [job], args.allow_unknown)
+    window = flagged_window(ledger, job, args)
+    found = backfill(ledger, job, window, policy, now=now, task_limit=limit)
+    code = EXIT_NOT_READY if found.order else EXIT_OK
+    return Result(found.to_json(), render(found), code)
+
+
+def render(found: BackfillPlan) -> str:
+    """The plan's line, the range's, then one row per run of periods with one action and
+    reason: periods, action, count, reason, the upstream pairs it gates on."""
+    lines = [found.describe(), f"  window: {found.range.describe()}"]
+    rows = [_row(run) for run in runs(found.periods)]
+    if rows:
+        lines.append(table(rows, ("periods", "action", "count", "reason", "gates on")))
+    return "\n".join(lines)
+
+
+def runs(periods: Sequence[PlannedPeriod]) -> list[list[PlannedPeriod]]:
+    """Consecutive periods with the same action and reason, as runs."""
+    found: list[list[PlannedPeriod]] = []
+    for p in periods:
+        if found and (found[-1][0].action, found[-1][0].reason) == (p.action, p.reason):
+            found[-1].append(p)
+        else:
+            found.append([p])
+    return found
+
+
+def _row(run: list[PlannedPeriod]) -> tuple[str, str, int, str, str]:
+    first, last = run[0], run[-1]
+    span = first.period if len(run) == 1 else f"{first.period} .. {last.period}"
+    pairs = sorted({pair for p in run for pair in p.upstream})
+    shown = ", ".join(f"{job} {key}" for job, key in pairs[:PAIRS_SHOWN])
+    more = len(pairs) - PAIRS_SHOWN
+    gates = shown + (f" (+{more} more)" if more > 0 else "")
+    return span, first.action.value, len(run), first.reason, gates
+
+
+def register(add: Callable[..., Any]) -> None:
+    """Add ``plan`` to the parser."""
+    p = add(
+        "plan",
+        cmd_plan,
+        "A backfill to review before it runs: every period of JOB's window with its action "
+        "(run, rerun, republish, skip), the reason, and the upstream pairs it gates on, "
+        "under --reprocess (exit 0 nothing to do, 1 something to do; writes nothing).",
+    )
+    p.add_argument("job", metavar="JOB")
+    p.add_argument(
+        "--reprocess",
+        default="missing",
+        help="missing (the range's gaps: default), failed (also every failed or abandoned "
+        "period), stale (also stale publications), all (every due business period)",
+    )
+    window_options(p)
+    p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
+    p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    add_allow_unknown(p)
