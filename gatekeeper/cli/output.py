@@ -4,9 +4,12 @@ it opens."""
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from gatekeeper.core.display import printable, redact_url
@@ -71,6 +74,33 @@ def open_cli_ledger(explicit: str | None, *, create: bool) -> Ledger:
         named = exc.value in (url, shown, None) or missing
         given = source if named else f"{source} {shown}"
         raise InvalidInput(exc.field, exc.value, f"{exc.reason} (given by {given})") from None
+
+
+def output_path(value: str) -> Path:
+    """The path of a file a command writes (``-o``): its folder must exist and it must not
+    be a folder itself; InvalidInput naming ``output``. Checked before anything is read."""
+    path = Path(value)
+    if not value or path.is_dir():
+        raise InvalidInput("output", value, "expected a file path, got a folder")
+    if not path.parent.is_dir():
+        raise InvalidInput("output", value, f"folder {str(path.parent)!r} does not exist")
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``: a
+    reader never sees half a file. Raises InvalidInput naming the output when it fails."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, path)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise InvalidInput("output", str(path), f"cannot write it ({exc})") from None
 
 
 LEDGER_HELP = (

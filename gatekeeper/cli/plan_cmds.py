@@ -6,33 +6,60 @@ confused with ``plan-recovery`` (where a multi-stage run may restart)."""
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from gatekeeper.cli.known import add_allow_unknown, check_known
-from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
+from gatekeeper.cli.output import (
+    EXIT_NOT_READY,
+    EXIT_OK,
+    Result,
+    output_path,
+    table,
+    to_int,
+    write_atomically,
+)
 from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.backfill import BackfillPlan, PlannedPeriod, Reprocess
 from gatekeeper.core.clock import utc_now
+from gatekeeper.core.plan_facts import digest
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.report.backfill import backfill
+from gatekeeper.report.backfill import backfill, reviewed
 
 PAIRS_SHOWN = 3  # a row's upstream pairs shown in the table; --json has every one
 
 
 def cmd_plan(ledger: Ledger, args: argparse.Namespace) -> Result:
     """JOB's backfill plan over its window at ``--now`` under ``--reprocess``: exit 0 when
-    it has nothing to do, 1 when it has. Bad input is refused before anything is read."""
+    it has nothing to do, 1 when it has. With ``-o FILE`` the plan is written there as JSON
+    with the ledger facts it read and their digest. Bad input is refused before anything is
+    read or written."""
     policy = Reprocess.parse(args.reprocess)
+    target = output_path(args.output) if args.output is not None else None
     job = check_name(args.job, "job")
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
     check_known(ledger, [job], args.allow_unknown)
     window = flagged_window(ledger, job, args)
-    found = backfill(ledger, job, window, policy, now=now, task_limit=limit)
-    code = EXIT_NOT_READY if found.order else EXIT_OK
-    return Result(found.to_json(), render(found), code)
+    if target is None:
+        found = backfill(ledger, job, window, policy, now=now, task_limit=limit)
+        return Result(found.to_json(), render(found), _exit(found))
+    found, facts = reviewed(ledger, job, window, policy, now=now, task_limit=limit)
+    data = {
+        **found.to_json(),
+        "digest": digest(facts),
+        "facts": [f.to_list() for f in facts],
+    }
+    write_atomically(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    text = f"{render(found)}\nwrote {target} ({len(facts)} facts, {data['digest']})"
+    return Result({**data, "output": str(target)}, text, _exit(found))
+
+
+def _exit(found: BackfillPlan) -> int:
+    """1 when the plan has something to do, else 0."""
+    return EXIT_NOT_READY if found.order else EXIT_OK
 
 
 def render(found: BackfillPlan) -> str:
@@ -85,4 +112,11 @@ def register(add: Callable[..., Any]) -> None:
     window_options(p)
     p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
     p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the plan there as JSON, with every ledger fact it read (the latest "
+        "attempt and current revision of each period and upstream pair) and their digest",
+    )
     add_allow_unknown(p)

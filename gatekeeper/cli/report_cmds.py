@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
-from gatekeeper.cli.output import Result, table
+from gatekeeper.cli.output import Result, output_path, table, write_atomically
 from gatekeeper.cli.windows import flagged_window, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.errors import InvalidInput
@@ -25,7 +22,7 @@ from gatekeeper.report.html import JobCoverage, render_report, shown_states
 def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Write the report of JOB... over ``[--start, --stop)`` at ``--now``; exit 0 once written
     (the report observes, it does not gate). Bad input writes nothing."""
-    target = _output_path(args.output)
+    target = output_path(args.output)
     jobs = _job_names(args.jobs)
     check_known(ledger, jobs, args.allow_unknown)
     check_freshness_keys(ledger, args.allow_unknown, strict=False)
@@ -35,7 +32,7 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     fresh = freshnesses(ledger, windows, rules, now)
     found = coverages(ledger, windows, now)
     covered = [JobCoverage(job, *found[job], freshness=fresh.get(job)) for job in jobs]
-    _write_atomically(target, render_report(covered, generated_at=utc_now()))
+    write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
     shown = shown_states(covered)
     rows = [
@@ -48,16 +45,6 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     )
 
 
-def _output_path(value: str) -> Path:
-    """The report's path: its folder must exist and it must not be a folder itself."""
-    path = Path(value)
-    if not value or path.is_dir():
-        raise InvalidInput("output", value, "expected a file path, got a folder")
-    if not path.parent.is_dir():
-        raise InvalidInput("output", value, f"folder {str(path.parent)!r} does not exist")
-    return path
-
-
 def _job_names(values: list[str]) -> list[str]:
     names = [check_name(v, "job") for v in values]
     seen: set[str] = set()
@@ -66,22 +53,6 @@ def _job_names(values: list[str]) -> list[str]:
             raise InvalidInput("job", name, "listed twice")
         seen.add(name)
     return names
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``: a
-    reader never sees half a report. Raises InvalidInput naming the output when it fails."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise InvalidInput("output", str(path), f"cannot write it ({exc})") from None
 
 
 def register(add: Callable[..., Any]) -> None:

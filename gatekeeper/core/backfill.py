@@ -161,7 +161,7 @@ def plan_backfill(ranged: RangePlan, facts: BackfillFacts, policy: Reprocess) ->
             periods.append(PlannedPeriod(key, Action.SKIP, "non_business"))
             continue
         action, reason = _judge(facts, ranged.now, policy, key, choice)
-        pairs = _pairs(facts.requires, kind, key) if action is not Action.SKIP else ()
+        pairs = requirement_pairs(facts.requires, kind, key) if action is not Action.SKIP else ()
         periods.append(PlannedPeriod(key, action, reason, pairs))
     acting = {p.period for p in periods if p.action is not Action.SKIP}
     order = tuple(key for key in choice.ordered if key in acting)
@@ -244,6 +244,6 @@ def stale_reason(found: Iterable[Staleness]) -> str:
     return "; ".join(f"stale: {s.change}" for s in found)
 
 
-def _pairs(requires: Sequence[Requirement], kind: Period, key: str) -> tuple[Pair, ...]:
+def requirement_pairs(requires: Sequence[Requirement], kind: Period, key: str) -> tuple[Pair, ...]:
     """The upstream (job, period key) pairs the period ``key`` of ``kind`` requires."""
     return tuple((r.job, k) for r in requires for k in r.keys_for(kind, key))

@@ -13,7 +13,8 @@ lookups of what is asked, never a scan of every job's periods:
   that overlap the window;
 - ``latest(pairs)``: the latest attempt of each (job, period key) pair that has one;
 - ``publishers(jobs)``: those that have published a period (``has_published``);
-- ``published(pairs)``: the (job, period key) pairs the job has published (any revision).
+- ``published(pairs)``: the (job, period key) pairs the job has published (any revision);
+- ``revisions(pairs)``: the current (newest) revision of each pair the job has published.
 """
 
 from __future__ import annotations
@@ -156,4 +157,18 @@ class FleetReads:
                 tuple(v for pair in some for v in pair),
             )
             found.update((row[0], row[1]) for row in rows)
+        return found
+
+    def revisions(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """(job, period key) -> the newest revision the job has published of it (as a
+        consumer), for the pairs it has published: an index probe a pair."""
+        found: dict[tuple[str, str], int] = {}
+        for some in _batches(sorted(set(pairs))):
+            rows = self.sql.read(
+                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) "
+                "SELECT p.consumer, p.period, MAX(p.revision) FROM w JOIN gk_publications p "
+                "ON p.consumer = w.job AND p.period = w.period GROUP BY p.consumer, p.period",
+                tuple(v for pair in some for v in pair),
+            )
+            found.update(((row[0], row[1]), int(row[2])) for row in rows)
         return found

@@ -268,3 +268,102 @@ def test_plan_missing_is_the_ranges_plan(
     order = acting[::-1] if strategy == "reverse" else acting
     assert order == scheduled
     assert data["order"] == [k for k in scheduled if k not in held]
+
+
+def written(capsys: pytest.CaptureFixture[str], url: str, path: Any, *args: str) -> dict[str, Any]:
+    """``gatekeeper plan -o path`` over the Sales window: the file's JSON."""
+    main(["--ledger", url, "plan", "Sales", *WINDOW, "-o", str(path), *args])
+    capsys.readouterr()
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def test_plan_file_digest_stable_and_changed_by_an_upstream_repair(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        sales(ledger)
+        before = snapshot(ledger)
+        first = written(capsys, ledger_url, tmp_path / "a.json")
+        again = written(capsys, ledger_url, tmp_path / "b.json", "--now", at(1).isoformat())
+        assert snapshot(ledger) == before
+        ledger.record("Upstream", "2026-10-07", 2, "u-07-2", "succeeded", at(-0.2), now=at(-0.1))
+        repaired = written(capsys, ledger_url, tmp_path / "c.json")
+    assert first["digest"].startswith("sha256:") and len(first["digest"]) == 71
+    assert again["digest"] == first["digest"]  # the facts, not the clock
+    assert repaired["digest"] != first["digest"]
+    old = {(f[0], f[1]): f for f in first["facts"]}
+    new = {(f[0], f[1]): f for f in repaired["facts"]}
+    assert [k for k in old if old[k] != new[k]] == [("Upstream", "2026-10-07")]
+    assert old[("Upstream", "2026-10-07")] == [
+        "Upstream",
+        "2026-10-07",
+        1,
+        "u-07",
+        "succeeded",
+        None,
+    ]
+    assert new[("Upstream", "2026-10-07")][2:4] == [2, "u-07-2"]
+    assert old[("Sales", "2026-10-07")] == ["Sales", "2026-10-07", 1, "r-07", "succeeded", 2]
+    assert old[("Sales", "2026-10-02")] == ["Sales", "2026-10-02", None, None, None, None]
+    assert old[("Sales", "2026-10-04")][2:5] == [2, "r-04-2", "running"]
+    assert {k[0] for k in old} == {"Sales", "Upstream"}
+    assert len([k for k in old if k[0] == "Sales"]) == 10  # every period of the window
+    assert first["order"] == ["2026-10-01", "2026-10-02", "2026-10-03", "2026-10-05", "2026-10-06"]
+
+
+def test_plan_file_changed_by_a_new_attempt_of_the_job(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        sales(ledger)
+        first = written(capsys, ledger_url, tmp_path / "a.json")
+        ledger.record("Sales", "2026-10-05", 1, "r-05", "failed", at(-0.1), now=at(-0.1))
+        second = written(capsys, ledger_url, tmp_path / "b.json")
+    assert second["digest"] != first["digest"]
+
+
+def test_plan_file_text_and_json_name_it(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        sales(ledger)
+    target = tmp_path / "plan.json"
+    assert main(["--ledger", ledger_url, "plan", "Sales", *WINDOW, "-o", str(target)]) == 1
+    out = capsys.readouterr().out
+    data = json.loads(target.read_text())
+    assert out.splitlines()[-1] == f"wrote {target} (20 facts, {data['digest']})"
+    code, shown, _ = plan(capsys, ledger_url, "Sales", *WINDOW, "-o", str(target))
+    assert code == 1 and shown["output"] == str(target) and shown["digest"] == data["digest"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        (("--reprocess", "some"), "reprocess"),
+        (("--task-limit", "x"), "task_limit"),
+        (("-o", "{missing}/plan.json"), "output"),
+        (("-o", "{folder}"), "output"),
+    ],
+)
+def test_plan_file_bad_input_writes_nothing(
+    ledger_url: str,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Any,
+    extra: tuple[str, ...],
+    field: str,
+) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    target = ("-o", str(out_dir / "plan.json")) if "-o" not in extra else ()
+    given = [e.format(missing=tmp_path / "nowhere", folder=out_dir) for e in extra]
+    with gk.open_ledger(ledger_url) as ledger:
+        sales(ledger)
+        before = snapshot(ledger)
+        code = main(["--ledger", ledger_url, "plan", "Sales", *WINDOW, *target, *given])
+        assert snapshot(ledger) == before
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and f"invalid {field}=" in err
+    assert list(out_dir.iterdir()) == []
+    assert not (tmp_path / "nowhere").exists()
