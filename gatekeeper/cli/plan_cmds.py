@@ -63,9 +63,11 @@ def _exit(found: BackfillPlan) -> int:
 
 
 def render(found: BackfillPlan) -> str:
-    """The plan's line, the range's, then one row per run of periods with one action and
-    reason: periods, action, count, reason, the upstream pairs it gates on."""
+    """The plan's line, the range's, the estimate, then one row per run of periods with one
+    action and reason: periods, action, count, reason, the upstream pairs it gates on."""
     lines = [found.describe(), f"  window: {found.range.describe()}"]
+    if found.estimate is not None:
+        lines.append(f"  {found.estimate.describe()}")
     rows = [_row(run) for run in runs(found.periods)]
     if rows:
         lines.append(table(rows, ("periods", "action", "count", "reason", "gates on")))

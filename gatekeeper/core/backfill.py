@@ -31,6 +31,7 @@ from gatekeeper.core.causes import Requirement
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period
 from gatekeeper.core.planning import RangePlan
+from gatekeeper.core.progress import duration
 from gatekeeper.core.records import Attempt, RunState, Staleness
 from gatekeeper.core.schedule import Strategy
 from gatekeeper.core.window import plan_window, with_non_business
@@ -92,6 +93,62 @@ class PlannedPeriod:
         }
 
 
+#: the job's latest successes an estimate takes the median of
+ESTIMATE_SAMPLES = 20
+ZERO = dt.timedelta(0)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """How long a plan's ``periods`` would take one after another: the median duration
+    (``updated_at - started_at``) of the job's last ``samples`` successes; None without
+    any (no history)."""
+
+    periods: int
+    samples: int
+    median: dt.timedelta | None
+
+    @property
+    def total(self) -> dt.timedelta | None:
+        return None if self.median is None else self.median * self.periods
+
+    def describe(self) -> str:
+        """``estimate: 3 periods x 2m05s = 6m15s, one after another (median of the last 20
+        successes)``, or ``estimate: no history``."""
+        if self.median is None or self.total is None:
+            return "estimate: no history (no succeeded attempt recorded)"
+        source = (
+            "the one success recorded"
+            if self.samples == 1
+            else f"median of the last {self.samples} successes"
+        )
+        periods = f"{self.periods} period{'' if self.periods == 1 else 's'}"
+        return (
+            f"estimate: {periods} x {duration(self.median.total_seconds())} = "
+            f"{duration(self.total.total_seconds())}, one after another ({source})"
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "periods": self.periods,
+            "samples": self.samples,
+            "median_seconds": None if self.median is None else self.median.total_seconds(),
+            "total_seconds": None if self.total is None else self.total.total_seconds(),
+            "description": self.describe(),
+        }
+
+
+def estimate(successes: Sequence[Attempt], periods: int) -> Estimate:
+    """The Estimate of ``periods`` from ``successes`` (newest first: the first
+    ``ESTIMATE_SAMPLES`` count). Pure."""
+    spans = sorted(max(a.updated_at - a.started_at, ZERO) for a in successes[:ESTIMATE_SAMPLES])
+    if not spans:
+        return Estimate(periods, 0, None)
+    middle = len(spans) // 2
+    median = spans[middle] if len(spans) % 2 else (spans[middle - 1] + spans[middle]) / 2
+    return Estimate(periods, len(spans), median)
+
+
 @dataclass(frozen=True, slots=True)
 class BackfillFacts:
     """What the ledger holds that a backfill plan of one job reads, as values.
@@ -99,7 +156,8 @@ class BackfillFacts:
     ``latest``: key -> its latest attempt, over the window; ``publishes``: it publishes;
     ``stale``: its stale publications in the window (``Ledger.stale``); ``requires``: what
     its periods require; ``through``: its last recorded period (an open window runs on
-    through it)."""
+    through it); ``successes``: its succeeded attempts that finished last, newest first
+    (``ESTIMATE_SAMPLES`` of them)."""
 
     job: str
     latest: Mapping[str, Attempt]
@@ -107,6 +165,7 @@ class BackfillFacts:
     stale: tuple[Staleness, ...] = ()
     requires: tuple[Requirement, ...] = ()
     through: str | None = None
+    successes: tuple[Attempt, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +178,7 @@ class BackfillPlan:
     range: RangePlan
     periods: tuple[PlannedPeriod, ...]
     order: tuple[str, ...] = ()  # the keys it acts on, in fill order
+    estimate: Estimate | None = None
 
     @property
     def todo(self) -> tuple[PlannedPeriod, ...]:
@@ -145,6 +205,7 @@ class BackfillPlan:
             "counts": self.counts(),
             "order": list(self.order),
             "periods": [p.to_json() for p in self.periods],
+            "estimate": None if self.estimate is None else self.estimate.to_json(),
             "description": self.describe(),
         }
 
@@ -165,7 +226,8 @@ def plan_backfill(ranged: RangePlan, facts: BackfillFacts, policy: Reprocess) ->
         periods.append(PlannedPeriod(key, action, reason, pairs))
     acting = {p.period for p in periods if p.action is not Action.SKIP}
     order = tuple(key for key in choice.ordered if key in acting)
-    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order)
+    guess = estimate(facts.successes, len(order))
+    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order, guess)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ lookups of what is asked, never a scan of every job's periods:
 - ``latest(pairs)``: the latest attempt of each (job, period key) pair that has one;
 - ``publishers(jobs)``: those that have published a period (``has_published``);
 - ``published(pairs)``: the (job, period key) pairs the job has published (any revision);
-- ``revisions(pairs)``: the current (newest) revision of each pair the job has published.
+- ``revisions(pairs)``: the current (newest) revision of each pair the job has published;
+- ``recent_successes(jobs, count)``: each one's ``count`` latest-finished succeeded attempts.
 """
 
 from __future__ import annotations
@@ -172,3 +173,21 @@ class FleetReads:
             )
             found.update(((row[0], row[1]), int(row[2])) for row in rows)
         return found
+
+    def recent_successes(self, jobs: Iterable[str], count: int) -> dict[str, list[Attempt]]:
+        """Job -> its ``count`` succeeded attempts that finished last (by ``updated_at``,
+        newest first), for those of ``jobs`` that have one: what an estimate of a run's
+        duration reads."""
+        found: dict[str, list[Attempt]] = defaultdict(list)
+        for some in _batches(sorted(set(jobs))):
+            rows = self.sql.read(
+                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT {_ATTEMPT} FROM "
+                "(SELECT b.*, ROW_NUMBER() OVER (PARTITION BY b.job ORDER BY b.updated_at DESC, "
+                "b.period DESC, b.attempt DESC) AS n FROM gk_attempts b "
+                "WHERE b.job IN (SELECT job FROM w) AND b.state = 'succeeded') a "
+                "WHERE a.n <= ? ORDER BY a.job, a.n",
+                (*some, count),
+            )
+            for row in rows:
+                found[row[0]].append(self._attempts.to_attempt(row))
+        return dict(found)

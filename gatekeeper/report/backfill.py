@@ -5,10 +5,10 @@ fetch-then-plan step: the range's own plan of the job (``planning.plan_from_ledg
 complete periods as the range reads them, published by it when it publishes), then the
 facts the planner needs (``core/backfill.py BackfillFacts``) in one statement per kind of
 fact, whatever the window's length: the latest attempts over the window, its stale
-publications. ``reviewed`` adds the facts a plan file carries (``core/plan_facts.py``):
-the current revision of each of the window's periods, and the latest attempt and revision
-of every upstream pair they require, read for all pairs at once (``Ledger.fleet``).
-Nothing is written.
+publications, its last successes (the estimate of the plan's duration). ``reviewed`` adds
+the facts a plan file carries (``core/plan_facts.py``): the current revision of each of
+the window's periods, and the latest attempt and revision of every upstream pair they
+require, read for all pairs at once (``Ledger.fleet``). Nothing is written.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from gatekeeper.core.backfill import BackfillFacts, BackfillPlan, Reprocess, plan_backfill
+from gatekeeper.core.backfill import (
+    ESTIMATE_SAMPLES,
+    BackfillFacts,
+    BackfillPlan,
+    Reprocess,
+    plan_backfill,
+)
 from gatekeeper.core.plan_facts import Fact, facts_of, job_pairs, window_pairs
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.validation import check_name
@@ -77,8 +83,11 @@ def _read(
         task_limit=limit,
     )
     labels = plan_window(ranged, window.through)
+    successes = tuple(ledger.fleet.recent_successes([job], ESTIMATE_SAMPLES).get(job, ()))
     if not labels:
-        return ranged, BackfillFacts(job, {}, publishes, (), window.requires, window.through)
+        return ranged, BackfillFacts(
+            job, {}, publishes, (), window.requires, window.through, successes
+        )
     first, last = ranged.key(labels[0]), ranged.key(labels[-1])
     stale = ledger.stale(job, since=first) if publishes else []
     return ranged, BackfillFacts(
@@ -88,4 +97,5 @@ def _read(
         stale=tuple(s for s in stale if s.business_date <= last),
         requires=window.requires,
         through=window.through,
+        successes=successes,
     )

@@ -367,3 +367,41 @@ def test_plan_file_bad_input_writes_nothing(
     assert len(err.strip().splitlines()) == 1 and f"invalid {field}=" in err
     assert list(out_dir.iterdir()) == []
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_plan_estimate_is_the_median_of_the_last_20_successes(
+    ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = dt.datetime(2026, 9, 1, 1, 0, tzinfo=UTC)
+    with gk.open_ledger(ledger_url) as ledger:
+        for n in range(25):  # August: 5 old hour-long runs, then 20 of 1..20 minutes
+            day = f"2026-08-{n + 1:02d}"
+            start = base + dt.timedelta(days=n)
+            took = dt.timedelta(hours=1) if n < 5 else dt.timedelta(minutes=n - 4)
+            ledger.record("Est", day, 1, f"e{n}", "succeeded", start, now=start + took)
+        ledger.record("Est", "2026-10-02", 1, "f", "failed", at(-90), now=at(-1))
+    args = ("Est", "--start", "2026-10-01", "--stop", "2026-10-04", "--now", NOW.isoformat())
+    code, data, _ = plan(capsys, ledger_url, *args)
+    assert code == 1 and data["order"] == ["2026-10-01", "2026-10-02", "2026-10-03"]
+    assert data["estimate"] == {
+        "periods": 3,
+        "samples": 20,
+        "median_seconds": 630.0,  # between 10 and 11 minutes
+        "total_seconds": 1890.0,
+        "description": "estimate: 3 periods x 10m30s = 31m30s, one after another "
+        "(median of the last 20 successes)",
+    }
+    assert main(["--ledger", ledger_url, "plan", *args]) == 1
+    assert "  estimate: 3 periods x 10m30s = 31m30s" in capsys.readouterr().out
+
+
+def test_plan_estimate_says_when_there_is_no_history(
+    ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with gk.open_ledger(ledger_url) as ledger:
+        ledger.record("Fresh", "2026-10-01", 1, "f1", "failed", at(-90), now=at(-89))
+    args = ("Fresh", "--start", "2026-10-01", "--stop", "2026-10-03", "--now", NOW.isoformat())
+    _, data, _ = plan(capsys, ledger_url, *args)
+    assert data["estimate"]["median_seconds"] is None and data["estimate"]["samples"] == 0
+    assert main(["--ledger", ledger_url, "plan", *args]) == 1
+    assert "estimate: no history (no succeeded attempt recorded)" in capsys.readouterr().out
