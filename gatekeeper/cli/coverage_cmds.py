@@ -9,7 +9,7 @@ from typing import Any
 
 from gatekeeper.cli.known import add_allow_unknown, check_freshness_keys, check_known
 from gatekeeper.cli.output import EXIT_NOT_READY, EXIT_OK, Result, table, to_int
-from gatekeeper.cli.windows import flagged_window, window_options
+from gatekeeper.cli.windows import fill_options, flagged_window, window_options
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.validation import check_timestamp
@@ -283,8 +283,7 @@ def register(add: Callable[..., Any]) -> None:
     )
     p.add_argument("jobs", nargs="+", metavar="JOB")
     window_options(p)
-    p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
-    p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    fill_options(p)
     add_allow_unknown(p, freshness=True)
     p = add(
         "jobs",

@@ -20,13 +20,13 @@ from gatekeeper.cli.output import (
     to_int,
     write_atomically,
 )
-from gatekeeper.cli.windows import flagged_window, window_options
+from gatekeeper.cli.windows import fill_options, flagged_window, window_options
 from gatekeeper.core.backfill import BackfillPlan, PlannedPeriod, Reprocess
 from gatekeeper.core.clock import utc_now
 from gatekeeper.core.plan_facts import digest
 from gatekeeper.core.validation import check_name, check_timestamp
 from gatekeeper.ledger import Ledger
-from gatekeeper.report.backfill import backfill, reviewed
+from gatekeeper.report.backfill import PlanRequest, backfill, reviewed
 
 PAIRS_SHOWN = 3  # a row's upstream pairs shown in the table; --json has every one
 
@@ -42,11 +42,11 @@ def cmd_plan(ledger: Ledger, args: argparse.Namespace) -> Result:
     now = check_timestamp(args.now, "now") if args.now else utc_now()
     limit = to_int(args.task_limit, "task_limit")
     check_known(ledger, [job], args.allow_unknown)
-    window = flagged_window(ledger, job, args)
+    request = PlanRequest(job, flagged_window(ledger, job, args), policy, now, limit)
     if target is None:
-        found = backfill(ledger, job, window, policy, now=now, task_limit=limit)
+        found = backfill(ledger, request)
         return Result(found.to_json(), render(found), _exit(found))
-    found, facts = reviewed(ledger, job, window, policy, now=now, task_limit=limit)
+    found, facts = reviewed(ledger, request)
     data = {
         **found.to_json(),
         "digest": digest(facts),
@@ -112,8 +112,7 @@ def register(add: Callable[..., Any]) -> None:
         "period), stale (also stale publications), all (every due business period)",
     )
     window_options(p)
-    p.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
-    p.add_argument("--task-limit", default="50", help="periods a fill would schedule")
+    fill_options(p)
     p.add_argument(
         "-o",
         "--output",

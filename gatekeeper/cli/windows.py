@@ -56,3 +56,10 @@ def window_options(parser: argparse.ArgumentParser) -> None:
         help="weekdays, holidays:CC, exchange:MIC...: the business calendar the job follows "
         "(default: its range's, else all; contradicting its range's is refused)",
     )
+
+
+def fill_options(parser: argparse.ArgumentParser) -> None:
+    """What a fill of the window would take, which ``status`` and ``plan`` share: its
+    strategy and how many periods it schedules."""
+    parser.add_argument("--strategy", help="contiguous, forward or reverse (default: its range's)")
+    parser.add_argument("--task-limit", default="50", help="periods a fill would schedule")

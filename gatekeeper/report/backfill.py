@@ -1,6 +1,6 @@
 """What ``gatekeeper plan`` reads: a job's backfill plan over its window (reads only).
 
-``backfill(ledger, job, window, policy, now=..., task_limit=...)`` is the one
+``backfill(ledger, request)`` (a ``PlanRequest``) is the one
 fetch-then-plan step: the range's own plan of the job (``planning.plan_from_ledger``: its
 complete periods as the range reads them, published by it when it publishes), then the
 facts the planner needs (``core/backfill.py BackfillFacts``) in one statement per kind of
@@ -14,6 +14,7 @@ require, read for all pairs at once (``Ledger.fleet``). Nothing is written.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.backfill import (
@@ -25,6 +26,7 @@ from gatekeeper.core.backfill import (
 )
 from gatekeeper.core.plan_facts import Fact, facts_of, job_pairs, window_pairs
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
+from gatekeeper.core.records import Attempt, Staleness
 from gatekeeper.core.validation import check_name
 from gatekeeper.core.window import plan_window
 from gatekeeper.report.windows import JobWindow
@@ -33,69 +35,57 @@ if TYPE_CHECKING:
     from gatekeeper.ledger.protocols import LedgerReads
 
 
-def backfill(
-    ledger: LedgerReads,
-    job: str,
-    window: JobWindow,
-    policy: Reprocess,
-    *,
-    now: dt.datetime,
-    task_limit: int | None = 50,
-) -> BackfillPlan:
-    """``job``'s backfill plan at ``now`` over ``window`` under ``policy`` (the module
-    docstring). A few queries; reads only. Raises InvalidInput for a bad request and
-    LedgerError when the database fails."""
-    ranged, facts = _read(ledger, check_name(job, "job"), window, now, task_limit)
-    return plan_backfill(ranged, facts, policy)
+@dataclass(frozen=True, slots=True)
+class PlanRequest:
+    """What a backfill plan is asked for: ``job``'s ``window`` under ``policy`` at ``now``,
+    a fill scheduling ``task_limit`` periods (None: all)."""
+
+    job: str
+    window: JobWindow
+    policy: Reprocess
+    now: dt.datetime
+    task_limit: int | None = 50
 
 
-def reviewed(
-    ledger: LedgerReads,
-    job: str,
-    window: JobWindow,
-    policy: Reprocess,
-    *,
-    now: dt.datetime,
-    task_limit: int | None = 50,
-) -> tuple[BackfillPlan, tuple[Fact, ...]]:
+def backfill(ledger: LedgerReads, request: PlanRequest) -> BackfillPlan:
+    """The backfill plan ``request`` asks for (the module docstring). A few queries; reads
+    only. Raises InvalidInput for a bad request and LedgerError when the database fails."""
+    ranged, facts = _read(ledger, request)
+    return plan_backfill(ranged, facts, request.policy)
+
+
+def reviewed(ledger: LedgerReads, request: PlanRequest) -> tuple[BackfillPlan, tuple[Fact, ...]]:
     """``backfill``, and every ledger fact it read (``core/plan_facts.py``): two more
     statements per 300 pairs; reads only."""
-    ranged, facts = _read(ledger, check_name(job, "job"), window, now, task_limit)
-    found = plan_backfill(ranged, facts, policy)
-    own, upstream = job_pairs(found), window_pairs(found, window.requires)
-    latest = {(job, key): a for key, a in facts.latest.items()}
+    ranged, facts = _read(ledger, request)
+    found = plan_backfill(ranged, facts, request.policy)
+    own, upstream = job_pairs(found), window_pairs(found, request.window.requires)
+    latest = {(found.job, key): a for key, a in facts.latest.items()}
     latest.update(ledger.fleet.latest(upstream))
     revisions = ledger.fleet.revisions((*own, *upstream))
     return found, facts_of((*own, *upstream), latest, revisions)
 
 
-def _read(
-    ledger: LedgerReads, job: str, window: JobWindow, now: dt.datetime, limit: int | None
-) -> tuple[RangePlan, BackfillFacts]:
-    """The range's plan of ``job`` and the facts of its window the planner reads."""
+def _read(ledger: LedgerReads, request: PlanRequest) -> tuple[RangePlan, BackfillFacts]:
+    """The range's plan of the requested job and the facts of its window the planner reads."""
+    job, window = check_name(request.job, "job"), request.window
     publishes = ledger.has_published(job)
     ranged = plan_from_ledger(
         ledger,
         job,
-        now=now,
+        now=request.now,
         schedule=window.schedule,
         consumer=job if publishes else None,
-        task_limit=limit,
+        task_limit=request.task_limit,
     )
     labels = plan_window(ranged, window.through)
     successes = tuple(ledger.fleet.recent_successes([job], ESTIMATE_SAMPLES).get(job, ()))
-    if not labels:
-        return ranged, BackfillFacts(
-            job, {}, publishes, (), window.requires, window.through, successes
-        )
-    first, last = ranged.key(labels[0]), ranged.key(labels[-1])
-    stale = ledger.stale(job, since=first) if publishes else []
-    return ranged, BackfillFacts(
-        job,
-        ledger.latest_between(job, first, last),
-        publishes,
-        stale=tuple(s for s in stale if s.business_date <= last),
-        requires=window.requires,
-        through=window.through,
-        successes=successes,
-    )
+    latest: dict[str, Attempt] = {}
+    stale: tuple[Staleness, ...] = ()
+    if labels:
+        first, last = ranged.key(labels[0]), ranged.key(labels[-1])
+        latest = ledger.latest_between(job, first, last)
+        found = ledger.stale(job, since=first) if publishes else []
+        stale = tuple(s for s in found if s.business_date <= last)
+    facts = BackfillFacts(job, latest, publishes, stale, window.requires, window.through, successes)
+    return ranged, facts
