@@ -405,3 +405,30 @@ def test_plan_estimate_says_when_there_is_no_history(
     assert data["estimate"]["median_seconds"] is None and data["estimate"]["samples"] == 0
     assert main(["--ledger", ledger_url, "plan", *args]) == 1
     assert "estimate: no history (no succeeded attempt recorded)" in capsys.readouterr().out
+
+
+def test_plan_stale_month_after_one_of_its_days_is_repaired(
+    ledger_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    days = [f"2026-09-{d:02d}" for d in range(1, 31)]
+    with gk.open_ledger(ledger_url) as ledger:
+        for day in days:
+            ledger.record("Day", day, 1, f"d-{day}", "succeeded", at(-400), now=at(-399))
+        ledger.begin_attempt("Month", "2026-09", "m-09", lease_seconds=3600, now=at(-300))
+        pairs = [("Day", d) for d in days]
+        ledger.publish("Month", "2026-09", pairs, "fp", producer="m-09", now=at(-299.5))
+        ledger.record("Month", "2026-09", 1, "m-09", "succeeded", at(-300), now=at(-299))
+    args = ("Month", "--start", "2026-09", "--stop", "2026-10", "--now", NOW.isoformat())
+    target = tmp_path / "plan.json"
+    code, before, _ = plan(capsys, ledger_url, *args, "--reprocess", "stale", "-o", str(target))
+    assert code == 0 and actions(before) == {"2026-09": ("skip", "complete")}
+    assert len(before["facts"]) == 31  # the month and its 30 days
+    with gk.open_ledger(ledger_url) as ledger:
+        ledger.record("Day", "2026-09-15", 2, "d-15-2", "succeeded", at(-10), now=at(-9))
+    code, after, _ = plan(capsys, ledger_url, *args, "--reprocess", "stale", "-o", str(target))
+    assert code == 1
+    assert actions(after) == {
+        "2026-09": ("republish", "stale: upstream Day 2026-09-15 attempt 1 → 2")
+    }
+    assert after["periods"][0]["upstream"] == [["Day", d] for d in days]
+    assert after["digest"] != before["digest"]
