@@ -281,5 +281,5 @@ def fingerprint(payload: object) -> str:
             text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise InvalidInput("payload", payload, f"not canonical JSON: {exc}") from None
-        data = text.encode("utf-8")
+        data = text.encode()  # UTF-8
     return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -113,7 +113,7 @@ def _check_keys(value: object, keys: frozenset[str], what: str) -> Mapping[str, 
     if not isinstance(value, Mapping):
         raise RecoveryNotSafe(f"{what}: expected an object, got {type(value).__name__}")
     if set(value) != keys:
-        missing = sorted(keys - set(value), key=str)
+        missing = sorted(keys - set(value))  # names of ours: strings
         extra = sorted(set(value) - keys, key=str)
         raise RecoveryNotSafe(f"{what}: malformed, missing keys {missing}, unexpected keys {extra}")
     return value
@@ -370,6 +370,6 @@ def _parse_ts(value: object, field: str) -> dt.datetime:
         ts = dt.datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInput(field, value, "not an ISO 8601 timestamp") from exc
-    if ts.tzinfo is None or ts.utcoffset() is None:
+    if ts.tzinfo is None:  # fromisoformat gives a fixed offset or none
         raise InvalidInput(field, value, "has no UTC offset")
     return ts

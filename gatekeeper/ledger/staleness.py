@@ -35,7 +35,8 @@ class StalenessStore:
         rows = self.sql.read(_STALE_SQL, (check_name(consumer, "consumer"), first))
         newest: dict[tuple[str, str, str], Any] = {}
         for row in rows:  # ordered by attempt: the last one per (period, job) is the newest
-            newest[(row[0], row[2], row[3])] = row
+            # the evidence's run ID names its upstream period as well (mutants: equivalent)
+            newest[(row[0], row[2], row[3])] = row  # pragma: no mutate
         return [
             Staleness(consumer, r[0], int(r[1]), r[2], r[3], r[4], int(r[5]), r[6], int(r[7]))
             for r in newest.values()

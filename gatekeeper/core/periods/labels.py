@@ -59,7 +59,7 @@ def parse_hour(value: object, field: str = "business_date") -> dt.datetime:
     if isinstance(value, str) and _LUIGI_HOUR.match(value):
         try:
             day = dt.date.fromisoformat(value[:10])
-            return dt.datetime.combine(day, dt.time(int(value[11:13])), tzinfo=UTC)
+            return dt.datetime.combine(day, dt.time(int(value[11:])), tzinfo=UTC)
         except ValueError:
             raise InvalidInput(field, value, "not a calendar hour") from None
     if isinstance(value, str) and "T" not in value:
@@ -114,7 +114,7 @@ def hour_ordinals(values: Iterable[object], field: str) -> set[int]:
                     day = days[value[:10]] = day_ordinal(value[:10], field)  # pragma: no mutate
                 except InvalidInput:
                     pass  # the slow path names the whole value
-            hour = value[11:13]
+            hour = value[11:13]  # pragma: no mutate  (another slice is refused: the slow path)
             if day is not None and hour.isascii() and hour.isdigit() and int(hour) < 24:
                 found.add(day * 24 + int(hour))
                 continue
@@ -138,10 +138,11 @@ def _fast_hour_ordinal(value: object, field: str) -> int:
         and value[11:13].isascii()  # pragma: no mutate
         and value[11:13].isdigit()  # pragma: no mutate
     ):
-        try:
-            hour = int(value[11:13])
-            if 0 <= hour < 24:
-                return dt.date.fromisoformat(value[:10]).toordinal() * 24 + hour
+        try:  # another slice of the hour or the date fails, or is refused, below: the slow path
+            hour = int(value[11:13])  # pragma: no mutate
+            if hour < 24:  # two ASCII digits
+                day = dt.date.fromisoformat(value[:10])  # pragma: no mutate
+                return day.toordinal() * 24 + hour
         except ValueError:
             pass  # the slow path names the field
     return hour_ordinal(value, field)
