@@ -24,6 +24,7 @@ READ_ONLY = {
     "status": ["A", "--start", D, "--stop", "2026-10-25"],
     "jobs": [],
     "report": ["A", "--start", D, "--stop", "2026-10-25", "-o", "{tmp}/coverage.html"],
+    "plan": ["A", "--start", D, "--stop", "2026-10-25", "-o", "{tmp}/plan.json"],
     "plan-recovery": ["--stages", "A,B", "--business-date", D],
     "check": ["A"],
     "verify": [],
