@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,10 +28,27 @@ READ_ONLY_WAITS = {"connect_timeout": 5.0, "reconnect_window": 0.0}
 
 
 class Result:
-    """What a command produced: JSON-able data, its table rendering and the exit code."""
+    """What a command produced: JSON-able data, its table rendering and the exit code. The
+    data of a command whose ``--json`` reads more than its table (``status``) is built when
+    it is first read (``deferred``)."""
 
     def __init__(self, data: Any, text: str, code: int = EXIT_OK):
-        self.data, self.text, self.code = data, text, code
+        self._data, self.text, self.code = data, text, code
+        self._build: Callable[[], Any] | None = None
+
+    @classmethod
+    def deferred(cls, build: Callable[[], Any], text: str, code: int = EXIT_OK) -> Result:
+        """A Result whose data ``build()`` makes, once, when it is first read."""
+        result = cls(None, text, code)
+        result._build = build
+        return result
+
+    @property
+    def data(self) -> Any:
+        """The JSON-able data (built now if it was deferred)."""
+        if self._build is not None:
+            self._data, self._build = self._build(), None
+        return self._data
 
 
 def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

@@ -5,9 +5,10 @@ its complete periods (``fleet.fleet_plans``: one statement per batch of jobs), a
 as segments (``segments.window_segments``): long runs of complete periods as one, the other
 periods judged from their latest attempts, read for every job at once (``ledger.fleet.latest``
 of the periods outside the runs only); what blocks a job's unattempted gaps is read per job
-that has such a gap and requirements (``fleet.blocking``), and a job's newest publications per
-job that has published. In proportion to the jobs and to what is not complete, not to the
-periods of their windows.
+that has such a gap and requirements (``fleet.blocking``), and a job's newest publications
+over its window per job that has published (a run's revisions, a period's). In proportion
+to the jobs and to what is not complete, not to the periods of their windows (but for the
+publications of a job that publishes).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt
 from gatekeeper.report.fleet import blocking, fleet_plans
-from gatekeeper.report.segments import LONG, Segment, individual, window_segments
+from gatekeeper.report.segments import LONG, Segment, individual, window_segments, window_span
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -32,12 +33,13 @@ def coverages(
     windows: Mapping[str, JobWindow],
     now: dt.datetime,
     shortest: int = LONG,
+    task_limit: int | None = None,
 ) -> dict[str, tuple[RangePlan, tuple[Segment, ...]]]:
-    """Job -> its RangePlan at ``now`` over its window (every gap scheduled) and the window
-    as segments, runs of at least ``shortest`` complete periods as one (see the module).
-    Reads only; raises InvalidInput for a bad window and
-    LedgerError when the database fails."""
-    plans = fleet_plans(ledger, windows, now)
+    """Job -> its RangePlan at ``now`` over its window (the first ``task_limit`` gaps
+    scheduled; None: every gap) and the window as segments, runs of at least ``shortest``
+    complete periods as one (see the module). Reads only; raises InvalidInput for a bad
+    window and LedgerError when the database fails."""
+    plans = fleet_plans(ledger, windows, now, task_limit)
     keys = {
         job: [found.key(label) for label in individual(found, windows[job].through, shortest)]
         for job, found in plans.items()
@@ -46,12 +48,13 @@ def coverages(
     pairs = [(job, key) for job, some in keys.items() for key in some]
     for (job, key), attempt in ledger.fleet.latest(pairs).items():
         latest[job][key] = attempt
-    publishers = ledger.fleet.publishers([job for job, some in keys.items() if some])
+    spans = {job: window_span(found, windows[job].through) for job, found in plans.items()}
+    publishers = ledger.fleet.publishers([job for job, span in spans.items() if span])
     out = {}
     for job, found in plans.items():
-        window, seen, some = windows[job], latest.get(job, {}), keys[job]
+        window, seen, span = windows[job], latest.get(job, {}), spans[job]
         causes = blocking(ledger, found, seen, window)
-        published = ledger.newest_publications(job, some[0], some[-1]) if job in publishers else {}
+        published = ledger.newest_publications(job, *span) if span and job in publishers else {}
         out[job] = (
             found,
             window_segments(found, seen, published, causes, window.through, shortest),

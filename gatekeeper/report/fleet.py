@@ -148,16 +148,20 @@ def summaries(
 
 
 def fleet_plans(
-    ledger: LedgerReads, windows: Mapping[str, JobWindow], now: dt.datetime
+    ledger: LedgerReads,
+    windows: Mapping[str, JobWindow],
+    now: dt.datetime,
+    task_limit: int | None = None,
 ) -> dict[str, RangePlan]:
-    """Job -> its RangePlan at ``now`` over its window (every gap scheduled), planned from
-    the runs of every job's complete periods, read in one statement per batch. Reads only."""
+    """Job -> its RangePlan at ``now`` over its window (the first ``task_limit`` gaps
+    scheduled; None: every gap), planned from the runs of every job's complete periods, read
+    in one statement per batch. Reads only."""
     schedules = {job: w.schedule for job, w in windows.items()}
     spans = per_schedule(schedules, lambda schedule: schedule.due_span(now))
     runs = ledger.fleet.complete_runs(
         [(job, *span, schedules[job].period) for job, span in spans.items() if span]
     )
-    return plans(runs, schedules, now=now, task_limit=None)
+    return plans(runs, schedules, now=now, task_limit=task_limit)
 
 
 def blocking(

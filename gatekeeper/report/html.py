@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -24,7 +23,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rules
 from gatekeeper.report.grids import LABELS, layout, text
 from gatekeeper.report.grids import grid as grid_of
-from gatekeeper.report.segments import Run, Segment, stretches
+from gatekeeper.report.segments import Run, Segment, segment_counts, stretches
 from gatekeeper.report.states import PeriodState, collapse
 
 _ATTENTION_ROWS = 12
@@ -44,18 +43,8 @@ class JobCoverage:
     _counts: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        found: Counter[PeriodState] = Counter()
-        for s in self.states:
-            if isinstance(s, Run):
-                found[s.state] += s.count
-                found[PeriodState.NON_BUSINESS] += s.non_business
-            else:
-                found[s.state] += 1
-        counted = {
-            s.value: found.get(s, 0)
-            for s in PALETTE
-            if s is not PeriodState.NON_BUSINESS or found.get(s, 0)
-        }
+        found = segment_counts(self.states)
+        counted = {s.value: found[s] for s in PALETTE if s in found}
         object.__setattr__(self, "_counts", counted)
 
     def counts(self) -> dict[str, int]:

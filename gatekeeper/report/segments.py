@@ -4,15 +4,18 @@
 (``report/states.py``) in proportion to what is not complete: each run of at least
 ``LONG`` consecutive complete due periods (the plan's ``due`` less its gaps and the periods
 its catch-up policy skips, as the ledger's runs say) is one ``Run`` (its first and last
-period, how many succeeded, and how many periods off the calendar lie between them); every
-other period of the window is judged one by one (``states.judge``) from its latest attempt.
+period, how many succeeded, how many periods off the calendar lie between them, and the
+revisions its periods' newest publications carry); every other period of the window is
+judged one by one (``states.judge``) from its latest attempt.
 ``expand(plan, segments)`` gives back the state of each period, as ``period_states`` would.
 What the report draws, and where it reads attempts (``individual``). Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatekeeper.core.causes import Cause
@@ -24,6 +27,7 @@ from gatekeeper.report.states import (
     PeriodStatus,
     base_bounds,
     judge,
+    tally,
     window_bounds,
 )
 
@@ -32,15 +36,33 @@ LONG = 32
 
 
 @dataclass(frozen=True, slots=True)
+class Revisions:
+    """The newest publications of some periods: the lowest and highest revision among them
+    and how many of the periods have one (``published``)."""
+
+    low: int
+    high: int
+    published: int
+
+    @classmethod
+    def of(cls, revisions: Iterable[int]) -> Revisions | None:
+        """The Revisions of periods whose newest revisions are ``revisions``; None for none."""
+        found = list(revisions)
+        return cls(min(found), max(found), len(found)) if found else None
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """Consecutive complete periods of a window, drawn as one: the first and last (business)
-    period's keys, how many succeeded (``count``) and how many periods between them are not
-    business periods of the job's calendar (``non_business``)."""
+    period's keys, how many succeeded (``count``), how many periods between them are not
+    business periods of the job's calendar (``non_business``) and, for a publishing job,
+    the revisions of its periods' newest publications (None when none has one)."""
 
     first: str
     last: str
     count: int
     non_business: int = 0
+    revisions: Revisions | None = None
 
     @property
     def state(self) -> PeriodState:
@@ -67,6 +89,27 @@ def complete_spans(plan: RangePlan, shortest: int = LONG) -> list[tuple[int, int
     return spans
 
 
+def segment_counts(segments: Iterable[Segment]) -> dict[PeriodState, int]:
+    """How many periods ``segments`` hold in each state, as ``states.counts`` gives those
+    of the periods they stand for (``expand``)."""
+    found: Counter[PeriodState] = Counter()
+    for s in segments:
+        if isinstance(s, Run):
+            found[s.state] += s.count
+            found[PeriodState.NON_BUSINESS] += s.non_business
+        else:
+            found[s.state] += 1
+    return tally(found)
+
+
+def window_span(plan: RangePlan, through: str | None = None) -> tuple[str, str] | None:
+    """The keys of the first and last period ``window_segments`` covers, or None when its
+    window has none."""
+    base = plan.period.base
+    first, end = _base_window(plan, through)
+    return (plan.key(base.at(first)), plan.key(base.at(end - 1))) if end > first else None
+
+
 def _base_window(plan: RangePlan, through: str | None) -> tuple[int, int]:
     """The base kind's ordinals ``[first, end)`` of the periods ``period_states`` shows."""
     kind = plan.period
@@ -76,16 +119,27 @@ def _base_window(plan: RangePlan, through: str | None) -> tuple[int, int]:
     return base_bounds(plan, kind.at(end - 1) if end > first else None)
 
 
-def _pieces(plan: RangePlan, through: str | None, shortest: int) -> Iterator[tuple[int, int] | Run]:
-    """The window in order: base ordinals ``(a, b)`` of periods judged one by one, and runs."""
+def _pieces(
+    plan: RangePlan,
+    through: str | None,
+    shortest: int,
+    publications: Mapping[str, Publication] | None = None,
+) -> Iterator[tuple[int, int] | Run]:
+    """The window in order: base ordinals ``(a, b)`` of periods judged one by one, and runs
+    (with the revisions of ``publications`` among their periods)."""
     kind, base = plan.period, plan.period.base
     at, end = _base_window(plan, through)
+    newest = publications or {}
+    published = sorted(newest)
     for a, b in complete_spans(plan, shortest):
         first, last = kind.at(a), kind.at(b - 1)
         start, stop = base.ordinal(first), base.ordinal(last) + 1
         if start > at:
             yield (at, start)
-        yield Run(plan.key(first), plan.key(last), b - a, (stop - start) - (b - a))
+        keys = plan.key(first), plan.key(last)
+        among = published[bisect_left(published, keys[0]) : bisect_right(published, keys[1])]
+        revisions = Revisions.of(newest[k].revision for k in among if kind.is_business(k))
+        yield Run(*keys, b - a, (stop - start) - (b - a), revisions)
         at = stop
     if end > at:
         yield (at, end)
@@ -113,10 +167,12 @@ def window_segments(
 ) -> tuple[Segment, ...]:
     """The window of ``period_states(plan, latest, publications, causes, through)`` as
     segments, oldest first (see the module). ``latest`` must hold the latest attempt of every
-    period of ``individual(plan, through, shortest)`` that has one; no other is looked at."""
+    period of ``individual(plan, through, shortest)`` that has one; no other is looked at.
+    ``publications`` holds the newest of each period of the window that has one (a run's
+    revisions are those among its periods)."""
     base = plan.period.base
     out: list[Segment] = []
-    for piece in _pieces(plan, through, shortest):
+    for piece in _pieces(plan, through, shortest, publications):
         if isinstance(piece, Run):
             out.append(piece)
         else:

@@ -193,11 +193,16 @@ def collapse(states: tuple[PeriodStatus, ...]) -> list[tuple[str, str, PeriodSta
 def counts(states: Iterable[PeriodStatus]) -> dict[PeriodState, int]:
     """How many periods are in each state, in enum order: every state (0 when none), but
     ``non_business`` only when a period is in it (a job on a business calendar)."""
-    found = Counter(s.state for s in states)
+    return tally(Counter(s.state for s in states))
+
+
+def tally(found: Mapping[PeriodState, int]) -> dict[PeriodState, int]:
+    """``found`` as ``counts`` gives it: every state in enum order (0 when none), but
+    ``non_business`` only when a period is in it."""
     return {
-        state: found[state]
+        state: found.get(state, 0)
         for state in PeriodState
-        if state is not PeriodState.NON_BUSINESS or found[state]
+        if state is not PeriodState.NON_BUSINESS or found.get(state, 0)
     }
 
 

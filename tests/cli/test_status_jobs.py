@@ -15,7 +15,7 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
-from gatekeeper.cli.coverage_cmds import run_rows
+from gatekeeper.cli.status_text import run_rows
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.states import PeriodState, PeriodStatus, collapse, counts, window_states
 from gatekeeper.report.windows import JobWindow

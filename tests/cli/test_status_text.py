@@ -5,7 +5,7 @@ lines their strips up by date."""
 from __future__ import annotations
 
 import gatekeeper as gk
-from gatekeeper.cli.coverage_cmds import run_rows
+from gatekeeper.cli.status_text import run_rows
 from gatekeeper.report.states import PeriodState, PeriodStatus
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import succeed

@@ -8,14 +8,37 @@ import datetime as dt
 import uuid
 from dataclasses import dataclass
 
+from hypothesis import strategies as st
+
 import gatekeeper as gk
 from gatekeeper.core.causes import Requirement
-from gatekeeper.core.periods import Period
+from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.windows import JobWindow
 
 #: how long before ``now`` an attempt began (a lease of 60 s has run out by ``now``)
 BEGAN = dt.timedelta(seconds=120)
+HOURS_3 = dt.timedelta(hours=3)  # ``now`` is this far into its step
+#: kind, the first period of the cases, and the step of ``now`` past it
+KINDS: dict[str, tuple[Period, str, dt.timedelta]] = {
+    "daily": (DAILY, "2026-10-01", dt.timedelta(days=1)),
+    "weekdays": (DAILY.on("weekdays"), "2026-10-01", dt.timedelta(days=1)),
+    "hourly": (HOURLY, "2026-10-01T00", dt.timedelta(hours=1)),
+    "monthly": (MONTHLY, "2026-01", dt.timedelta(days=31)),
+}
+#: what a period holds: its attempts, oldest first ("running": a live lease at ``now``,
+#: "expired": a lease that ran out, "unleased": recorded running with no lease)
+OUTCOMES = (
+    (),
+    ("succeeded",),
+    ("failed",),
+    ("failed", "succeeded"),
+    ("succeeded", "failed"),
+    ("abandoned",),
+    ("running",),
+    ("expired",),
+    ("unleased",),
+)
 
 
 def write_history(
@@ -88,3 +111,26 @@ def write_window(
     recorded = [k for k, h in zip(keys, history.held, strict=False) if h]
     last = recorded[-1] if recorded and history.through else None
     return job, JobWindow(schedule, (Requirement(up),), last)
+
+
+@st.composite
+def histories(
+    draw: st.DrawFn, held: st.SearchStrategy[list[tuple[str, ...]]], most: int = 16
+) -> tuple[History, dt.datetime]:
+    """A History of one of KINDS whose job's and upstream's periods hold what ``held``
+    draws, its window stopping within ``most`` periods (or open), and the ``now`` it is seen
+    at (up to ``most`` steps past its first period)."""
+    kind, first, step = KINDS[draw(st.sampled_from(sorted(KINDS)))]
+    now = kind.interval(kind.at(kind.rank(first)), "UTC").start
+    now += draw(st.integers(0, most)) * step + HOURS_3
+    history = History(
+        kind,
+        first,
+        draw(held),
+        draw(held),
+        draw(st.none() | st.integers(0, most)),
+        draw(st.sampled_from(["all", "none", "last:3"])),
+        draw(st.sampled_from(["0s", "2h"])),
+        draw(st.booleans()),
+    )
+    return history, now

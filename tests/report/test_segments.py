@@ -20,9 +20,8 @@ from gatekeeper.report.segments import LONG, Run, expand
 from gatekeeper.report.states import PeriodState, PeriodStatus, counts, window_states
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
-from tests.helpers.histories import History, write_history, write_window
+from tests.helpers.histories import OUTCOMES, History, histories, write_history, write_window
 from tests.helpers.report_browser import NOW, Elements, dump_dom, need_chromium, report_command
-from tests.report.test_summary import HOURS_3, KINDS, OUTCOMES
 
 UTC = dt.timezone.utc
 #: mostly complete periods, so that runs form between the others
@@ -54,32 +53,11 @@ def same_as_window_states(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    kind_name=st.sampled_from(sorted(KINDS)),
-    held=held_lists,
-    upstream=held_lists,
-    steps=st.integers(0, 22),
-    stop=st.none() | st.integers(0, 22),
-    catchup=st.sampled_from(["all", "none", "last:3"]),
-    lateness=st.sampled_from(["0s", "2h"]),
-    through=st.booleans(),
-    shortest=st.integers(1, 4),
-)
+@given(drawn=histories(held_lists, 22), shortest=st.integers(1, 4))
 def test_coverages_give_the_states_window_states_judges(
-    ledger: gk.Ledger,
-    kind_name: str,
-    held: list[tuple[str, ...]],
-    upstream: list[tuple[str, ...]],
-    steps: int,
-    stop: int | None,
-    catchup: str,
-    lateness: str,
-    through: bool,
-    shortest: int,
+    ledger: gk.Ledger, drawn: tuple[History, dt.datetime], shortest: int
 ) -> None:
-    kind, first, step = KINDS[kind_name]
-    now = kind.interval(kind.at(kind.rank(first)), "UTC").start + steps * step + HOURS_3
-    history = History(kind, first, held, upstream, stop, catchup, lateness, through)
+    history, now = drawn
     job, window = write_window(ledger, history, now, size=20)
     same_as_window_states(ledger, job, now, window, shortest)
 

@@ -11,37 +11,23 @@ from hypothesis import strategies as st
 
 import gatekeeper as gk
 from gatekeeper.core.causes import profile
-from gatekeeper.core.periods import DAILY, HOURLY, MONTHLY, Period
+from gatekeeper.core.periods import DAILY
 from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.fleet import window_summary
 from gatekeeper.report.states import PeriodState, counts, window_states
 from gatekeeper.report.summary import window_counts
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
-from tests.helpers.histories import History, write_history, write_window
+from tests.helpers.histories import (
+    KINDS,
+    OUTCOMES,
+    History,
+    histories,
+    write_history,
+    write_window,
+)
 
 UTC = dt.timezone.utc
-HOURS_3 = dt.timedelta(hours=3)  # ``now`` is this far into its step
-#: kind, the first period of the cases, and the step of ``now`` past it
-KINDS: dict[str, tuple[Period, str, dt.timedelta]] = {
-    "daily": (DAILY, "2026-10-01", dt.timedelta(days=1)),
-    "weekdays": (DAILY.on("weekdays"), "2026-10-01", dt.timedelta(days=1)),
-    "hourly": (HOURLY, "2026-10-01T00", dt.timedelta(hours=1)),
-    "monthly": (MONTHLY, "2026-01", dt.timedelta(days=31)),
-}
-#: what a period holds: its attempts, oldest first ("running": a live lease at ``now``,
-#: "expired": a lease that ran out, "unleased": recorded running with no lease)
-OUTCOMES = (
-    (),
-    ("succeeded",),
-    ("failed",),
-    ("failed", "succeeded"),
-    ("succeeded", "failed"),
-    ("abandoned",),
-    ("running",),
-    ("expired",),
-    ("unleased",),
-)
 outcomes = st.lists(st.sampled_from(OUTCOMES), max_size=14)
 
 
@@ -50,30 +36,11 @@ outcomes = st.lists(st.sampled_from(OUTCOMES), max_size=14)
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(
-    kind_name=st.sampled_from(sorted(KINDS)),
-    held=outcomes,
-    upstream=outcomes,
-    steps=st.integers(0, 16),
-    stop=st.none() | st.integers(0, 16),
-    catchup=st.sampled_from(["all", "none", "last:3"]),
-    lateness=st.sampled_from(["0s", "2h"]),
-    through=st.booleans(),
-)
+@given(drawn=histories(outcomes))
 def test_window_summary_counts_what_window_states_judges(
-    ledger: gk.Ledger,
-    kind_name: str,
-    held: list[tuple[str, ...]],
-    upstream: list[tuple[str, ...]],
-    steps: int,
-    stop: int | None,
-    catchup: str,
-    lateness: str,
-    through: bool,
+    ledger: gk.Ledger, drawn: tuple[History, dt.datetime]
 ) -> None:
-    kind, first, step = KINDS[kind_name]
-    now = kind.interval(kind.at(kind.rank(first)), "UTC").start + steps * step + HOURS_3
-    history = History(kind, first, held, upstream, stop, catchup, lateness, through)
+    history, now = drawn
     job, window = write_window(ledger, history, now)
 
     _, states = window_states(ledger, job, now=now, task_limit=None, window=window)
