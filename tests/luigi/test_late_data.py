@@ -215,6 +215,13 @@ def test_cli_stale_and_evidence_show_revisions(sqlite_url: str) -> None:
     stale = cli("stale", "Report", "--json")
     assert stale.returncode == 1
     assert [(s["old_run_id"], s["new_run_id"]) for s in json.loads(stale.stdout)] == [(old, new)]
+    shown = cli("stale", "Report")  # the table names the upstream's period and its attempts
+    header, row = shown.stdout.splitlines()[:2]
+    assert header.split() == [
+        "date", "revision", "upstream", "upstream", "period", "old", "attempt", "old", "run_id",
+        "new", "attempt", "new", "run_id",
+    ]  # fmt: skip
+    assert row.split() == [D, "1", "Dim", D, "1", old, "2", new]
     with gk.open_ledger(sqlite_url) as ledger:
         ledger.republish("Report", D, ["Dim"], "fp2", reason="upstream repaired: Dim attempt 2")
     assert cli("stale", "Report").returncode == 0
