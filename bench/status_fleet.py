@@ -7,12 +7,15 @@ attempt, every 97th is failed; bulk SQL, runs rebuilt), each job's profile recor
 range records it. Each figure is a median of ``--runs`` rounds alternating with the floor
 (``_common.alternating_ms``): the latest attempt of every cell of the jobs, one statement on
 a raw connection, what the text (counts and runs of states) could at most need and what
-``--json`` (every period with its attempt and run ID) reads. Every result is checked: exit 1
-(gaps remain), every job named, the JSON's periods counted. The load average is printed
-before and after. Not a test.
+``--json`` (every period with its attempt and run ID) reads; and the process's start-up
+(``status --help``). Every result is checked: exit 1 (gaps remain), every job named, the
+JSON's periods counted. The load average is printed before and after. Not a test.
 
     python bench/status_fleet.py --runs 3
     python bench/status_fleet.py --runs 3 --backend postgresql
+
+To time another commit, run it from that commit's checkout: ``python -m gatekeeper.cli`` puts
+the working directory first on ``sys.path``, so it imports the package found there.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ def measure(backend: Backend, cfg: Path, shape: Shape, runs: int) -> dict[str, f
             {
                 "text": lambda: command("status", "--ledger", url, *jobs, cfg=cfg),
                 "json": lambda: command("status", "--ledger", url, "--json", *jobs, cfg=cfg),
+                "startup": lambda: command("status", "--help", cfg=cfg),
                 "floor": lambda: len(query(LATEST, ("", "~", ""))),
             },
             runs,
@@ -49,6 +53,8 @@ def measure(backend: Backend, cfg: Path, shape: Shape, runs: int) -> dict[str, f
     attempted = sum(p["attempt"] is not None for job in found for p in job["periods"])
     if attempted != cells:
         raise SystemExit(f"status --json: {attempted} periods with an attempt, not {cells}")
+    if {d.returncode for d in results["startup"]} != {0}:
+        raise SystemExit("gatekeeper status --help failed")
     if set(results["floor"]) != {cells}:
         raise SystemExit(f"status floor: {set(results['floor'])} rows, not {cells}")
     return medians
@@ -78,6 +84,7 @@ def main(argv: list[str] | None = None) -> None:
              f"{got['text'] / floor:.1f}x"],
             [f"status of {args.jobs} jobs, --json", seconds(got["json"]), seconds(floor),
              f"{got['json'] / floor:.1f}x"],
+            ["  their start-up (status --help)", seconds(got["startup"]), "", ""],
         ],
     )  # fmt: skip
     print(load_line("after"))
