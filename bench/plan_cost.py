@@ -42,6 +42,7 @@ Prints the load average before and after. Not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import importlib
 import itertools
@@ -371,11 +372,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return runs_option(parser, argv, default=9)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    print(environment_line())
-    print(load_line("before"))
-    with tempfile.TemporaryDirectory(prefix="gk-bench-plan-cost-") as tmp:
+@contextlib.contextmanager
+def built(prefix: str) -> Iterator[tuple[Path, str, ModuleType, sqlite3.Connection]]:
+    """(folder, ledger URL, the jobs' task module, a raw connection) of the ledger above,
+    built in a temporary folder, Luigi configured on it; undone on leaving."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         folder = Path(tmp)
         url = sqlite_url(folder / "ledger.db")
         fill(url)
@@ -385,13 +386,21 @@ def main(argv: list[str] | None = None) -> int:
         configure(url)
         conn = sqlite3.connect(url[len("sqlite:///") :])
         try:
-            ms = against_floor(tasks, conn, args.runs)
-            steps = invocation_steps(folder, url, tasks)
-            report(ms, steps, args.runs)
+            yield folder, url, tasks, conn
         finally:
             conn.close()
             configure(url)
             sys.path.remove(str(folder))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(environment_line())
+    print(load_line("before"))
+    with built("gk-bench-plan-cost-") as (folder, url, tasks, conn):
+        ms = against_floor(tasks, conn, args.runs)
+        steps = invocation_steps(folder, url, tasks)
+        report(ms, steps, args.runs)
     print(load_line("after"))
     return 0
 

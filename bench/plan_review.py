@@ -26,13 +26,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import io
 import json
 import sqlite3
 import sys
-import tempfile
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,9 +40,8 @@ from _common import (
     load_line,
     print_table,
     runs_option,
-    sqlite_url,
 )
-from plan_cost import FLOOR_SQL, GAPPY, NOW, TASKS, configure, fill, floor, planned, states
+from plan_cost import FLOOR_SQL, GAPPY, NOW, built, floor, planned, states
 
 from gatekeeper.cli import main as gatekeeper
 
@@ -125,21 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(environment_line())
     print(load_line("before"))
-    with tempfile.TemporaryDirectory(prefix="gk-bench-plan-review-") as tmp:
-        folder = Path(tmp)
-        url = sqlite_url(folder / "ledger.db")
-        fill(url)
-        (folder / "gk_plan_cost_tasks.py").write_text(textwrap.dedent(TASKS))
-        sys.path.insert(0, str(folder))
-        tasks = importlib.import_module("gk_plan_cost_tasks")
-        configure(url)
-        conn = sqlite3.connect(url[len("sqlite:///") :])
-        try:
-            report(measure(folder, url, tasks, conn, args.runs), args.runs)
-        finally:
-            conn.close()
-            configure(url)
-            sys.path.remove(str(folder))
+    with built("gk-bench-plan-review-") as (folder, url, tasks, conn):
+        report(measure(folder, url, tasks, conn, args.runs), args.runs)
     print(load_line("after"))
     return 0
 
