@@ -179,6 +179,7 @@ class BackfillPlan:
     periods: tuple[PlannedPeriod, ...]
     order: tuple[str, ...] = ()  # the keys it acts on, in fill order
     estimate: Estimate | None = None
+    taken: tuple[str, ...] = ()  # the keys within task_limit, in fill order (held ones too)
 
     @property
     def todo(self) -> tuple[PlannedPeriod, ...]:
@@ -227,7 +228,8 @@ def plan_backfill(ranged: RangePlan, facts: BackfillFacts, policy: Reprocess) ->
     acting = {p.period for p in periods if p.action is not Action.SKIP}
     order = tuple(key for key in choice.ordered if key in acting)
     guess = estimate(facts.successes, len(order))
-    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order, guess)
+    taken = tuple(key for key in choice.ordered if key in choice.taken)
+    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order, guess, taken)
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,16 +155,20 @@ def closing_line(
     obstacle: Obstacle | None = None,
     filled_by: str | None = None,
     republished: int = 0,
+    reprocess: str = "stale",
 ) -> str:
     """The line a range run ends with; ``plan`` is the window as the run leaves it,
     ``filled_now`` how many due periods this invocation's own runs completed, ``republished``
-    how many stale publications they republished, ``obstacle`` the first thing, in fill
+    how many periods they reprocessed beyond the gaps under ``reprocess`` (the policy: for
+    ``stale``, the stale publications they republished), ``obstacle`` the first thing, in fill
     order, that kept a period from this run (``first_obstacle``), ``filled_by`` the other
     worker still filling it (under luigid). Gaps left with no obstacle were left by
     ``task_limit``: the line says so, and the run exits 0 as Luigi's ``RangeDaily`` does."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
-    if republished:
+    if republished and reprocess == "stale":
         parts.append(f"republished {republished} stale")
+    elif republished:
+        parts.append(f"reprocessed {republished} (--reprocess {reprocess})")
     if obstacle is not None:
         parts.append(obstacle.describe())
     if plan.gaps and filled_by:

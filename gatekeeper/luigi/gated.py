@@ -53,11 +53,13 @@ class GatedPeriodTask(PeriodTask):
 
     def complete(self) -> bool:
         """Published (see BusinessDateTask); with ``--republish-reason``, once the newest
-        revision carries that reason."""
+        revision carries that reason and, with an explicit ``--attempt N`` too, attempt N or
+        a later one succeeded (a republish that is also a repair: ``--reprocess all``)."""
         if self.republish_reason is None:
             return super().complete()
+        repaired = not self.attempt or super().complete()  # judges N first (repair_accepted)
         newest = self.ledger().publication(self.job_id, self.period_key)
-        return newest is not None and newest.reason == self.republish_reason
+        return repaired and newest is not None and newest.reason == self.republish_reason
 
     def required_jobs(self) -> list[Any]:
         """The requirements the gate judges: each period task in ``requires()``, for the

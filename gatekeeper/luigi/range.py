@@ -60,9 +60,9 @@ from gatekeeper.luigi.range_session import (
     independent_chunks,
     job_profile,
     sample_task,
-    stale_refreshes,
     upstream_tasks,
 )
+from gatekeeper.luigi.reprocess import all_done, policy_of, reprocessing
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -110,10 +110,15 @@ class RangeBusinessBase(luigi.Task):
     timezone = luigi.Parameter(
         default="", description="IANA zone of business midnights (default [gatekeeper])"
     )
+    reprocess = luigi.Parameter(
+        default="missing",
+        description="missing (default), failed, stale or all: the periods gatekeeper plan "
+        "--reprocess lists (the gaps; also failed ones; stale publications; every period)",
+    )
     refresh_stale = luigi.BoolParameter(
         default=False,
-        description="Also republish published periods whose upstream evidence a newer "
-        "succeeded attempt replaced (reason: upstream repaired: JOB attempt N)",
+        description="Alias of --reprocess stale: also republish published periods whose "
+        "upstream evidence a newer attempt replaced (reason: stale: upstream JOB PERIOD ...)",
     )
     no_progress = luigi.BoolParameter(
         default=False,
@@ -163,9 +168,12 @@ class RangeBusinessBase(luigi.Task):
         of = self.of_class()
         schedule = self.schedule()
         check_of_params(of, self.of_params, self.label_to_param(self.first_business_label()))
+        policy = policy_of(self)
         now = clock_at(epoch_seconds() if self.now is None else self.now)
         started = epoch_seconds()  # before Luigi forks a worker to run the range
-        plan = self._plan(self.ledger(), now, schedule)
+        ledger = self.ledger()
+        chosen = reprocessing(self, ledger, self._plan(ledger, now, schedule), policy)
+        plan = chosen.fill
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(
             now=now,
@@ -174,8 +182,9 @@ class RangeBusinessBase(luigi.Task):
             plan=plan,
             keys=keys,
             chunks=chunk_blocks(plan),
-            refreshes=tuple(self.stale_refreshes()),
+            refreshes=chosen.tasks,
             filler=fill_filler.choose(self.inline),
+            policy=policy,
         )
 
     def schedule(self) -> Schedule:
@@ -237,11 +246,11 @@ class RangeBusinessBase(luigi.Task):
 
     # -- Luigi ---------------------------------------------------------------------------------
     def complete(self) -> bool:
-        """True when no gap is left under the catch-up policy and, with ``--refresh-stale``,
-        no publication in the window is stale. Answered from what the invocation knows: the
-        session's plan (made at the first check), or the plan made after its fill (the closing
-        line's); only a range that had work and whose fill ran elsewhere (a forked worker, a
-        process sharing it) plans again."""
+        """True when no gap is left under the catch-up policy and every period the session
+        reprocesses (``--reprocess``) is done (each task's own ``complete()``). Answered from
+        what the invocation knows: the session's plan (made at the first check), or the plan
+        made after its fill (the closing line's); only a range that had work and whose fill
+        ran elsewhere (a forked worker, a process sharing it) plans again."""
         if luigi_compat.new_build(self):  # the same instance, built again: a new invocation
             for name in ("session", "invocation"):
                 self.__dict__.pop(name, None)
@@ -249,10 +258,10 @@ class RangeBusinessBase(luigi.Task):
         session, known = self.session, self.invocation
         if not known.checked or not (session.plan.gaps or session.refreshes):
             known.checked = True
-            return not session.plan.gaps and not session.refreshes
+            return not session.plan.gaps and all_done(session.refreshes)
         if known.final is not None:
-            return not known.final.gaps and not self.stale_refreshes()
-        return not self.plan().gaps and not self.stale_refreshes()
+            return not known.final.gaps and all_done(session.refreshes)
+        return not self.plan().gaps and all_done(session.refreshes)
 
     def final_plan(self, ledger: Ledger | None = None) -> RangePlan:
         """The plan after this invocation's fill, made once (its closing line and progress
@@ -263,9 +272,10 @@ class RangeBusinessBase(luigi.Task):
         return known.final
 
     def requires(self) -> list[luigi.Task]:
-        """Stale refreshes (with ``--refresh-stale``), and for ``forward``/``reverse`` every
-        chunk of the fill: every process that adds the range to a scheduler adds its chunks,
-        so all their workers share them. ``contiguous`` gaps are filled in ``run()``, in order.
+        """The periods reprocessed beyond the gaps (``--reprocess``), and for ``forward`` and
+        ``reverse`` every chunk of the fill: every process that adds the range to a scheduler
+        adds its chunks, so all their workers share them. ``contiguous`` gaps are filled in
+        ``run()``, in order.
         Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
         session = self.session
@@ -310,11 +320,6 @@ class RangeBusinessBase(luigi.Task):
         if not self.invocation.metrics:
             self.invocation.metrics = True
             emit_metrics(self, self.session.plan)
-
-    def stale_refreshes(self) -> list[PeriodTask]:
-        """Republishing tasks for the stale publications in [start, stop); reads the ledger
-        (``range_session.stale_refreshes``)."""
-        return stale_refreshes(self)
 
     def run(self) -> Iterator[Any]:
         if self._announced().schedule.strategy is Strategy.CONTIGUOUS:

@@ -5,22 +5,22 @@
   stale refreshes, the start time), built once and frozen.
 - which periods are complete is ``completeness.py``'s (the ``of`` class's ``bulk_complete``).
 - ``check_of_params``: ``of_params`` checked against the ``of`` class before anything runs.
-- ``stale_reasons``: what ``--refresh-stale`` republishes, and why.
 - ``chunk_params``, ``independent_chunks``: the chunks a session's blocks become.
-- ``stale_refreshes``, ``emit_metrics``: a range's republishing tasks, its RangeEvent figures.
+- ``emit_metrics``: a range's RangeEvent figures (what ``--reprocess`` adds: ``reprocess.py``).
 """
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import luigi.task
 from luigi.tools.range import RangeEvent
 
+from gatekeeper.core.backfill import Reprocess
 from gatekeeper.core.causes import JobProfile, profile, requirements
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import parse_freshness
@@ -28,7 +28,6 @@ from gatekeeper.core.periods import period_ordinal
 from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import range_metrics
-from gatekeeper.core.records import Staleness
 from gatekeeper.core.schedule import Schedule, Strategy
 from gatekeeper.core.validation import check_timestamp
 from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
@@ -49,9 +48,10 @@ class FillSession:
     ``schedule`` what it plans (its parameters and settings, resolved once);
     ``plan`` the plan made then; ``keys`` the ledger keys of its scheduled periods in fill
     order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
-    republishing tasks of ``--refresh-stale``; ``started`` when it was built (epoch seconds);
-    ``filler`` how its chunks fill their periods (``fill/filler.py``: inline or scheduled, as
-    ``--inline`` or ``[gatekeeper] inline`` says).
+    tasks of the periods it reprocesses beyond its gaps under ``policy`` (``--reprocess``:
+    ``reprocess.py``); ``started`` when it was built (epoch seconds); ``filler`` how its
+    chunks fill their periods (``fill/filler.py``: inline or scheduled, as ``--inline`` or
+    ``[gatekeeper] inline`` says).
     """
 
     now: dt.datetime
@@ -62,6 +62,7 @@ class FillSession:
     chunks: Blocks
     refreshes: tuple[PeriodTask, ...]
     filler: Filler
+    policy: Reprocess = Reprocess.MISSING
 
 
 def clock_at(seconds: float) -> dt.datetime:
@@ -158,16 +159,6 @@ def _check_value(param: Any, field: str, value: Any, family: str) -> None:
         raise InvalidInput(field, value, f"not a value of {family}'s {kind}: {exc}") from None
 
 
-def stale_reasons(stale: Iterable[Staleness], before: str | None) -> dict[str, str]:
-    """Period key -> why it is stale (its reasons, sorted, joined by ``; ``), in key order,
-    for the ``stale`` publications of keys before ``before`` (None: all)."""
-    reasons: dict[str, set[str]] = {}
-    for found in stale:
-        if before is None or found.business_date < before:
-            reasons.setdefault(found.business_date, set()).add(found.reason)
-    return {key: "; ".join(sorted(why)) for key, why in sorted(reasons.items())}
-
-
 def chunk_params(
     rng: Any, session: FillSession, block: str, keys: tuple[str, ...]
 ) -> dict[str, Any]:
@@ -191,30 +182,6 @@ def independent_chunks(rng: Any, session: FillSession) -> list[IndependentChunk]
     return [
         IndependentChunk(**chunk_params(rng, session, block, keys), order=rank / count)
         for rank, (block, keys) in enumerate(session.chunks)
-    ]
-
-
-def stale_refreshes(rng: Any) -> list[PeriodTask]:
-    """The republishing tasks of ``rng`` (a range with ``--refresh-stale``) for the stale
-    publications in [start, stop), each with its reason; reads the ledger. InvalidInput when
-    the ``of`` class does not publish."""
-    if not rng.refresh_stale:
-        return []
-    of = rng.of_class()
-    if not of.publishes:
-        raise InvalidInput("refresh_stale", True, f"{of.get_task_family()} does not publish")
-    first = of.key_of(rng.start)
-    last = None if rng.stop is None else of.key_of(rng.stop)
-    stale = rng.ledger().stale(rng.job(), since=first)
-    return [
-        of(
-            **{
-                **dict(rng.of_params),
-                of.period_param: rng.label_to_param(rng.period_kind.label(key)),
-                "republish_reason": reason,
-            }
-        )
-        for key, reason in stale_reasons(stale, last).items()
     ]
 
 

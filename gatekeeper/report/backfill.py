@@ -17,18 +17,11 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gatekeeper.core.backfill import (
-    ESTIMATE_SAMPLES,
-    BackfillFacts,
-    BackfillPlan,
-    Reprocess,
-    plan_backfill,
-)
+from gatekeeper.core.backfill import BackfillFacts, BackfillPlan, Reprocess, plan_backfill
 from gatekeeper.core.plan_facts import Fact, facts_of, job_pairs, window_pairs
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
-from gatekeeper.core.records import Attempt, Staleness
 from gatekeeper.core.validation import check_name
-from gatekeeper.core.window import plan_window
+from gatekeeper.ledger.backfill_facts import read_facts
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -67,7 +60,8 @@ def reviewed(ledger: LedgerReads, request: PlanRequest) -> tuple[BackfillPlan, t
 
 
 def _read(ledger: LedgerReads, request: PlanRequest) -> tuple[RangePlan, BackfillFacts]:
-    """The range's plan of the requested job and the facts of its window the planner reads."""
+    """The range's plan of the requested job and the facts of its window the planner reads
+    (``ledger/backfill_facts.py``)."""
     job, window = check_name(request.job, "job"), request.window
     publishes = ledger.has_published(job)
     ranged = plan_from_ledger(
@@ -78,14 +72,5 @@ def _read(ledger: LedgerReads, request: PlanRequest) -> tuple[RangePlan, Backfil
         consumer=job if publishes else None,
         task_limit=request.task_limit,
     )
-    labels = plan_window(ranged, window.through)
-    successes = tuple(ledger.fleet.recent_successes([job], ESTIMATE_SAMPLES).get(job, ()))
-    latest: dict[str, Attempt] = {}
-    stale: tuple[Staleness, ...] = ()
-    if labels:
-        first, last = ranged.key(labels[0]), ranged.key(labels[-1])
-        latest = ledger.latest_between(job, first, last)
-        found = ledger.stale(job, since=first) if publishes else []
-        stale = tuple(s for s in found if s.business_date <= last)
-    facts = BackfillFacts(job, latest, publishes, stale, window.requires, window.through, successes)
-    return ranged, facts
+    known = BackfillFacts(job, {}, publishes, requires=window.requires, through=window.through)
+    return ranged, read_facts(ledger, ranged, known)

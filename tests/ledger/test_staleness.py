@@ -67,7 +67,7 @@ def test_stale_names_the_refused_field(
 
 
 # -- --refresh-stale and the exclusive stop ---------------------------------------------------
-# Fails if stale_refreshes compared with ``<= last``.
+# Fails if the stale republications compared with ``<= last``.
 def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledger) -> None:
     start, stop = dt.date(2026, 10, 1), dt.date(2026, 10, 3)
     days = [start + dt.timedelta(days=i) for i in range(3)]  # the 3rd is the stop date
@@ -81,14 +81,14 @@ def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledge
         )
 
     assert [s.business_date for s in ledger_cfg.stale("DailySalesLoad")] == [stop.isoformat()]
-    assert window().stale_refreshes() == []
+    assert list(window().session.refreshes) == []
     assert window().complete()
     assert build(DimCustomer(business_date=start, attempt=2)).scheduling_succeeded
-    refreshes = window().stale_refreshes()
+    refreshes = list(window().session.refreshes)
     assert [(t.business_date, t.republish_reason) for t in refreshes] == [
-        (start, "upstream repaired: DimCustomer attempt 2")
+        (start, "stale: upstream DimCustomer 2026-10-01 attempt 1 → 2")
     ]
-    assert window(days[1]).stale_refreshes() == []  # start inclusive, stop exclusive
+    assert list(window(days[1]).session.refreshes) == []  # start inclusive, stop exclusive
     rows = snapshot(ledger_cfg)["gk_publications"]
     assert build(window()).scheduling_succeeded
     published = {

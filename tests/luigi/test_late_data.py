@@ -194,7 +194,7 @@ def test_refresh_stale_republishes_exactly_the_stale_dates(
         assert [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)] == [1]
     fixed = ledger_cfg.publications("DailySalesLoad", "2026-10-03")
     assert [(p.revision, p.reason) for p in fixed] == [
-        (2, "upstream repaired: DimCustomer attempt 2"),
+        (2, "stale: upstream DimCustomer 2026-10-03 attempt 1 → 2"),
         (1, None),
     ]
     assert ledger_cfg.stale("DailySalesLoad") == []

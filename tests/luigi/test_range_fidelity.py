@@ -236,6 +236,7 @@ BAD_PARAMETERS = [
     (("--of", "Trivial", "--catchup", "some"), "catchup"),
     (("--of", "Trivial", "--reverse", "--strategy", "forward"), "reverse"),
     (("--of", "Trivial", "--task-limit=-1"), "task_limit"),
+    (("--of", "Trivial", "--reprocess", "everything"), "reprocess"),
     (("--of", "HourlyLoad"), "of"),
     (("--of", "RangeBusinessDaily"), "of"),
 ]

@@ -224,6 +224,7 @@ class RangeWatch:
             obstacle=first_obstacle(gaps, snap.latest, self.since, now, is_own_run, causes),
             filled_by=by,
             republished=len(own & set(self.refreshed)),
+            reprocess=self.range.session.policy.value,
         )
 
     def filled_by(self) -> str | None:
