@@ -2,8 +2,8 @@
 (``report/fleet.py``: ``/metrics``, ``/api/jobs``, serve's summaries).
 
 Each read takes every job (or every (job, period) pair) it is asked about in statements of
-``BATCH`` rows, joined to the ledger's tables through a ``VALUES`` list (a common table
-expression on both dialects), so it costs one round trip per ``BATCH`` jobs, and index
+``BATCH`` rows (``batches.py``), joined to the ledger's tables through a ``VALUES`` list (a
+common table expression on both dialects), so it costs one round trip per ``BATCH`` jobs, and index
 lookups of what is asked, never a scan of every job's periods:
 
 - ``profiles(jobs)``: the recorded profile of each (``gk_jobs``);
@@ -15,42 +15,32 @@ lookups of what is asked, never a scan of every job's periods:
 - ``publishers(jobs)``: those that have published a period (``has_published``);
 - ``published(pairs)``: the (job, period key) pairs the job has published (any revision);
 - ``revisions(pairs)``: the current (newest) revision of each pair the job has published;
-- ``recent_successes(jobs, count)``: each one's ``count`` latest-finished succeeded attempts.
+- ``recent_successes(jobs, count)``: each one's ``count`` latest-finished succeeded attempts;
+- ``stale(since)``: the stale newest publications of each consumer from a period on
+  (``staleness.py``'s one statement, ``Ledger.stale``'s rule).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import Period, kind_of_key
-from gatekeeper.core.records import Attempt
+from gatekeeper.core.records import Attempt, Staleness
 from gatekeeper.core.spans import PeriodRuns
 from gatekeeper.ledger.attempt_reads import AttemptReads
+from gatekeeper.ledger.batches import batches, values
 from gatekeeper.ledger.profiles import COLUMNS, profile_of, span_of
 from gatekeeper.ledger.run_lines import read_runs
 from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
+from gatekeeper.ledger.staleness import StalenessStore
 
-#: rows of a VALUES list per statement (at most 3 parameters each: under SQLite's old
-#: limit of 999 parameters)
-BATCH = 300
 #: a request of ``complete_runs``: the job, the first and last key of its window (inclusive,
 #: of its base kind) and the kind to count its runs on
 Window = tuple[str, str, str, Period]
 
 _ATTEMPT = ", ".join("a." + c.strip() for c in ATTEMPT_COLUMNS.split(","))
-
-
-def _values(width: int, count: int) -> str:
-    row = "(" + ", ".join("?" for _ in range(width)) + ")"
-    return ", ".join(row for _ in range(count))
-
-
-def _batches(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for at in range(0, len(items), BATCH):
-        yield items[at : at + BATCH]
 
 
 class FleetReads:
@@ -59,14 +49,15 @@ class FleetReads:
     def __init__(self, sql: SqlCore):
         self.sql = sql
         self._attempts = AttemptReads(sql)
+        self._staleness = StalenessStore(sql)
 
     def profiles(self, jobs: Iterable[str]) -> dict[str, JobProfile]:
         """Job -> its recorded profile, for those of ``jobs`` that have one."""
         found: dict[str, JobProfile] = {}
         kinds: dict[tuple[str, str], Period] = {}  # resolved once per kind and calendar
-        for some in _batches(sorted(set(jobs))):
+        for some in batches(sorted(set(jobs))):
             rows = self.sql.read(
-                f"WITH w(job) AS (VALUES {_values(1, len(some))}) "
+                f"WITH w(job) AS (VALUES {values(1, len(some))}) "
                 f"SELECT {COLUMNS} FROM gk_jobs WHERE job IN (SELECT job FROM w)",
                 tuple(some),
             )
@@ -77,9 +68,9 @@ class FleetReads:
         """Job -> its first and last recorded period key (``JobProfiles.span``), for those
         of ``jobs`` that have one: four index probes a job, in one statement per batch."""
         found: dict[str, tuple[str, str]] = {}
-        for some in _batches(sorted(set(jobs))):
+        for some in batches(sorted(set(jobs))):
             rows = self.sql.read(
-                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT w.job, "
+                f"WITH w(job) AS (VALUES {values(1, len(some))}) SELECT w.job, "
                 "(SELECT MIN(period) FROM gk_attempts a WHERE a.job = w.job), "
                 "(SELECT MAX(period) FROM gk_attempts a WHERE a.job = w.job), "
                 "(SELECT MIN(period) FROM gk_publications p WHERE p.consumer = w.job), "
@@ -99,9 +90,9 @@ class FleetReads:
         published by it) among the keys of its window, as runs of the window's kind clipped
         to it (``CompleteRuns.between``)."""
         rows: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        for some in _batches(windows):
+        for some in batches(windows):
             for name, *run in self.sql.read(
-                f"WITH w(job, first, last) AS (VALUES {_values(3, len(some))}) "
+                f"WITH w(job, first, last) AS (VALUES {values(3, len(some))}) "
                 "SELECT r.job, r.calendar, r.first_period, r.last_period FROM w "
                 "JOIN gk_complete_runs r ON r.job = w.job AND r.published = ? "
                 "AND r.last_period >= w.first AND r.first_period <= w.last "
@@ -121,9 +112,9 @@ class FleetReads:
         """(job, period key) -> the latest attempt of the job for it, for the pairs that
         have one; an index lookup per pair."""
         found: dict[tuple[str, str], Attempt] = {}
-        for some in _batches(sorted(set(pairs))):
+        for some in batches(sorted(set(pairs))):
             rows = self.sql.read(
-                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) SELECT {_ATTEMPT} "
+                f"WITH w(job, period) AS (VALUES {values(2, len(some))}) SELECT {_ATTEMPT} "
                 "FROM w JOIN gk_attempts a ON a.job = w.job AND a.period = w.period "
                 "WHERE a.attempt = (SELECT MAX(b.attempt) FROM gk_attempts b "
                 "WHERE b.job = a.job AND b.period = a.period)",
@@ -137,9 +128,9 @@ class FleetReads:
         """Those of ``jobs`` that have published a period as a consumer (``has_published``):
         an index probe a job."""
         found: set[str] = set()
-        for some in _batches(sorted(set(jobs))):
+        for some in batches(sorted(set(jobs))):
             rows = self.sql.read(
-                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT w.job FROM w "
+                f"WITH w(job) AS (VALUES {values(1, len(some))}) SELECT w.job FROM w "
                 "WHERE EXISTS (SELECT 1 FROM gk_publications p WHERE p.consumer = w.job)",
                 tuple(some),
             )
@@ -150,9 +141,9 @@ class FleetReads:
         """Those (job, period key) pairs the job has published (any revision, as a
         consumer): an index probe a pair."""
         found: set[tuple[str, str]] = set()
-        for some in _batches(sorted(set(pairs))):
+        for some in batches(sorted(set(pairs))):
             rows = self.sql.read(
-                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) "
+                f"WITH w(job, period) AS (VALUES {values(2, len(some))}) "
                 "SELECT w.job, w.period FROM w WHERE EXISTS (SELECT 1 FROM gk_publications p "
                 "WHERE p.consumer = w.job AND p.period = w.period)",
                 tuple(v for pair in some for v in pair),
@@ -164,9 +155,9 @@ class FleetReads:
         """(job, period key) -> the newest revision the job has published of it (as a
         consumer), for the pairs it has published: an index probe a pair."""
         found: dict[tuple[str, str], int] = {}
-        for some in _batches(sorted(set(pairs))):
+        for some in batches(sorted(set(pairs))):
             rows = self.sql.read(
-                f"WITH w(job, period) AS (VALUES {_values(2, len(some))}) "
+                f"WITH w(job, period) AS (VALUES {values(2, len(some))}) "
                 "SELECT p.consumer, p.period, MAX(p.revision) FROM w JOIN gk_publications p "
                 "ON p.consumer = w.job AND p.period = w.period GROUP BY p.consumer, p.period",
                 tuple(v for pair in some for v in pair),
@@ -179,9 +170,9 @@ class FleetReads:
         newest first), for those of ``jobs`` that have one: what an estimate of a run's
         duration reads."""
         found: dict[str, list[Attempt]] = defaultdict(list)
-        for some in _batches(sorted(set(jobs))):
+        for some in batches(sorted(set(jobs))):
             rows = self.sql.read(
-                f"WITH w(job) AS (VALUES {_values(1, len(some))}) SELECT {_ATTEMPT} FROM "
+                f"WITH w(job) AS (VALUES {values(1, len(some))}) SELECT {_ATTEMPT} FROM "
                 "(SELECT b.*, ROW_NUMBER() OVER (PARTITION BY b.job ORDER BY b.updated_at DESC, "
                 "b.period DESC, b.attempt DESC) AS n FROM gk_attempts b "
                 "WHERE b.job IN (SELECT job FROM w) AND b.state = 'succeeded') a "
@@ -190,4 +181,14 @@ class FleetReads:
             )
             for row in rows:
                 found[row[0]].append(self._attempts.to_attempt(row))
+        return dict(found)
+
+    def stale(self, since: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Staleness]]:
+        """(consumer, period key) -> its Staleness entries (one per superseded upstream
+        pair, as ``Ledger.stale``), for each (consumer, first period key) of ``since``, of
+        the stale newest publications from that key on: one statement per BATCH consumers,
+        reading their publications and evidence (a job that never published has none)."""
+        found: dict[tuple[str, str], list[Staleness]] = defaultdict(list)
+        for entry in self._staleness.stale_of(sorted(set(since))):
+            found[(entry.consumer, entry.business_date)].append(entry)
         return dict(found)

@@ -1,25 +1,36 @@
-"""Stale publications: evidence that a newer succeeded upstream attempt has replaced."""
+"""Stale publications: evidence that a newer succeeded upstream attempt has replaced.
+
+One rule, one statement (``_STALE_SQL``): the newest revision of each publication of the
+consumers asked about (from a period key on), joined to its evidence and to the succeeded
+attempts of the same upstream pair with a greater ordinal. ``Ledger.stale`` asks it of one
+consumer, ``Ledger.fleet.stale`` of many, ``BATCH`` consumers a statement (``batches.py``):
+it reads publications and evidence, which only publishing jobs have.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from gatekeeper.core.periods import period_key
 from gatekeeper.core.records import Staleness
 from gatekeeper.core.validation import check_name
+from gatekeeper.ledger.batches import batches, values
 from gatekeeper.ledger.sql import SqlCore
 
 _STALE_SQL = """
-SELECT p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt, a.run_id, a.attempt
-FROM gk_publications p
+WITH w(consumer, since) AS (VALUES {values})
+SELECT p.consumer, p.period, p.revision, e.job, e.job_period, e.run_id, e.attempt,
+       a.run_id, a.attempt
+FROM w
+JOIN gk_publications p ON p.consumer = w.consumer AND p.period >= w.since
 JOIN gk_evidence e
   ON e.consumer = p.consumer AND e.period = p.period AND e.revision = p.revision
 JOIN gk_attempts a
   ON a.job = e.job AND a.period = e.job_period AND a.state = 'succeeded' AND a.attempt > e.attempt
-WHERE p.consumer = ? AND p.period >= ?
-  AND p.revision = (SELECT MAX(q.revision) FROM gk_publications q
+WHERE p.revision = (SELECT MAX(q.revision) FROM gk_publications q
                     WHERE q.consumer = p.consumer AND q.period = p.period)
-ORDER BY p.period, e.job, e.job_period, a.attempt
+ORDER BY p.consumer, p.period, e.job, e.job_period, a.attempt
 """
 
 
@@ -32,12 +43,20 @@ class StalenessStore:
     def stale(self, consumer: str, since: Any = None) -> list[Staleness]:
         """``Ledger.stale``: one entry per (period, upstream) whose evidence is superseded."""
         first = "" if since is None else period_key(since, "since")
-        rows = self.sql.read(_STALE_SQL, (check_name(consumer, "consumer"), first))
-        newest: dict[tuple[str, str, str], Any] = {}
-        for row in rows:  # ordered by attempt: the last one per (period, job) is the newest
-            # the evidence's run ID names its upstream period as well (mutants: equivalent)
-            newest[(row[0], row[2], row[3])] = row  # pragma: no mutate
+        return self.stale_of([(check_name(consumer, "consumer"), first)])
+
+    def stale_of(self, since: Sequence[tuple[str, str]]) -> list[Staleness]:
+        """One entry per (consumer, period, upstream pair) whose evidence is superseded, for
+        each (consumer, first period key) of ``since`` (``""``: every period), ordered by
+        consumer, period and upstream: one statement per BATCH consumers. Reads only."""
+        newest: dict[tuple[str, str, str, str], Any] = {}
+        for some in batches(since):
+            sql = _STALE_SQL.format(values=values(2, len(some)))
+            for row in self.sql.read(sql, tuple(v for pair in some for v in pair)):
+                # ordered by attempt: the last one per (consumer, period, job) is the newest;
+                # the evidence's run ID names its upstream period as well (mutants: equivalent)
+                newest[(row[0], row[1], row[3], row[4])] = row  # pragma: no mutate
         return [
-            Staleness(consumer, r[0], int(r[1]), r[2], r[3], r[4], int(r[5]), r[6], int(r[7]))
+            Staleness(r[0], r[1], int(r[2]), r[3], r[4], r[5], int(r[6]), r[7], int(r[8]))
             for r in newest.values()
         ]

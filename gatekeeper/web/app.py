@@ -32,7 +32,7 @@ from gatekeeper.core.display import mask, printable, url_secrets
 from gatekeeper.core.errors import GatekeeperError, InvalidInput, LedgerError
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.freshness import check_config
-from gatekeeper.web import metrics, page, views
+from gatekeeper.web import detail, metrics, page, views
 
 COOKIE = "gatekeeper_token"
 #: ``/healthz`` answers 503 when its ledger has not answered within this many seconds
@@ -150,7 +150,7 @@ def build_app(
         return answer_json(found)
 
     def period(request: Request, job: str, key: str) -> Response:
-        return answer_json(views.period_detail(ledger, job, key, clock()))
+        return answer_json(detail.period_detail(ledger, job, key, clock()))
 
     def job_route(request: Request) -> Response:
         parts = _segments(request.scope)

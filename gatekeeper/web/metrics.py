@@ -6,6 +6,9 @@ prometheus_client writes the same gauges, line by line (its value formatting, it
 without a registry or an object per sample: a 5,000-job scrape is 60,000 samples. Nothing is
 kept between scrapes, so a job that leaves the ledger leaves the exposition.
 
+Staleness: ``gatekeeper_stale_publications{job}``, for every job that publishes, how many
+periods of its window are stale (``report/stale.py``: ``gatekeeper stale``'s rule).
+
 Freshness: ``gatekeeper_freshness_breached{job}`` (0/1) for every job with a deadline, from
 the view's ``freshness``; ``gatekeeper_config_unknown_jobs``, how
 many ``[gatekeeper.freshness]`` keys name no job of the ledger (served by ``--allow-unknown``:
@@ -46,6 +49,12 @@ BREACHED = (
     "1 while a period of the job is past its freshness deadline (end of its interval + "
     "the job's freshness) and not succeeded (and published, for a publishing job).",
 )
+STALE = (
+    "gatekeeper_stale_publications",
+    "Periods of the job's serve window whose newest publication's evidence names an "
+    "upstream attempt a newer succeeded attempt superseded (gatekeeper stale); every "
+    "publishing job, 0 when none is stale.",
+)
 CONFIG = (
     "gatekeeper_config_unknown_jobs",
     "[gatekeeper.freshness] keys naming no job of the ledger (a typo, or a job not yet "
@@ -66,6 +75,7 @@ def families(views: Sequence[JobView], unknown: Sequence[str] = ()) -> list[Fami
     running: Family = (*RUNNING, job, [])
     expired: Family = (*EXPIRED, job, [])
     breached: Family = (*BREACHED, job, [])
+    stale: Family = (*STALE, job, [])
     for view in views:
         name = (view.job,)
         periods[3].extend(((view.job, state.value), n) for state, n in view.counts.items())
@@ -75,8 +85,10 @@ def families(views: Sequence[JobView], unknown: Sequence[str] = ()) -> list[Fami
         expired[3].append((name, view.expired))
         if view.freshness is not None:
             breached[3].append((name, 0 if view.freshness.met else 1))
+        if view.stale is not None:
+            stale[3].append((name, view.stale))
     config: Family = (*CONFIG, (), [((), len(unknown))])
-    return [periods, through, lag, running, expired, breached, config]
+    return [periods, through, lag, running, expired, breached, stale, config]
 
 
 def exposition(views: Sequence[JobView], unknown: Sequence[str] = ()) -> bytes:

@@ -8,7 +8,7 @@ and ``/metrics`` cost the window, not the ledger's ten years.
 - ``job_views(ledger, window, now)``: every job of the ledger (``ledger/names.py``), each
   with its plan, the state of every period of its window and its running attempts;
 - ``job_periods(ledger, job, ...)``: ``gatekeeper status JOB --json`` for one job;
-- ``period_detail(ledger, job, period)``: every attempt and every publication revision.
+(``detail.py``: ``period_detail``, serve's period panel.)
 """
 
 from __future__ import annotations
@@ -24,10 +24,9 @@ from gatekeeper.core.display import printable
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.freshness import Freshness
 from gatekeeper.core.names import describe_unknown, suggest
-from gatekeeper.core.periods import Label, Period, parse_period_key
+from gatekeeper.core.periods import Label, Period
 from gatekeeper.core.periods.intervals import Interval, parse_lateness
 from gatekeeper.core.planning import RangePlan
-from gatekeeper.core.records import Attempt, Publication, RunState
 from gatekeeper.core.schedule import Schedule, ScheduleInput, per_schedule
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.protocols import LedgerReads
@@ -35,6 +34,8 @@ from gatekeeper.luigi import config
 from gatekeeper.luigi.freshness import Rules, freshness_rules
 from gatekeeper.report.fleet import job_windows, summaries
 from gatekeeper.report.freshness import freshnesses
+from gatekeeper.report.segments import window_span
+from gatekeeper.report.stale import stale_count, stale_periods
 from gatekeeper.report.states import PeriodState, base_bounds, window_bounds, window_states
 from gatekeeper.report.windows import JobWindow, job_window
 
@@ -57,6 +58,7 @@ class JobView:
     running: int = 0
     expired: int = 0
     freshness: Freshness | None = None  # its deadlines over the window, if it has any
+    stale: int | None = None  # its stale periods over the window (None: it never published)
 
     @property
     def cell_count(self) -> int:
@@ -117,6 +119,7 @@ class JobView:
             "lag_seconds": self.lag_seconds,
             "running_attempts": self.running,
             "expired_leases": self.expired,
+            "stale_publications": self.stale,
             "next_due_at": None if plan.next_due_at is None else plan.next_due_at.isoformat(),
             "freshness": None
             if self.freshness is None
@@ -209,10 +212,25 @@ def job_views(
     starts = per_schedule(schedules, lambda schedule: served_schedule(schedule, window, now))
     shown = {job: _on(each, starts[job]) for job, each in found.items()}
     fresh = freshnesses(ledger, shown, rules, now)  # over the served windows, not ten years
+    made = summaries(ledger, shown, now)
+    stale = stale_periods(
+        ledger, {j: window_span(p, shown[j].through) for j, (p, _) in made.items()}
+    )
     views = []
-    for job, (plan, counted) in summaries(ledger, shown, now).items():
+    for job, (plan, counted) in made.items():
         live, expired = running.get(job, (0, 0))
-        views.append(JobView(job, plan, counted, shown[job], live, expired, fresh.get(job)))
+        views.append(
+            JobView(
+                job,
+                plan,
+                counted,
+                shown[job],
+                live,
+                expired,
+                fresh.get(job),
+                stale_count(stale, job),
+            )
+        )
     return views, skipped
 
 
@@ -306,101 +324,3 @@ def bounded(found: JobWindow, now: dt.datetime, start: str | None, stop: str | N
         f"{kind.key(schedule.start)} .. {shown} is longer than {MAX_WINDOW.days}d (the "
         "longest range served)",
     )
-
-
-def period_detail(ledger: LedgerReads, job: str, period: str, now: dt.datetime) -> dict[str, Any]:
-    """Every attempt of ``job`` for ``period`` and every revision of its publication (with
-    each upstream of its evidence). Reads only; raises InvalidInput / UnknownJob."""
-    job = check_job(ledger, job)
-    found = window_of(ledger, job)
-    kind = found.schedule.period
-    key = parse_period_key(period, kind, "period")
-    return {
-        "job": job,
-        "period": key,
-        "kind": kind.name,
-        **period_cause(ledger, job, key, found, now),
-        "attempts": [attempt_json(a, now) for a in ledger.attempts(job, key)],
-        "publications": [publication_json(p) for p in ledger.publications(job, key)],
-    }
-
-
-def period_cause(
-    ledger: LedgerReads, job: str, key: str, found: JobWindow, now: dt.datetime
-) -> dict[str, Any]:
-    """The state of ``job``'s period ``key`` as ``gatekeeper status`` judges it, and why it
-    waits: ``blocked_by`` (the upstream's cause, state ``blocked``), ``held_by`` (its own
-    attempt running on a live lease: run ID, attempt, until) and ``cause``, one line saying
-    either (None otherwise). A few queries; reads only."""
-    kind = found.schedule.period
-    label = kind.parse(key, "start")
-    one = dataclasses.replace(found.schedule, start=label, stop=kind.at(kind.rank(label) + 1))
-    _, states = window_states(
-        ledger, job, now=now, task_limit=None, window=dataclasses.replace(found, schedule=one)
-    )
-    status = next((s for s in states if s.period == key), None)
-    if status is None:
-        return {"state": None, "blocked_by": None, "held_by": None, "cause": None}
-    blocked = status.cause if status.state is PeriodState.BLOCKED else None
-    held = None
-    if status.state is PeriodState.RUNNING and status.lease_expires_at is not None:
-        until = status.lease_expires_at.isoformat()
-        held = {"run_id": status.run_id, "attempt": status.attempt, "until": until}
-    cause = None
-    if blocked is not None:
-        cause = f"blocked: {blocked.describe()}"
-    elif held is not None:
-        cause = f"held by run {held['run_id']} (attempt {held['attempt']}) until {until}"
-    return {
-        "state": status.state.value,
-        "blocked_by": None if blocked is None else blocked.to_json(),
-        "held_by": held,
-        "cause": cause,
-    }
-
-
-def attempt_json(attempt: Attempt, now: dt.datetime) -> dict[str, Any]:
-    """One attempt: state (a running one past its lease is ``abandoned``), run ID, start,
-    finish, duration (to ``now`` while running), lease and error."""
-    running = attempt.state is RunState.RUNNING
-    finished = None if running else attempt.updated_at
-    state = attempt.state.value
-    if running and not attempt.lease_live(now):
-        state = "abandoned"
-    lease = attempt.lease_expires_at
-    return {
-        "attempt": attempt.attempt,
-        "state": state,
-        "recorded_state": attempt.state.value,
-        "run_id": attempt.run_id,
-        "started_at": attempt.started_at.isoformat(),
-        "finished_at": None if finished is None else finished.isoformat(),
-        "duration_seconds": ((finished or now) - attempt.started_at).total_seconds(),
-        "lease_expires_at": None if lease is None else lease.isoformat(),
-        "lease_live": attempt.lease_live(now),
-        "error": attempt.error,
-    }
-
-
-def publication_json(pub: Publication) -> dict[str, Any]:
-    """One publication revision: reason, fingerprint, producer and each upstream run of its
-    evidence (job, period, run ID, attempt, watermark)."""
-    return {
-        "revision": pub.revision,  # newest first (ledger.publications)
-        "published_at": pub.published_at.isoformat(),
-        "reason": pub.reason,
-        "fingerprint": pub.fingerprint,
-        "location": pub.location,
-        "producer": {"run_id": pub.run_id, "attempt": pub.attempt},
-        "required_jobs": list(pub.required_jobs),
-        "evidence": [
-            {
-                "job": item.job,
-                "period": item.business_date,
-                "run_id": item.run_id,
-                "attempt": item.attempt,
-                "watermark": None if item.watermark is None else item.watermark.isoformat(),
-            }
-            for item in pub.items
-        ],
-    }

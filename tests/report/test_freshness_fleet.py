@@ -160,9 +160,9 @@ def test_freshnesses_of_many_jobs_in_batches_are_each_jobs_own(
 ) -> None:
     """Jobs of every kind, publishing or not, some without a rule, read in batches of 2
     rows: each job's Freshness is the per-period one, and a job without a rule has none."""
-    from gatekeeper.ledger import fleet_reads
+    from gatekeeper.ledger import batches
 
-    monkeypatch.setattr(fleet_reads, "BATCH", 2)
+    monkeypatch.setattr(batches, "BATCH", 2)
     now = dt.datetime(2026, 11, 1, 20, tzinfo=UTC)
     held = [("succeeded",), (), ("published",), ("failed",), ("published", "failed"), ("expired",)]
     jobs = []

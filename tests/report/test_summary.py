@@ -80,10 +80,10 @@ def test_summaries_of_many_jobs_in_batches_are_each_jobs_own(
     """Jobs of every kind, some with nothing recorded, read in batches of 2 rows (each read
     spans several statements): each job's counts are those ``window_states`` judges of it,
     and a job with no period in the ledger has no window, saying why."""
-    from gatekeeper.ledger import fleet_reads
+    from gatekeeper.ledger import batches
     from gatekeeper.report.fleet import job_windows, summaries
 
-    monkeypatch.setattr(fleet_reads, "BATCH", 2)
+    monkeypatch.setattr(batches, "BATCH", 2)
     now = dt.datetime(2026, 10, 20, 5, tzinfo=UTC)
     held = [("succeeded",), (), ("failed",), ("failed", "succeeded"), ("expired",), ()]
     jobs = []

@@ -11,6 +11,7 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.web import metrics, views
 from tests.helpers.ledgers import T0
+from tests.helpers.stale import repaired_upstream
 
 pytest.importorskip("prometheus_client")
 
@@ -56,6 +57,7 @@ def test_metrics_text_is_prometheus_clients_byte_for_byte(
     ledger.begin_attempt("Plain", "2026-10-25", "live", lease_seconds=3600, now=NOW)
     ledger.begin_attempt("Total", "2026-10-25", "stale", lease_seconds=1, now=T0)
     luigi_config(SECTION, "Plain", "1h")  # a deadline: its breached gauge
+    repaired_upstream(ledger)  # publishers: their stale gauge (Report's 2026-10-22)
     found, _ = views.job_views(ledger, dt.timedelta(days=5), NOW)
     families = metrics.families(found, ["Typo\\Job"])
     text = metrics.exposition(found, ["Typo\\Job"])
@@ -66,4 +68,7 @@ def test_metrics_text_is_prometheus_clients_byte_for_byte(
     assert b'gatekeeper_expired_leases{job="Total"} 1.0\n' in text
     assert b'gatekeeper_freshness_breached{job="Plain"} ' in text
     assert b"gatekeeper_config_unknown_jobs 1.0\n" in text
+    assert b'gatekeeper_stale_publications{job="Report"} 1.0\n' in text
+    assert b'gatekeeper_stale_publications{job="Other"} 0.0\n' in text
+    assert b'gatekeeper_stale_publications{job="Orders"}' not in text
     assert b'gatekeeper_complete_through_timestamp_seconds{job="Plain"} 1.79' in text
