@@ -2,7 +2,8 @@
 several jobs as a grid. Drawn from a window's segments (``report/segments.py``: long runs of
 complete periods as one ``Run``, the other periods one by one), so a long window of
 complete periods costs a row, not an object per period; the same text as the window's
-periods one by one (``PeriodStatus`` alone) give."""
+periods one by one (``PeriodStatus`` alone) give. A stale period (never inside a run) is
+counted in its job's line and listed after the table with the upstream change."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gatekeeper.cli.output import table
+from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.report.segments import Revisions, Run, Segment, expand, segment_counts
 from gatekeeper.report.states import PeriodState, PeriodStatus
@@ -28,6 +30,7 @@ SYMBOLS = {
 }
 STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
 DETAIL_WIDTH = 72  # longer details (errors) are cut; --json and history have them whole
+STALE_LIMIT = 20  # stale periods listed per job; gatekeeper stale JOB lists them all
 
 #: a job, its plan and its window's segments, oldest first
 JobStates = tuple[str, RangePlan, tuple[Segment, ...]]
@@ -46,13 +49,37 @@ def status_text(found: Sequence[JobStates]) -> str:
 def render_one(found: JobStates) -> str:
     """The first line, the counts by state, then one row per run of periods in one state."""
     job, plan, states = found
-    lines = [f"{job}: {plan.describe()}"]
+    lines = [job_line(found)]
     if not states:
         return lines[0]
     lines.append("  " + describe_counts(states))
     rows = run_rows(states, plan.period.base.name)
     lines.append(table(rows, ("periods", "state", "count", "detail")))
+    lines += stale_lines(found)
     return "\n".join(lines)
+
+
+def job_line(found: JobStates) -> str:
+    """``Report: <plan>``, with ``; 1 stale`` when periods of its window are stale."""
+    job, plan, states = found
+    stale = sum(1 for s in states if isinstance(s, PeriodStatus) and s.stale)
+    return f"{job}: {plan.describe()}" + (f"; {stale} stale" if stale else "")
+
+
+def stale_lines(found: JobStates, prefix: str = "") -> list[str]:
+    """``stale 2026-10-22: upstream Orders 2026-10-22 attempt 1 → 2``: each stale period
+    of the window (the first STALE_LIMIT, then how many more) with what superseded its
+    publication's evidence."""
+    job, _, states = found
+    stale = [s for s in states if isinstance(s, PeriodStatus) and s.stale]
+    lines = [
+        f"{prefix}stale {s.period}: " + "; ".join(printable(e.change) for e in s.stale)
+        for s in stale[:STALE_LIMIT]
+    ]
+    if len(stale) > STALE_LIMIT:
+        more = len(stale) - STALE_LIMIT
+        lines.append(f"{prefix}... {more} more stale (gatekeeper stale {printable(job)})")
+    return lines
 
 
 def render_grid(found: Sequence[JobStates]) -> str:
@@ -60,7 +87,7 @@ def render_grid(found: Sequence[JobStates]) -> str:
     per period, the jobs lined up by period on the axis of all their windows, blank where a
     job's window has none; and the counts by state), then the runs of every job in one
     table."""
-    lines = [f"{job}: {plan.describe()}" for job, plan, _ in found]
+    lines = [job_line(each) for each in found]
     first, last, total = _axis(found)
     if not total:
         return "\n".join(lines)
@@ -93,6 +120,8 @@ def render_grid(found: Sequence[JobStates]) -> str:
         job_rows = run_rows(job_states, plan.period.base.name)
         runs += [(job if i == 0 else "", *row) for i, row in enumerate(job_rows)]
     lines.append(table(runs, ("job", "periods", "state", "count", "detail")))
+    for each in found:
+        lines += stale_lines(each, f"{each[0]}: ")
     return "\n".join(lines)
 
 

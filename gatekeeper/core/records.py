@@ -198,6 +198,16 @@ class Staleness:
             f"upstream {self.job} {self.job_date} attempt {self.old_attempt} → {self.new_attempt}"
         )
 
+    def upstream_json(self) -> dict[str, object]:
+        """``{job, period, old_attempt, new_attempt}``: the upstream pair that changed, as
+        ``status --json`` gives it on a stale period."""
+        return {
+            "job": self.job,
+            "period": self.job_date,
+            "old_attempt": self.old_attempt,
+            "new_attempt": self.new_attempt,
+        }
+
     def to_json(self) -> dict[str, object]:
         return {
             "consumer": self.consumer,

@@ -5,7 +5,8 @@ its complete periods (``fleet.fleet_plans``: one statement per batch of jobs), a
 as segments (``segments.window_segments``): long runs of complete periods as one, the other
 periods judged from their latest attempts, read for every job at once (``ledger.fleet.latest``
 of the periods outside the runs only); what blocks a job's unattempted gaps is read per job
-that has such a gap and requirements (``fleet.blocking``), and a job's newest publications
+that has such a gap and requirements (``fleet.blocking``), the stale periods of every
+publishing job (``stale.stale_periods``: they cut the runs), and a job's newest publications
 over its window per job that has published (a run's revisions, a period's). In proportion
 to the jobs and to what is not complete, not to the periods of their windows (but for the
 publications of a job that publishes).
@@ -22,6 +23,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt
 from gatekeeper.report.fleet import blocking, fleet_plans
 from gatekeeper.report.segments import LONG, Segment, individual, window_segments, window_span
+from gatekeeper.report.stale import stale_periods
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -40,23 +42,27 @@ def coverages(
     complete periods as one (see the module). Reads only; raises InvalidInput for a bad
     window and LedgerError when the database fails."""
     plans = fleet_plans(ledger, windows, now, task_limit)
+    spans = {job: window_span(found, windows[job].through) for job, found in plans.items()}
+    stale = stale_periods(ledger, spans)
     keys = {
-        job: [found.key(label) for label in individual(found, windows[job].through, shortest)]
+        job: [
+            found.key(label)
+            for label in individual(found, windows[job].through, shortest, stale.get(job, {}))
+        ]
         for job, found in plans.items()
     }
     latest: dict[str, dict[str, Attempt]] = defaultdict(dict)
     pairs = [(job, key) for job, some in keys.items() for key in some]
     for (job, key), attempt in ledger.fleet.latest(pairs).items():
         latest[job][key] = attempt
-    spans = {job: window_span(found, windows[job].through) for job, found in plans.items()}
-    publishers = ledger.fleet.publishers([job for job, span in spans.items() if span])
     out = {}
     for job, found in plans.items():
         window, seen, span = windows[job], latest.get(job, {}), spans[job]
         causes = blocking(ledger, found, seen, window)
-        published = ledger.newest_publications(job, *span) if span and job in publishers else {}
+        marked = stale.get(job)
+        published = ledger.newest_publications(job, *span) if span and marked is not None else {}
         out[job] = (
             found,
-            window_segments(found, seen, published, causes, window.through, shortest),
+            window_segments(found, seen, published, causes, window.through, shortest, marked),
         )
     return out

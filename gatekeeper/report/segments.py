@@ -7,6 +7,8 @@ its catch-up policy skips, as the ledger's runs say) is one ``Run`` (its first a
 period, how many succeeded, how many periods off the calendar lie between them, and the
 revisions its periods' newest publications carry); every other period of the window is
 judged one by one (``states.judge``) from its latest attempt.
+A stale period (``states.py``: its publication's evidence superseded) is never inside a run:
+it cuts the run around it and is judged one by one, carrying its Staleness entries.
 ``expand(plan, segments)`` gives back the state of each period, as ``period_states`` would.
 What the report draws, and where it reads attempts (``individual``). Pure.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from gatekeeper.core.causes import Cause
 from gatekeeper.core.periods import Label
 from gatekeeper.core.planning import RangePlan
-from gatekeeper.core.records import Attempt, Publication
+from gatekeeper.core.records import Attempt, Publication, Staleness
 from gatekeeper.report.states import (
     PeriodState,
     PeriodStatus,
@@ -72,15 +74,22 @@ class Run:
 Segment = PeriodStatus | Run
 
 
-def complete_spans(plan: RangePlan, shortest: int = LONG) -> list[tuple[int, int]]:
+def complete_spans(
+    plan: RangePlan, shortest: int = LONG, stale: Iterable[str] = ()
+) -> list[tuple[int, int]]:
     """The ordinals ``[a, b)`` of each run of at least ``shortest`` consecutive complete due
-    periods of ``plan`` (oldest first): its due ones split at its gaps and skipped ones."""
+    periods of ``plan`` (oldest first): its due ones split at its gaps, skipped ones and
+    the keys of its ``stale`` periods."""
     kind = plan.period
     if not plan.due:
         return []
     lo = kind.ordinal(plan.due[0])
     hi = lo + len(plan.due)
-    cuts = sorted(kind.ordinal(p) for p in (*plan.gaps, *plan.skipped_by_policy))
+    marked = (kind.label(key) for key in stale)
+    cuts = sorted(
+        {kind.ordinal(p) for p in (*plan.gaps, *plan.skipped_by_policy)}
+        | {n for n in (kind.ordinal(p) for p in marked if kind.is_business(p)) if lo <= n < hi}
+    )
     spans, at = [], lo
     for cut in [*cuts, hi]:
         if cut - at >= shortest:
@@ -124,14 +133,15 @@ def _pieces(
     through: str | None,
     shortest: int,
     publications: Mapping[str, Publication] | None = None,
+    stale: Iterable[str] = (),
 ) -> Iterator[tuple[int, int] | Run]:
     """The window in order: base ordinals ``(a, b)`` of periods judged one by one, and runs
-    (with the revisions of ``publications`` among their periods)."""
+    (with the revisions of ``publications`` among their periods), cut at ``stale`` keys."""
     kind, base = plan.period, plan.period.base
     at, end = _base_window(plan, through)
     newest = publications or {}
     published = sorted(newest)
-    for a, b in complete_spans(plan, shortest):
+    for a, b in complete_spans(plan, shortest, stale):
         first, last = kind.at(a), kind.at(b - 1)
         start, stop = base.ordinal(first), base.ordinal(last) + 1
         if start > at:
@@ -145,13 +155,16 @@ def _pieces(
         yield (at, end)
 
 
-def individual(plan: RangePlan, through: str | None = None, shortest: int = LONG) -> list[Label]:
+def individual(
+    plan: RangePlan, through: str | None = None, shortest: int = LONG, stale: Iterable[str] = ()
+) -> list[Label]:
     """The periods of the window (of the base kind) that ``window_segments`` judges one by
-    one: those outside its runs; the ones whose attempts it needs."""
+    one: those outside its runs (cut at the ``stale`` keys); the ones whose attempts it
+    needs."""
     base = plan.period.base
     return [
         base.at(n)
-        for p in _pieces(plan, through, shortest)
+        for p in _pieces(plan, through, shortest, stale=stale)
         if isinstance(p, tuple)
         for n in range(*p)
     ]
@@ -164,20 +177,23 @@ def window_segments(
     causes: Mapping[str, Cause] | None = None,
     through: str | None = None,
     shortest: int = LONG,
+    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
 ) -> tuple[Segment, ...]:
-    """The window of ``period_states(plan, latest, publications, causes, through)`` as
-    segments, oldest first (see the module). ``latest`` must hold the latest attempt of every
-    period of ``individual(plan, through, shortest)`` that has one; no other is looked at.
-    ``publications`` holds the newest of each period of the window that has one (a run's
-    revisions are those among its periods)."""
+    """The window of ``period_states(plan, latest, publications, causes, through, stale)``
+    as segments, oldest first (see the module). ``latest`` must hold the latest attempt of
+    every period of ``individual(plan, through, shortest, stale)`` that has one; no other is
+    looked at. ``publications`` holds the newest of each period of the window that has one
+    (a run's revisions are those among its periods); ``stale`` what superseded the evidence
+    of the stale ones."""
     base = plan.period.base
+    marked = stale or {}
     out: list[Segment] = []
-    for piece in _pieces(plan, through, shortest, publications):
+    for piece in _pieces(plan, through, shortest, publications, marked):
         if isinstance(piece, Run):
             out.append(piece)
         else:
             labels = [base.at(n) for n in range(*piece)]
-            out.extend(judge(plan, labels, latest, publications, causes))
+            out.extend(judge(plan, labels, latest, publications, causes, marked))
     return tuple(out)
 
 

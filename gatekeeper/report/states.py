@@ -21,6 +21,10 @@ States, in the order a period moves through them:
 - ``failed`` / ``succeeded``: the latest attempt's terminal state;
 - ``non_business``: not a business period of the job's calendar (a Saturday of a weekday
   job, a holiday): shown in its place, never due, never missing, never counted as due.
+
+Stale is not a state but a mark: a period whose newest publication's evidence names an
+upstream attempt a newer succeeded attempt superseded carries the Staleness entries
+(``stale``: which upstream pair changed, ``report/stale.py``), whatever its state.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ from typing import TYPE_CHECKING, Any
 from gatekeeper.core.causes import Cause
 from gatekeeper.core.periods import Label
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
-from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.records import Attempt, Publication, RunState, Staleness
 from gatekeeper.core.validation import check_name
 from gatekeeper.core.window import base_bounds as base_bounds
 from gatekeeper.core.window import plan_window, with_non_business
 from gatekeeper.core.window import window_bounds as window_bounds
 from gatekeeper.ledger.profiles import blocked_periods
+from gatekeeper.report.stale import stale_periods
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -77,9 +82,12 @@ class PeriodStatus:
     revision: int | None = None
     evidence: Mapping[str, str] | None = None
     cause: Cause | None = None  # what blocks it (state ``blocked``)
+    stale: tuple[Staleness, ...] = ()  # what superseded its publication's evidence
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The period as ``status --json`` gives it; ``stale`` (each upstream pair that
+        changed) only when its publication is stale."""
+        found: dict[str, Any] = {
             "period": self.period,
             "state": self.state.value,
             "attempt": self.attempt,
@@ -91,6 +99,9 @@ class PeriodStatus:
             "revision": self.revision,
             "blocked_by": None if self.cause is None else self.cause.to_json(),
         }
+        if self.stale:
+            found["stale"] = [entry.upstream_json() for entry in self.stale]
+        return found
 
 
 def period_states(
@@ -99,6 +110,7 @@ def period_states(
     publications: Mapping[str, Publication] | None = None,
     causes: Mapping[str, Cause] | None = None,
     through: str | None = None,
+    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
 ) -> tuple[PeriodStatus, ...]:
     """The state of every period of ``plan``'s window (``plan_window(plan, through)``), oldest
     first (pure).
@@ -106,10 +118,11 @@ def period_states(
     ``latest`` maps a ledger key to the latest attempt of the job for it; ``publications``,
     for a publishing job, maps a key to its newest publication (its revision and evidence are
     reported); ``causes`` maps a key to what blocks it (a missing period there is
-    ``blocked``). Leases are judged at ``plan.now``.
+    ``blocked``); ``stale`` maps a key to what superseded its publication's evidence.
+    Leases are judged at ``plan.now``.
     """
     labels = with_non_business(plan, plan_window(plan, through))
-    return judge(plan, labels, latest, publications, causes)
+    return judge(plan, labels, latest, publications, causes, stale)
 
 
 def judge(
@@ -118,6 +131,7 @@ def judge(
     latest: Mapping[str, Attempt],
     publications: Mapping[str, Publication] | None = None,
     causes: Mapping[str, Cause] | None = None,
+    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
 ) -> tuple[PeriodStatus, ...]:
     """The state of each of ``labels`` (periods of ``plan``'s window, of its base kind), as
     ``period_states`` judges them: the one rule of a period's state, given what the ledger
@@ -129,6 +143,7 @@ def judge(
     skipped = {plan.key(p) for p in plan.skipped_by_policy}
     found = publications or {}
     blocked = causes or {}
+    marked = stale or {}
     out = []
     for label in labels:
         key = plan.key(label)
@@ -156,6 +171,7 @@ def judge(
                 revision=None if published is None else published.revision,
                 evidence=None if published is None else dict(published.evidence),
                 cause=cause,
+                stale=marked.get(key, ()),
             )
         )
     return tuple(out)
@@ -236,4 +252,5 @@ def window_states(
     unattempted = [k for k in map(plan.key, labels) if k in due and k not in latest]
     causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now, held=True)
     published = ledger.newest_publications(job, first, last)
-    return plan, period_states(plan, latest, published, causes, through)
+    stale = stale_periods(ledger, {job: (first, last)}).get(job) if published else None
+    return plan, period_states(plan, latest, published, causes, through, stale)

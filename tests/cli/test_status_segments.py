@@ -13,12 +13,14 @@ from hypothesis import strategies as st
 import gatekeeper as gk
 from gatekeeper.cli.status_text import JobStates, status_text
 from gatekeeper.core.periods import DAILY
+from gatekeeper.core.schedule import Schedule
 from gatekeeper.report.coverage import coverages
 from gatekeeper.report.segments import Run
 from gatekeeper.report.states import window_states
 from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
 from tests.helpers.histories import OUTCOMES, History, histories, write_window
+from tests.helpers.stale import long_repaired_upstream
 
 #: mostly complete periods (some published), so that runs form between the others
 held_lists = st.lists(
@@ -88,3 +90,16 @@ def test_status_text_of_a_long_window_draws_runs(ledger: gk.Ledger) -> None:
     assert runs >= 4
     assert new == old
     assert "revision 1" in new
+
+
+def test_status_text_of_a_stale_period_inside_a_long_run(ledger: gk.Ledger) -> None:
+    """A stale period inside a long run of complete ones: the text from segments (the run
+    cut around it) is the text of every period, and both count and list it."""
+    keys = long_repaired_upstream(ledger)
+    now = dt.datetime(2026, 3, 23, 1, tzinfo=dt.timezone.utc)
+    window = JobWindow(Schedule.parse(start=keys[0], period=DAILY), (), keys[-1])
+    new, old, runs = both_texts(ledger, {"Report": window}, now, 32)
+    assert runs == 2
+    assert new == old
+    assert new.splitlines()[0].endswith("; 1 stale")
+    assert f"stale {keys[40]}: upstream Orders {keys[40]} attempt 1 → 2" in new.splitlines()

@@ -22,6 +22,7 @@ from gatekeeper.report.windows import JobWindow
 from tests.helpers.examples import examples
 from tests.helpers.histories import OUTCOMES, History, histories, write_history, write_window
 from tests.helpers.report_browser import NOW, Elements, dump_dom, need_chromium, report_command
+from tests.helpers.stale import long_repaired_upstream
 
 UTC = dt.timezone.utc
 #: mostly complete periods, so that runs form between the others
@@ -125,3 +126,18 @@ def test_report_with_runs_in_chromium_counts_every_period(sqlite_url: str, tmp_p
     dom = Elements(page.dom)
     assert dom.first("body")["data-ready"] == "ok"
     assert len([a for _, a in dom.found if "data-count" in a]) == 3
+
+
+def test_coverages_cut_a_long_run_at_a_stale_period(ledger: gk.Ledger) -> None:
+    """A stale period inside 80 complete days is never hidden in a run: the run is cut
+    around it and it is judged one by one, carrying what superseded its evidence, as
+    ``window_states`` judges it."""
+    keys = long_repaired_upstream(ledger)
+    now = dt.datetime(2026, 3, 23, 1, tzinfo=UTC)
+    window = JobWindow(Schedule.parse(start=keys[0], period=DAILY), (), keys[-1])
+    segments = same_as_window_states(ledger, "Report", now, window, LONG)
+    runs = [(s.first, s.last) for s in segments if isinstance(s, Run)]
+    assert runs == [(keys[0], keys[39]), (keys[41], keys[79])]
+    (cell,) = [s for s in segments if isinstance(s, PeriodStatus) and s.stale]
+    assert cell.period == keys[40] and cell.state is PeriodState.SUCCEEDED
+    assert [e.change for e in cell.stale] == [f"upstream Orders {keys[40]} attempt 1 → 2"]
