@@ -62,7 +62,7 @@ from gatekeeper.luigi.range_session import (
     sample_task,
     upstream_tasks,
 )
-from gatekeeper.luigi.reprocess import all_done, policy_of, reprocessing
+from gatekeeper.luigi.reprocess import all_done, choose, in_order
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -115,6 +115,12 @@ class RangeBusinessBase(luigi.Task):
         description="missing (default), failed, stale or all: the periods gatekeeper plan "
         "--reprocess lists (the gaps; also failed ones; stale publications; every period)",
     )
+    plan_file = luigi.OptionalParameter(
+        default=None,
+        description="Apply this plan (gatekeeper plan -o FILE): exactly its periods, refused "
+        "if any ledger fact it read changed or it is older than --max-age",
+    )
+    max_age = luigi.Parameter(default="1d", description="The oldest --plan-file applied (1d)")
     refresh_stale = luigi.BoolParameter(
         default=False,
         description="Alias of --reprocess stale: also republish published periods whose "
@@ -168,11 +174,10 @@ class RangeBusinessBase(luigi.Task):
         of = self.of_class()
         schedule = self.schedule()
         check_of_params(of, self.of_params, self.label_to_param(self.first_business_label()))
-        policy = policy_of(self)
         now = clock_at(epoch_seconds() if self.now is None else self.now)
         started = epoch_seconds()  # before Luigi forks a worker to run the range
         ledger = self.ledger()
-        chosen = reprocessing(self, ledger, self._plan(ledger, now, schedule), policy)
+        chosen = choose(self, ledger, self._plan(ledger, now, schedule), now)
         plan = chosen.fill
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(
@@ -184,7 +189,8 @@ class RangeBusinessBase(luigi.Task):
             chunks=chunk_blocks(plan),
             refreshes=chosen.tasks,
             filler=fill_filler.choose(self.inline),
-            policy=policy,
+            policy=chosen.policy,
+            in_order=chosen.in_order,
         )
 
     def schedule(self) -> Schedule:
@@ -274,15 +280,14 @@ class RangeBusinessBase(luigi.Task):
     def requires(self) -> list[luigi.Task]:
         """The periods reprocessed beyond the gaps (``--reprocess``), and for ``forward`` and
         ``reverse`` every chunk of the fill: every process that adds the range to a scheduler
-        adds its chunks, so all their workers share them. ``contiguous`` gaps are filled in
-        ``run()``, in order.
+        adds its chunks, so all their workers share them. ``contiguous`` gaps, and the periods
+        of an applied plan (``--plan-file``), are filled in ``run()``, in order.
         Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
         session = self.session
-        chunks = (
-            [] if session.schedule.strategy is Strategy.CONTIGUOUS else self._independent_chunks()
-        )
-        return [*session.refreshes, *chunks]
+        if session.schedule.strategy is Strategy.CONTIGUOUS:
+            return [] if session.in_order else list(session.refreshes)
+        return [*session.refreshes, *self._independent_chunks()]
 
     def deps(self) -> list[luigi.Task]:
         """Luigi's worker takes the range up: it calls ``deps()`` (its scheduler's method) as it
@@ -323,7 +328,7 @@ class RangeBusinessBase(luigi.Task):
 
     def run(self) -> Iterator[Any]:
         if self._announced().schedule.strategy is Strategy.CONTIGUOUS:
-            yield from self._fill_in_order()
+            yield from (in_order(self) if self.session.in_order else self._fill_in_order())
         self.report(self.final_plan())
         range_watch.close_after_run(self)
 

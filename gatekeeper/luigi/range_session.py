@@ -49,7 +49,8 @@ class FillSession:
     ``plan`` the plan made then; ``keys`` the ledger keys of its scheduled periods in fill
     order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
     tasks of the periods it reprocesses beyond its gaps under ``policy`` (``--reprocess``:
-    ``reprocess.py``); ``started`` when it was built (epoch seconds); ``filler`` how its
+    ``reprocess.py``; ``in_order``: they are an applied plan's periods, a contiguous fill
+    yields them one at a time); ``started`` when it was built (epoch seconds); ``filler`` how its
     chunks fill their periods (``fill/filler.py``: inline or scheduled, as ``--inline`` or
     ``[gatekeeper] inline`` says).
     """
@@ -63,6 +64,7 @@ class FillSession:
     refreshes: tuple[PeriodTask, ...]
     filler: Filler
     policy: Reprocess = Reprocess.MISSING
+    in_order: bool = False
 
 
 def clock_at(seconds: float) -> dt.datetime:

@@ -21,14 +21,18 @@ policy the range asks ``plan_backfill`` over the facts ``gatekeeper plan`` reads
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gatekeeper.core.backfill import Action, BackfillFacts, PlannedPeriod, Reprocess, plan_backfill
 from gatekeeper.core.errors import InvalidInput
+from gatekeeper.core.periods.intervals import parse_lateness
+from gatekeeper.core.plan_facts import facts_of
 from gatekeeper.core.planning import RangePlan
-from gatekeeper.core.records import Attempt
+from gatekeeper.core.reviewed import ReviewedPlan, refusal
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.backfill_facts import read_facts
 from gatekeeper.luigi.tasks import PeriodTask
@@ -43,6 +47,7 @@ class Reprocessing:
     policy: Reprocess
     fill: RangePlan
     tasks: tuple[PeriodTask, ...] = ()
+    in_order: bool = False  # an applied plan: every period a task, in the plan's order
 
 
 def policy_of(rng: Any) -> Reprocess:
@@ -66,6 +71,65 @@ def all_done(tasks: Iterable[PeriodTask]) -> bool:
     return all(task.complete() for task in tasks)
 
 
+def choose(rng: Any, ledger: Ledger, ranged: RangePlan, now: dt.datetime) -> Reprocessing:
+    """What ``rng`` (a range whose plan at ``now`` is ``ranged``) does: the plan file it
+    applies (``--plan-file``, checked first: ``applying``), else its ``--reprocess`` policy
+    (``reprocessing``). Reads the ledger; InvalidInput naming the parameter, nothing written."""
+    if rng.plan_file is None:
+        return reprocessing(rng, ledger, ranged, policy_of(rng))
+    reviewed = read_plan(str(rng.plan_file))
+    if rng.reprocess not in (Reprocess.MISSING.value, reviewed.policy.value):
+        reason = f"contradicts the plan file's reprocess {reviewed.policy}"
+        raise InvalidInput("reprocess", rng.reprocess, reason)
+    return applying(rng, ledger, ranged, reviewed, now)
+
+
+def read_plan(path: str) -> ReviewedPlan:
+    """The plan file at ``path``; InvalidInput naming ``plan_file`` when it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput("plan_file", path, f"cannot be read: {exc}") from None
+    return ReviewedPlan.parse(text, path)
+
+
+def applying(
+    rng: Any, ledger: Ledger, ranged: RangePlan, reviewed: ReviewedPlan, now: dt.datetime
+) -> Reprocessing:
+    """Apply ``reviewed`` as it was reviewed: refused (InvalidInput naming ``plan_file`` and
+    why: ``core/reviewed.py refusal``) unless its job is the range's, it is no older than
+    ``--max-age`` at ``now`` and every fact it read still holds (two statements per 300
+    pairs); then exactly its periods, each a task (its gaps too, no chunk), in its order,
+    with its actions and reasons."""
+    max_age = parse_lateness(rng.max_age, "max_age")
+    pairs = reviewed.pairs
+    current = facts_of(pairs, ledger.fleet.latest(pairs), ledger.fleet.revisions(pairs))
+    why = refusal(reviewed, rng.job(), now, max_age, current)
+    if why is not None:
+        raise InvalidInput("plan_file", reviewed.source, why)
+    attempts = {f.period: f.attempt for f in reviewed.facts if f.job == reviewed.job}
+    incomplete = {*map(ranged.key, (*ranged.gaps, *ranged.skipped_by_policy))}
+    tasks = tuple(
+        _task(rng, p, None if p.period in incomplete else attempts.get(p.period))
+        for p in reviewed.todo
+    )
+    fill = dataclasses.replace(ranged, scheduled=())
+    return Reprocessing(reviewed.policy, fill, tasks, in_order=True)
+
+
+def in_order(rng: Any) -> Iterator[PeriodTask]:
+    """The tasks of the plan ``rng`` (a contiguous range) applies, one at a time in the plan's
+    order, each once the one before it is done: a failure leaves the rest untouched, as a
+    contiguous fill. Luigi runs ``run()`` anew after each: ``rng._fill_cursor`` says where
+    it was."""
+    tasks = rng.session.refreshes
+    for index in range(rng._fill_cursor, len(tasks)):
+        rng._fill_cursor = index
+        if not tasks[index].complete():
+            yield tasks[index]
+    rng._fill_cursor = len(tasks)
+
+
 def reprocessing(rng: Any, ledger: Ledger, ranged: RangePlan, policy: Reprocess) -> Reprocessing:
     """What ``rng`` (a range whose plan is ``ranged``) does under ``policy`` (the module
     docstring). Reads the ledger (three statements) unless the policy is ``missing``."""
@@ -74,25 +138,39 @@ def reprocessing(rng: Any, ledger: Ledger, ranged: RangePlan, policy: Reprocess)
     of = rng.of_class()
     facts = read_facts(ledger, ranged, BackfillFacts(rng.job(), {}, of.publishes))
     found = plan_backfill(ranged, facts, policy)
+    attempts = {key: a.attempt for key, a in facts.latest.items()}
+    return _split(rng, ranged, policy, found.todo, found.taken, attempts)
+
+
+def _split(
+    rng: Any,
+    ranged: RangePlan,
+    policy: Reprocess,
+    todo: Sequence[PlannedPeriod],
+    taken: Sequence[str],
+    attempts: Mapping[str, int | None],
+) -> Reprocessing:
+    """The range's gaps among ``taken`` filled in chunks, every other period of ``todo``
+    (in order) a task of its own; ``attempts``: each period's latest attempt ordinal."""
     gaps = {ranged.key(label): label for label in ranged.gaps}
-    fill = dataclasses.replace(ranged, scheduled=tuple(gaps[k] for k in found.taken if k in gaps))
+    fill = dataclasses.replace(ranged, scheduled=tuple(gaps[k] for k in taken if k in gaps))
     incomplete = {*gaps, *map(ranged.key, ranged.skipped_by_policy)}
-    planned = {p.period: p for p in found.periods}
     tasks = tuple(
-        _task(rng, planned[key], None if key in incomplete else facts.latest.get(key))
-        for key in found.order
-        if key not in gaps
+        _task(rng, planned, None if planned.period in incomplete else attempts.get(planned.period))
+        for planned in todo
+        if planned.period not in gaps
     )
     return Reprocessing(policy, fill, tasks)
 
 
-def _task(rng: Any, planned: PlannedPeriod, complete: Attempt | None) -> PeriodTask:
+def _task(rng: Any, planned: PlannedPeriod, complete: int | None) -> PeriodTask:
     """The ``of`` task that acts on ``planned``: as it is for a period not complete
-    (``complete`` None), else with a new attempt (a republish reason, or the next ordinal)."""
+    (``complete`` None), else with a new attempt after ``complete`` (and, to republish, the
+    plan's reason)."""
     task = rng.task_for(rng.period_kind.label(planned.period))
     if complete is None:
         return task
-    extra: dict[str, Any] = {"attempt": complete.attempt + 1}
+    extra: dict[str, Any] = {"attempt": complete + 1}
     if planned.action is Action.REPUBLISH:
         extra["republish_reason"] = planned.reason
     return type(task)(**{**task.param_kwargs, **extra})
