@@ -24,6 +24,7 @@ from gatekeeper.cli import main
 from tests.helpers.ledgers import T0, snapshot
 from tests.helpers.luigi_support import build
 from tests.helpers.luigi_tasks import Controlled
+from tests.luigi.test_gated_every_kind import EveryKindDay, EveryKindMonthly
 
 pytestmark = pytest.mark.luigi
 
@@ -188,3 +189,56 @@ def test_range_reprocess_refuses_a_bad_policy_naming_it(
     field = "reprocess" if "refresh_stale" not in args else "refresh_stale"
     assert caught.value.field == field
     assert snapshot(ledger_cfg) == rows
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"), [("stale", ["2026-09"]), ("all", ["2026-09", "2026-10"])]
+)
+def test_monthly_range_reprocess_runs_what_plan_lists(
+    ledger_cfg: gk.Ledger,
+    ledger_url: str,
+    capsys: pytest.CaptureFixture[str],
+    policy: str,
+    expected: list[str],
+) -> None:
+    """A coarse range takes --reprocess alike: a month published on its days is republished
+    after one of them is repaired (stale), or every month is (all), as plan lists them."""
+    now = int(dt.datetime(2026, 11, 30, tzinfo=UTC).timestamp())
+
+    def fill() -> Any:
+        start, stop = dt.date(2026, 9, 1), dt.date(2026, 11, 1)
+        months = gk.RangeBusinessMonthly(
+            of=EveryKindMonthly, start=start, stop=stop, now=now, reprocess=policy
+        )
+        return build(months)
+
+    assert fill().scheduling_succeeded  # both months published (none was stale)
+    assert build(EveryKindDay(business_date=dt.date(2026, 9, 15), attempt=2)).scheduling_succeeded
+    capsys.readouterr()
+    args = ["--start", "2026-09", "--stop", "2026-11", "--lateness", "0s", "--timezone", "UTC"]
+    clock = ["--now", dt.datetime.fromtimestamp(now, UTC).isoformat()]
+    main(
+        [
+            "--ledger",
+            ledger_url,
+            "--json",
+            "plan",
+            "EveryKindMonthly",
+            *args,
+            *clock,
+            "--reprocess",
+            policy,
+        ]
+    )
+    assert json.loads(capsys.readouterr().out)["order"] == expected
+    before = {m: len(ledger_cfg.attempts("EveryKindMonthly", m)) for m in ("2026-09", "2026-10")}
+    assert fill().scheduling_succeeded
+    after = {m: len(ledger_cfg.attempts("EveryKindMonthly", m)) for m in ("2026-09", "2026-10")}
+    assert [m for m in after if after[m] > before[m]] == expected
+    september = ledger_cfg.publication("EveryKindMonthly", "2026-09")
+    assert september is not None and september.reason == (
+        "stale: upstream EveryKindDay 2026-09-15 attempt 1 → 2"
+        if policy == "stale"
+        else "reprocess all"
+    )
+    assert ledger_cfg.stale("EveryKindMonthly") == []
