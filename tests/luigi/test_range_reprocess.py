@@ -35,10 +35,13 @@ DAYS = [(START + dt.timedelta(days=n)).isoformat() for n in range((STOP - START)
 POLICIES = ("missing", "failed", "stale", "all")
 
 
-def planned(capsys: pytest.CaptureFixture[str], url: str, job: str, policy: str) -> list[str]:
+def planned(
+    capsys: pytest.CaptureFixture[str], url: str, job: str, policy: str, *more: str
+) -> list[str]:
     """The periods ``gatekeeper plan`` lists to act on (run, rerun, republish), in order."""
     capsys.readouterr()
     args = ["--start", START.isoformat(), "--stop", STOP.isoformat(), "--catchup", "last:2"]
+    args += more
     when = ["--now", NOW.isoformat(), "--lateness", "0s", "--timezone", "UTC"]
     code = main(["--ledger", url, "--json", "plan", job, *args, *when, "--reprocess", policy])
     data = json.loads(capsys.readouterr().out)
@@ -242,3 +245,28 @@ def test_monthly_range_reprocess_runs_what_plan_lists(
         else "reprocess all"
     )
     assert ledger_cfg.stale("EveryKindMonthly") == []
+
+
+@pytest.mark.parametrize("strategy", ["forward", "reverse"])
+def test_range_reprocess_with_independent_strategies(
+    ledger_cfg: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str], strategy: str
+) -> None:
+    """forward and reverse (two workers, chunks and reprocessed periods scheduled at once)
+    run what plan lists for their strategy, a task limit of 3 cutting its order."""
+    sales_history(ledger_cfg)
+    limit = ("--strategy", strategy, "--task-limit", "3")
+    expected = planned(capsys, ledger_url, "DailySalesLoad", "all", *limit)
+    assert expected == (DAYS[:3] if strategy == "forward" else DAYS[-3:][::-1])
+    before = attempts(ledger_cfg, "DailySalesLoad")
+    rng = gk.RangeBusinessDaily(
+        of=DailySalesLoad,
+        start=START,
+        stop=STOP,
+        now=int(NOW.timestamp()),
+        catchup="last:2",
+        reprocess="all",
+        strategy=strategy,
+        task_limit=3,
+    )
+    assert build(rng, workers=2).scheduling_succeeded
+    assert ran(before, attempts(ledger_cfg, "DailySalesLoad")) == sorted(expected)
