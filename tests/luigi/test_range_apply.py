@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import luigi
 import pytest
 
 import gatekeeper as gk
@@ -30,6 +31,7 @@ from tests.helpers.luigi_support import (
     run_luigi,
     write_config,
 )
+from tests.helpers.luigi_tasks import Controlled
 from tests.helpers.luigid_support import HOST, Luigid
 from tests.luigi.test_range_reprocess import DAYS, NOW, START, STOP, attempts, ran, sales_history
 
@@ -254,3 +256,32 @@ def test_apply_under_luigid_runs_the_plan_then_refuses_it_applied(
     )
     with gk.open_ledger(sqlite_url) as ledger:
         assert snapshot(ledger) == rows
+
+
+def test_apply_stops_at_a_failure_leaving_the_later_periods(
+    ledger_cfg: gk.Ledger, ledger_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A contiguous range applies the plan one period at a time: a failure at P fails the run
+    (Luigi's status) and leaves every later period of the plan unattempted."""
+    for day in DAYS:
+        ledger_cfg.record("Controlled", day, 1, f"c-{day}", "succeeded", NOW)
+    path = tmp_path / "plan.json"
+    order = write_plan(
+        capsys, ledger_url, path, "Controlled", "--reprocess", "all", "--task-limit", "3"
+    )
+    (tmp_path / f"fail-{order[1]}").write_text("disk full")
+    before = attempts(ledger_cfg, "Controlled")
+    rng = gk.RangeBusinessDaily(
+        of=Controlled,
+        of_params={"control": str(tmp_path)},
+        start=START,
+        stop=STOP,
+        now=int(NOW.timestamp()),
+        catchup="last:2",
+        plan_file=str(path),
+    )
+    result = build(rng)
+    assert result.status is luigi.LuigiStatusCode.FAILED
+    assert ran(before, attempts(ledger_cfg, "Controlled")) == order[:2]
+    states = [ledger_cfg.latest("Controlled", d).state for d in order[:2]]  # type: ignore[union-attr]
+    assert states == [gk.RunState.SUCCEEDED, gk.RunState.FAILED]
