@@ -86,6 +86,7 @@ color:#8c959f;line-height:var(--c)}
 .cells i{display:block;width:var(--c);height:var(--c);border-radius:2px;cursor:pointer}
 .cells i.ct,.cells .run.ct{outline:2px solid #1f2328;outline-offset:1px}
 .cells i:hover,.cells .run:hover{outline:2px solid #57606a;outline-offset:0}
+.cells i.stale,.sw.stale{background-image:linear-gradient(135deg,#bf8700 40%,transparent 41%)}
 .cells .run{width:100%;padding:2px 8px;border-radius:3px;color:#fff;font-size:12px;
 cursor:pointer}
 #detail{position:fixed;left:0;right:0;bottom:0;margin:0;padding:8px 20px;background:#f6f8fa;

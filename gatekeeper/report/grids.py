@@ -4,7 +4,8 @@ the page around them).
 Daily periods are month calendars (weeks as rows, Monday first, one row of months per year);
 hourly periods a day x 24 grid per month (hours in UTC, as their ledger keys); weeks, months and
 quarters a row per year. Every cell carries ``data-job``, ``data-period``, ``data-state`` and a
-``title`` tooltip (attempt, run ID, error, lease, publication revision and evidence run IDs). A
+``title`` tooltip (attempt, run ID, error, lease, publication revision and evidence run IDs);
+a stale period's cell has the class ``stale`` and its tooltip the upstream change. A
 long run of complete periods (``segments.Run``) is one bar between the grids of the periods
 around it, carrying ``data-first``, ``data-last``, ``data-count`` (periods succeeded) and
 ``data-non-business`` (periods off the calendar among them), its span and count written on it.
@@ -51,6 +52,7 @@ def _tooltip(s: PeriodStatus) -> str:
         lines.append(f"published revision {s.revision}")
         for label, run_id in sorted((s.evidence or {}).items()):
             lines.append(f"  evidence {printable(label)}: run {printable(run_id)}")
+    lines += [f"stale: {printable(entry.change)}" for entry in s.stale]
     return escape("\n".join(lines))
 
 
@@ -60,7 +62,8 @@ def _cells(
     """The cells of ``states``: the first one may carry a style (its grid column)."""
     out = []
     for s in states:
-        cls = ' class="ct"' if s.period == through else ""
+        marks = " ".join(m for m, on in (("ct", s.period == through), ("stale", s.stale)) if on)
+        cls = f' class="{marks}"' if marks else ""
         out.append(
             f'<i{cls}{first_style} data-job="{job}" data-period="{s.period}" '
             f'data-state="{s.state.value}" title="{_tooltip(s)}"></i>'

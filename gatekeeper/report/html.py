@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -24,7 +24,7 @@ from gatekeeper.report.assets import ATTENTION, CSS, PALETTE, SCRIPT, state_rule
 from gatekeeper.report.grids import LABELS, layout, text
 from gatekeeper.report.grids import grid as grid_of
 from gatekeeper.report.segments import Run, Segment, segment_counts, stretches
-from gatekeeper.report.states import PeriodState, collapse
+from gatekeeper.report.states import PeriodState, PeriodStatus, collapse
 
 _ATTENTION_ROWS = 12
 
@@ -113,6 +113,7 @@ def _legend() -> str:
     )
     through = (
         '<li><span class="sw ct"></span> contiguous through (every period up to it succeeded)</li>'
+        '<li><span class="sw stale"></span> stale (an upstream it was published on changed)</li>'
     )
     return f'<ul class="legend" aria-label="legend">{items}{through}</ul>'
 
@@ -212,14 +213,12 @@ def _deadlines(found: Freshness | None) -> str:
 def _attention(segments: tuple[Segment, ...]) -> str:
     """The runs of failed, abandoned, running, blocked and missing periods: causes before
     their effects (ATTENTION's order), newest first within a state; a blocked run names
-    what blocks it."""
+    what blocks it; then the stale periods, each with its upstream change."""
     cells = [s for s in stretches(segments) if not isinstance(s, Run)]
     by_period = {s.period: s for some in cells for s in some}
     found = [r for some in cells for r in collapse(some)]
     runs = [r for r in reversed(found) if r[2] in ATTENTION]
     runs.sort(key=lambda r: ATTENTION.index(r[2]))  # stable: newest first within a state
-    if not runs:
-        return ""
     items = []
     for first, last, state, count in runs[:_ATTENTION_ROWS]:
         span = first if count == 1 else f"{first} to {last} ({count})"
@@ -236,7 +235,22 @@ def _attention(segments: tuple[Segment, ...]) -> str:
     more = len(runs) - _ATTENTION_ROWS
     if more > 0:
         items.append(f"<li>... and {more} more runs of periods that need attention</li>")
-    return f'<ul class="attention">{"".join(items)}</ul>'
+    items += _stale_items(by_period.values())
+    return f'<ul class="attention">{"".join(items)}</ul>' if items else ""
+
+
+def _stale_items(cells: Iterable[PeriodStatus]) -> list[str]:
+    """``stale 2026-10-22: upstream Orders 2026-10-22 attempt 1 → 2``, newest first, the
+    first _ATTENTION_ROWS (a stale period is never inside a run)."""
+    stale = sorted((s for s in cells if s.stale), key=lambda s: s.period, reverse=True)
+    items = [
+        f'<li><span class="sw stale"></span> <b>stale</b> {escape(s.period)}: '
+        f"<code>{text('; '.join(e.change for e in s.stale))}</code></li>"
+        for s in stale[:_ATTENTION_ROWS]
+    ]
+    if len(stale) > _ATTENTION_ROWS:
+        items.append(f"<li>... and {len(stale) - _ATTENTION_ROWS} more stale periods</li>")
+    return items
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -131,10 +131,7 @@ def build_app(
         named = request.query_params.getlist("job")
         if named:  # the rows a page shows: only these jobs
             found = views.named_views(ledger, found, skipped, named)
-        body = [
-            {**v.summary(), **({"cells": views.job_cells(ledger, v)} if cells else {})}
-            for v in found
-        ]
+        body = [{**v.summary(), **(views.job_strip(ledger, v) if cells else {})} for v in found]
         return answer_json({"jobs": body, "skipped": skipped, "config_unknown_jobs": list(unknown)})
 
     def periods(request: Request, job: str) -> Response:

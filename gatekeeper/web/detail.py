@@ -1,14 +1,16 @@
 """Serve's period panel: one period of a job, every attempt and every publication revision,
-with the state ``gatekeeper status`` judges it in and why it waits (reads only)."""
+with the state ``gatekeeper status`` judges it in, why it waits and whether its publication
+is stale (reads only)."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 from gatekeeper.core.periods import parse_period_key
-from gatekeeper.core.records import Attempt, Publication, RunState
+from gatekeeper.core.records import Attempt, Publication, RunState, Staleness
 from gatekeeper.ledger.protocols import LedgerReads
 from gatekeeper.report.states import PeriodState, window_states
 from gatekeeper.report.windows import JobWindow
@@ -38,7 +40,8 @@ def period_cause(
     """The state of ``job``'s period ``key`` as ``gatekeeper status`` judges it, and why it
     waits: ``blocked_by`` (the upstream's cause, state ``blocked``), ``held_by`` (its own
     attempt running on a live lease: run ID, attempt, until) and ``cause``, one line saying
-    either (None otherwise). A few queries; reads only."""
+    either (None otherwise); and whether its publication is stale (``stale_json``). A few
+    queries; reads only."""
     kind = found.schedule.period
     label = kind.parse(key, "start")
     one = dataclasses.replace(found.schedule, start=label, stop=kind.at(kind.rank(label) + 1))
@@ -47,7 +50,7 @@ def period_cause(
     )
     status = next((s for s in states if s.period == key), None)
     if status is None:
-        return {"state": None, "blocked_by": None, "held_by": None, "cause": None}
+        return {"state": None, "blocked_by": None, "held_by": None, "cause": None, **stale_json(())}
     blocked = status.cause if status.state is PeriodState.BLOCKED else None
     held = None
     if status.state is PeriodState.RUNNING and status.lease_expires_at is not None:
@@ -63,6 +66,18 @@ def period_cause(
         "blocked_by": None if blocked is None else blocked.to_json(),
         "held_by": held,
         "cause": cause,
+        **stale_json(status.stale),
+    }
+
+
+def stale_json(stale: Sequence[Staleness]) -> dict[str, Any]:
+    """``stale`` (each upstream pair that changed since the period's publication: job,
+    period, old and new attempt; empty when it is not stale) and ``stale_reason``, the line
+    the panel shows (``stale: upstream Orders 2026-10-22 attempt 1 → 2``; None)."""
+    reason = "; ".join(entry.change for entry in stale)
+    return {
+        "stale": [entry.upstream_json() for entry in stale],
+        "stale_reason": f"stale: {reason}" if reason else None,
     }
 
 

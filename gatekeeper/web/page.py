@@ -7,7 +7,8 @@ refreshed every ``POLL_MS``; the filters (job name, state) work on the summaries
 whose strip was never loaded is found too. Daily and hourly jobs each get their own axis: a
 cell's column is its period's position from the earliest start of the jobs on that axis, so
 the same period lines up down the page. Every cell carries ``data-job``, ``data-period`` and
-``data-state`` and takes its colour from the report's palette (``report/assets.py``).
+``data-state`` and takes its colour from the report's palette (``report/assets.py``); a
+stale period's cell has the class ``stale`` (``stale_periods`` of its job's strip).
 Server-side text is escaped (``html.escape``); the script builds every element it adds with
 ``textContent`` and ``setAttribute``, never ``innerHTML``; nothing is fetched but this
 server's JSON API (inline CSS and JS).
@@ -48,6 +49,7 @@ border-top:1px solid #eaeef2}
 .cells i{display:block;flex:none;width:7px;height:14px;border-radius:1px;cursor:pointer}
 .cells i:hover{outline:2px solid #57606a}
 .cells i.ct{outline:2px solid #1f2328;outline-offset:-1px}
+.cells i.stale{background-image:linear-gradient(135deg,#bf8700 40%,transparent 41%)}
 .pad{flex:none}
 #panel{position:fixed;top:0;right:0;bottom:0;width:min(560px,100%);overflow:auto;
 background:#f6f8fa;border-left:1px solid #d0d7de;padding:12px 16px;font-size:12px}
@@ -56,7 +58,7 @@ background:#f6f8fa;border-left:1px solid #d0d7de;padding:12px 16px;font-size:12p
 #panel td,#panel th{border-bottom:1px solid #d0d7de;padding:2px 4px;text-align:left;
 vertical-align:top;overflow-wrap:normal;word-break:normal}
 #panel td span,#panel th{white-space:nowrap}
-#panel .cause{font-weight:600}
+#panel .cause{font-weight:600}#panel .stale{font-weight:600;color:#9a6700}
 .ticks{display:grid;grid-template-columns:260px auto;gap:0 10px}
 .scale{position:relative;height:26px;font-size:10px;color:#57606a;white-space:nowrap}
 .scale span{position:absolute;border-left:1px solid #afb8c1;padding-left:2px;line-height:12px}
@@ -111,6 +113,7 @@ function show(job,period){
   panel.appendChild(close);panel.appendChild(el('h2',d.job+' '+d.period));
   if(d.state){panel.appendChild(el('p','state: '+d.state,'state'));}
   if(d.cause){panel.appendChild(el('p',d.cause,'cause'));}
+  if(d.stale_reason){panel.appendChild(el('p',d.stale_reason,'stale'));}
   panel.appendChild(el('h3','attempts ('+d.attempts.length+')'));
   panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error'],
    d.attempts.map(function(a){return [a.attempt,a.state,a.run_id,a.started_at,
@@ -134,7 +137,8 @@ document.addEventListener('click',function(e){
 function fromHash(){var h=new URLSearchParams(location.hash.slice(1));
  if(h.get('job')&&h.get('period')){show(h.get('job'),h.get('period'));}}
 window.addEventListener('hashchange',fromHash);fromHash();
-function strip(r,j){var box=r.querySelector('.cells'),pad=box.querySelector('.pad');
+function strip(r,j){var box=r.querySelector('.cells'),pad=box.querySelector('.pad'),
+ stale=new Set(j.stale_periods||[]);
  var cells=box.querySelectorAll('i');
  if(cells.length!==j.cells.length||(cells.length&&cells[0].getAttribute('data-period')!==
   j.cells[0][0])){box.replaceChildren();if(pad){box.appendChild(pad);}
@@ -142,9 +146,11 @@ function strip(r,j){var box=r.querySelector('.cells'),pad=box.querySelector('.pa
    i.setAttribute('data-period',c[0]);box.appendChild(i);});
   cells=box.querySelectorAll('i');}
  j.cells.forEach(function(c,n){var i=cells[n];if(i.getAttribute('data-state')!==c[1]){
-  i.setAttribute('data-state',c[1]);
-  i.setAttribute('title',j.job+' '+c[0]+': '+c[1].split('_').join(' '));}
-  i.classList.toggle('ct',c[0]===j.contiguous_through);});
+  i.setAttribute('data-state',c[1]);}
+  i.setAttribute('title',j.job+' '+c[0]+': '+c[1].split('_').join(' ')+
+   (stale.has(c[0])?', stale':''));
+  i.classList.toggle('ct',c[0]===j.contiguous_through);
+  i.classList.toggle('stale',stale.has(c[0]));});
  r.setAttribute('data-loaded','1');}
 function strips(names){var found=rows(),out=Promise.resolve();
  for(var n=0;n<names.length;n+=BATCH){(function(part){out=out.then(function(){

@@ -245,9 +245,18 @@ def job_view(ledger: LedgerReads, job: str, window: dt.timedelta, now: dt.dateti
 def job_cells(ledger: LedgerReads, view: JobView) -> list[list[str]]:
     """``[[period, state], ...]``: ``view``'s strip, oldest first, judged period by period
     at its plan's ``now`` over its window (a few queries)."""
+    return job_strip(ledger, view)["cells"]
+
+
+def job_strip(ledger: LedgerReads, view: JobView) -> dict[str, list[Any]]:
+    """``{"cells": [[period, state], ...], "stale_periods": [period, ...]}``: ``view``'s
+    strip (``job_cells``) and the periods of it whose publication is stale, oldest first."""
     plan = view.plan
     _, states = window_states(ledger, view.job, now=plan.now, task_limit=None, window=view.window)
-    return [[s.period, s.state.value] for s in states]
+    return {
+        "cells": [[s.period, s.state.value] for s in states],
+        "stale_periods": [s.period for s in states if s.stale],
+    }
 
 
 #: The most jobs one ``/api/jobs?job=...`` names (a page asks for the rows it shows).
