@@ -134,13 +134,12 @@ def cmd_history(ledger: Ledger, args: argparse.Namespace) -> Result:
             a.started_at.isoformat(),
             lease_text(a, now),
             a.error,
+            a.reason,
         )
         for a in found
     ]
-    return Result(
-        [a.to_json() for a in found],
-        table(rows, ("date", "attempt", "state", "run_id", "started_at", "lease", "error")),
-    )
+    heads = ("date", "attempt", "state", "run_id", "started_at", "lease", "error", "reason")
+    return Result([a.to_json() for a in found], table(rows, heads))
 
 
 def lease_text(attempt: Any, now: dt.datetime) -> str:

@@ -74,6 +74,8 @@ class Attempt:
     updated_at: dt.datetime
     lease_expires_at: dt.datetime | None = None
     error: str | None = None
+    #: why it was asked for (``--rerun REASON``); None for a plain run
+    reason: str | None = None
 
     @property
     def period_key(self) -> str:
@@ -99,6 +101,7 @@ class Attempt:
             "updated_at": self.updated_at.isoformat(),
             "lease_expires_at": _iso(self.lease_expires_at),
             "error": self.error,
+            "reason": self.reason,
         }
 
 

@@ -99,11 +99,17 @@ class AttemptReads:
 
     def to_attempt(self, row: Any) -> Attempt:
         """The Attempt of a row of ``ATTEMPT_COLUMNS``."""
-        started, updated, lease = (self.sql.ts_out(v) for v in (row[5], row[6], row[7]))
-        assert started is not None and updated is not None
-        return Attempt(
-            row[0], row[1], int(row[2]), row[3], RunState(row[4]), started, updated, lease, row[8]
-        )
+        return attempt_of_row(self.sql, row)
+
+
+def attempt_of_row(sql: SqlCore, row: Any) -> Attempt:
+    """The Attempt of a row of ``ATTEMPT_COLUMNS`` (its timestamps read by ``sql``)."""
+    started, updated, lease = (sql.ts_out(v) for v in (row[5], row[6], row[7]))
+    assert started is not None and updated is not None
+    state = RunState(row[4])
+    return Attempt(
+        row[0], row[1], int(row[2]), row[3], state, started, updated, lease, row[8], row[9]
+    )
 
 
 def _marks(values: list[str]) -> str:

@@ -17,6 +17,7 @@ from gatekeeper.core.validation import (
     check_datetime,
     check_lease,
     check_name,
+    check_optional_reason,
     check_same_kind,
     check_text,
 )
@@ -33,7 +34,7 @@ T = TypeVar("T")
 
 
 _INSERT = (
-    f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (run_id) DO NOTHING"
 )
 
@@ -131,7 +132,7 @@ class AttemptStore(AttemptReads):
         if current is None:
             started = self.sql.ts_in(request.started_at)
             row = (job, period, number, request.run_id, request.state.value, started, at)
-            self._insert((*row, None, request.error))
+            self._insert((*row, None, request.error, None))
         else:
             self.sql.execute(
                 "UPDATE gk_attempts SET state = ?, updated_at = ?, error = ?, "
@@ -208,6 +209,7 @@ class AttemptStore(AttemptReads):
         attempt: int,
         now: dt.datetime | None,
         skip_succeeded: bool,
+        reason: str | None,
     ) -> Attempt:
         """``Ledger.begin_attempt``: the new running Attempt (or the succeeded one kept);
         its defaults are the contract's alone."""
@@ -222,6 +224,7 @@ class AttemptStore(AttemptReads):
             lease_seconds=check_lease(lease_seconds),
             now=fixed_clock(now),
             skip_succeeded=skip_succeeded and wanted == 0,
+            reason=check_optional_reason(reason, "reason"),
         )
         known = self._kind_keys.get(job)
 
@@ -280,11 +283,13 @@ class AttemptStore(AttemptReads):
         expires = at + dt.timedelta(seconds=request.lease_seconds)
         running = RunState.RUNNING.value
         times = (self.sql.ts_in(at), self.sql.ts_in(at), self.sql.ts_in(expires))
-        self._insert((job, period, number, request.run_id, running, *times, None), wanted)
+        row = (job, period, number, request.run_id, running, *times, None, request.reason)
+        self._insert(row, wanted)
         if existing:  # a newer attempt: the period is no longer complete
             # any state but succeeded says the same to _settle (mutants: equivalent)
             self._settle(job, period, existing[-1], RunState.RUNNING)  # pragma: no mutate
-        return Attempt(job, period, number, request.run_id, RunState.RUNNING, at, at, expires)
+        started = (request.run_id, RunState.RUNNING, at, at, expires)
+        return Attempt(job, period, number, *started, reason=request.reason)
 
     def _expire(self, old: Attempt, at: dt.datetime, latest: bool) -> Attempt:
         """A running attempt met by a new start: LeaseHeld while its lease is live; once it

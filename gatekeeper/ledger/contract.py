@@ -221,6 +221,7 @@ class Ledger(Publishing):
         attempt: int = 0,
         now: dt.datetime | None = None,
         skip_succeeded: bool = False,
+        reason: str | None = None,
     ) -> Attempt:
         """Allocate and record a ``running`` attempt holding a lease; writes.
 
@@ -231,7 +232,10 @@ class Ledger(Publishing):
         gets no new attempt: that succeeded Attempt is returned and nothing is written.
         Leases are judged by the database's clock, read once the key's lock is held (so time
         spent waiting for another writer neither shortens the new lease nor predates the
-        previous attempt); ``now`` replaces it (a fake clock). Returns the Attempt.
+        previous attempt); ``now`` replaces it (a fake clock). ``reason``, why the attempt
+        was asked for (a task's ``--rerun REASON``), is stored with it (``Attempt.reason``):
+        one-line text that says something, else InvalidInput, nothing written. Returns the
+        Attempt.
         """
         return self._attempts.begin_attempt(
             job,
@@ -241,6 +245,7 @@ class Ledger(Publishing):
             attempt=attempt,
             now=now,
             skip_succeeded=skip_succeeded,
+            reason=reason,
         )
 
     def heartbeat(

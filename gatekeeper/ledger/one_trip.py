@@ -37,14 +37,14 @@ class OneTrip:
         clock, stamps = self.sql.dialect.clock_row(request.lease_seconds, request.now)
         insert = (
             f"INSERT INTO gk_attempts ({ATTEMPT_COLUMNS}) SELECT ?, ?, "
-            "COALESCE(MAX(a.attempt), 0) + 1, ?, 'running', c.at, c.at, c.until, NULL "
+            "COALESCE(MAX(a.attempt), 0) + 1, ?, 'running', c.at, c.at, c.until, NULL, ? "
             f"FROM ({clock}) AS c LEFT JOIN gk_attempts a ON a.job = ? AND a.period = ? "
             "WHERE 1 = 1 GROUP BY c.at, c.until HAVING COALESCE(MAX(a.attempt), 0) < ? AND "
             "COALESCE(SUM(CASE WHEN a.state IN ('running', 'succeeded') THEN 1 ELSE 0 END), 0) "
             f"= 0 AND {version_guard()} "
             "ON CONFLICT (run_id) DO NOTHING RETURNING attempt, started_at, lease_expires_at"
         )
-        params = (job, period, request.run_id, *stamps, job, period, MAX_ATTEMPT)
+        params = (job, period, request.run_id, request.reason, *stamps, job, period, MAX_ATTEMPT)
         cursors = self.sql.lock_key("attempt", job, period, after=[(insert, params)], commit=True)
         rows = cursors[0].fetchall()
         if not rows:
@@ -52,7 +52,8 @@ class OneTrip:
         self.sql.vouch_version()
         number, started, until = rows[0]
         at, expires = cast(dt.datetime, self.sql.ts_out(started)), self.sql.ts_out(until)
-        return Attempt(job, period, int(number), request.run_id, RunState.RUNNING, at, at, expires)
+        started = (request.run_id, RunState.RUNNING, at, at, expires)
+        return Attempt(job, period, int(number), *started, reason=request.reason)
 
     def finish_statements(self, request: AttemptObservation) -> Statements:
         """The common outcome, a running attempt's end, as statements sent with the key's

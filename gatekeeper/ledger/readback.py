@@ -19,6 +19,7 @@ from typing import TypeVar
 
 from gatekeeper.core.errors import LedgerError
 from gatekeeper.core.records import Attempt, RunState
+from gatekeeper.ledger.attempt_reads import attempt_of_row
 from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
 
@@ -67,14 +68,7 @@ def attempt_of_run(sql: SqlCore, job: str, period: str, run_id: str) -> Attempt 
         f"SELECT {ATTEMPT_COLUMNS} FROM gk_attempts WHERE job = ? AND period = ? AND run_id = ?",
         (job, period, run_id),
     ).fetchall()
-    if not rows:
-        return None
-    started, updated, lease = (sql.ts_out(v) for v in (rows[0][5], rows[0][6], rows[0][7]))
-    assert started is not None and updated is not None
-    row = rows[0]
-    return Attempt(
-        row[0], row[1], int(row[2]), row[3], RunState(row[4]), started, updated, lease, row[8]
-    )
+    return attempt_of_row(sql, rows[0]) if rows else None
 
 
 def started_probe(sql: SqlCore, job: str, period: str, run_id: str) -> Callable[[], Attempt | None]:

@@ -49,7 +49,7 @@ class AttemptObservation:
 @dataclass(frozen=True, slots=True)
 class AttemptStart:
     """A new running attempt holding a lease (``Ledger.begin_attempt``); ``attempt`` 0 takes
-    the next ordinal."""
+    the next ordinal; ``reason``, why it was asked for, is stored with it."""
 
     job: str
     period: str
@@ -58,6 +58,7 @@ class AttemptStart:
     attempt: int
     skip_succeeded: bool
     now: dt.datetime | None
+    reason: str | None = None
 
     @property
     def where(self) -> str:

@@ -55,6 +55,14 @@ def _add_calendar(sql: SqlCore) -> None:
         sql.execute("ALTER TABLE gk_jobs ADD COLUMN calendar TEXT")
 
 
+def _add_attempt_reason(sql: SqlCore) -> None:
+    """Add ``gk_attempts.reason`` unless the table has it (as ``_add_freshness``): why an
+    attempt was asked for (``--rerun REASON``); NULL for every attempt before."""
+    columns = {d[0] for d in sql.execute("SELECT * FROM gk_attempts WHERE 1 = 0").description}
+    if "reason" not in columns:
+        sql.execute("ALTER TABLE gk_attempts ADD COLUMN reason TEXT")
+
+
 #: the migration to schema 13: the running attempts indexed apart (``overview._RUNNING_SQL``)
 RUNNING_INDEX = (
     "CREATE INDEX IF NOT EXISTS gk_attempts_running ON gk_attempts (job, lease_expires_at) "
@@ -179,6 +187,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # so the readers' count of each job's running attempts (``overview.running_attempts``,
     # every scrape of /metrics) reads those rows, not every attempt of the ledger.
     (RUNNING_INDEX,),
+    # 14: why an attempt was asked for (a task's ``--rerun REASON``: the period run again as
+    # its next attempt), stored with it; NULL for the attempts before and for plain runs.
+    (_add_attempt_reason,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

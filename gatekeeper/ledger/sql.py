@@ -31,7 +31,7 @@ from gatekeeper.ledger.sqltext import prepare
 T = TypeVar("T")
 
 ATTEMPT_COLUMNS = (
-    "job, period, attempt, run_id, state, started_at, updated_at, lease_expires_at, error"
+    "job, period, attempt, run_id, state, started_at, updated_at, lease_expires_at, error, reason"
 )
 __all__ = [
     "ATTEMPT_COLUMNS",

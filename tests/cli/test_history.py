@@ -69,3 +69,24 @@ def test_cli_history_of_a_known_job_on_an_empty_date_says_that(
     code, out, err = run_main(["history", "A", "2026-10-30", "--ledger", filled], capsys)
     assert code == 0, err
     assert out == "A has no attempts for 2026-10-30\n"
+
+
+def test_cli_history_shows_the_reason_of_a_rerun(
+    ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An attempt started with a reason (``--rerun``) shows it, in the table and in --json;
+    a plain attempt's is empty (null). Both backends, in process."""
+    import gatekeeper as gk
+    from tests.helpers.ledgers import T0
+
+    with gk.open_ledger(ledger_url) as ledger:
+        ledger.record("A", D, 1, "r1", "succeeded", T0)
+        ledger.begin_attempt("A", D, "r2", lease_seconds=60, reason="late\nrows")
+    code, out, _ = run_main(["history", "A", D, "--ledger", ledger_url], capsys)
+    assert code == 0
+    header, first, second = out.splitlines()
+    assert header.split()[-1] == "reason" and first.split()[-1] == T0.isoformat()  # no reason
+    assert second.endswith(r"late\nrows")  # escaped: no faked row
+    code, out, _ = run_main(["history", "A", D, "--ledger", ledger_url, "--json"], capsys)
+    assert code == 0
+    assert [a["reason"] for a in json.loads(out)] == [None, "late\nrows"]

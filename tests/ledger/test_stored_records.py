@@ -36,6 +36,7 @@ def test_records_to_json_is_the_documented_shape(ledger: gk.Ledger) -> None:
         "updated_at": T0.isoformat(),
         "lease_expires_at": None,
         "error": "boom",
+        "reason": None,
     }
     marks = Watermarks.parse(END, {"Dim": END})
     assert ledger.publish(
