@@ -95,10 +95,10 @@ class GatedDeltaTask(GatedTask):
 
     def complete(self) -> bool:
         """Published and in the table (see DeltaPublicationTarget); with ``--republish-reason``
-        once the newest revision carries that reason and is in the table."""
+        (or ``--rerun``) once the newest revision carries that reason and is in the table."""
         if not super().complete():
             return False
-        return self.republish_reason is None or self.output().exists()
+        return self.publish_reason is None or self.output().exists()
 
     def run(self) -> None:
         data = to_arrow(self.build())
@@ -117,7 +117,7 @@ class GatedDeltaTask(GatedTask):
             fingerprint,
             producer=str(self.run_id),
             location=uri,
-            reason=self.republish_reason,
+            reason=self.publish_reason,
             watermarks=self.watermarks(),
             table_version=None if seen is None else seen.version,
         )
@@ -269,7 +269,7 @@ class GatedDeltaTask(GatedTask):
         if (pending.fingerprint, pending.location, pending.reason) == (
             fingerprint,
             uri,
-            self.republish_reason,
+            self.publish_reason,
         ):
             return
         app = app_id(self.job_id, self.period_key)

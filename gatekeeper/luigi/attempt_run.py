@@ -122,6 +122,7 @@ class RecordedRun:
     job_id: Any
     period_key: Any
     attempt: Any
+    rerun: Any
 
     if TYPE_CHECKING:  # provided by PeriodTask and luigi.Task
 
@@ -134,8 +135,8 @@ class RecordedRun:
 
     def reruns_succeeded(self) -> bool:
         """True when this run is asked to run again a period whose latest attempt succeeded:
-        an explicit ``--attempt N`` (a repair)."""
-        return bool(self.attempt)
+        an explicit ``--attempt N`` (a repair) or ``--rerun REASON``."""
+        return bool(self.attempt) or self.rerun is not None
 
     def _run_as_attempt(self, work: Callable[[], Any]) -> Any:
         ledger = self.ledger()
@@ -196,6 +197,7 @@ class RecordedRun:
                     lease_seconds=lease,
                     attempt=self.attempt,
                     skip_succeeded=skip,
+                    reason=self.rerun,
                 )
             except LeaseHeld as held:
                 if not (

@@ -1,7 +1,9 @@
 """Is this period complete? The one rule, and the forms Luigi and the ranges ask it in.
 
 A period of a ``PeriodTask``'s job is complete when the latest attempt for (job, period)
-succeeded — with an explicit ``--attempt N`` (a repair), attempt N or a later one — and, for a
+succeeded — with an explicit ``--attempt N`` (a repair), attempt N or a later one; with ``--rerun
+REASON``, the attempt after the latest one when first asked (``PeriodTask.rerun_from``) or a
+later one — and, for a
 task that publishes, the job has published it; and the targets its ``output()`` declares beyond
 the ledger (files) exist. The forms:
 
@@ -40,14 +42,15 @@ if TYPE_CHECKING:
 
 def period_complete(task: PeriodTask) -> bool:
     """``task.complete()``: its period's latest attempt succeeded (at or after ``--attempt N``,
-    once ``task.repair_accepted`` judged N) and its declared outputs exist. Reads the ledger
+    once ``task.repair_accepted`` judged N, or ``--rerun``'s ``rerun_from``) and its declared
+    outputs exist. Reads the ledger
     (one query; a repair's first ask, two) and the outputs. StateConflict for a refused N."""
     if task.attempt and not task.repair_accepted:  # pragma: no cover - it raises instead
         return False
     latest = task.ledger().latest(task.job_id, task.period_key)
     if latest is None or latest.state is not RunState.SUCCEEDED:
         return False
-    if latest.attempt < task.attempt:
+    if latest.attempt < task.least_attempt:  # --attempt N, --rerun (tasks.py)
         return False
     return outputs_exist(task)
 

@@ -51,15 +51,24 @@ class GatedPeriodTask(PeriodTask):
     def output(self) -> PublicationTarget:
         return PublicationTarget(self.job_id, self.period_key, self.ledger())
 
+    @property
+    def publish_reason(self) -> str | None:
+        """The reason of this run's republication: ``--republish-reason``, else ``--rerun``'s
+        (a rerun of a publisher republishes with its reason), else None (a publication)."""
+        return self.republish_reason if self.republish_reason is not None else self.rerun
+
     def complete(self) -> bool:
-        """Published (see BusinessDateTask); with ``--republish-reason``, once the newest
-        revision carries that reason and, with an explicit ``--attempt N`` too, attempt N or
-        a later one succeeded (a republish that is also a repair: ``--reprocess all``)."""
-        if self.republish_reason is None:
+        """Published (see BusinessDateTask); with ``--republish-reason`` (or ``--rerun``),
+        once the newest revision carries that reason and, with an explicit ``--attempt N``
+        (or ``--rerun``) too, attempt N (the rerun's) or a later one succeeded (a republish
+        that is also a repair: ``--reprocess all``)."""
+        reason = self.publish_reason
+        if reason is None:
             return super().complete()
-        repaired = not self.attempt or super().complete()  # judges N first (repair_accepted)
+        rerun = bool(self.attempt) or self.rerun is not None
+        repaired = not rerun or super().complete()  # judges N first (repair_accepted)
         newest = self.ledger().publication(self.job_id, self.period_key)
-        return repaired and newest is not None and newest.reason == self.republish_reason
+        return repaired and newest is not None and newest.reason == reason
 
     def required_jobs(self) -> list[Any]:
         """The requirements the gate judges: each period task in ``requires()``, for the
@@ -107,7 +116,8 @@ class GatedPeriodTask(PeriodTask):
             raise NotReady(readiness)
 
     def reruns_succeeded(self) -> bool:
-        """A republish runs again a period whose latest attempt succeeded (as ``--attempt``)."""
+        """A republish runs again a period whose latest attempt succeeded (as ``--attempt``
+        and ``--rerun``)."""
         return self.republish_reason is not None or super().reruns_succeeded()
 
     def build(self) -> Any:
@@ -134,7 +144,7 @@ class GatedPeriodTask(PeriodTask):
         key, required = self.period_key, self.required_jobs()
         digest = self.fingerprint_of(payload)
         location, watermarks = self.location_of(payload), self.watermarks()
-        reason = self.republish_reason
+        reason = self.publish_reason
         if reason is not None:
             reason = check_reason(reason, "reason")
         output = Output.checked(digest, location, lambda conn: self.write(conn, payload))
@@ -147,7 +157,7 @@ class GatedPeriodTask(PeriodTask):
         attempt's run ID; ``write(tx, payload)`` runs inside the transaction."""
         request = self._publication_request(payload)
         changed = self.ledger().publish_request(request)
-        if self.republish_reason is not None:
+        if self.publish_reason is not None:
             done = "republished" if changed else "already republished (no-op)"
         else:
             done = "published" if changed else "already published with this output (no-op)"

@@ -26,6 +26,7 @@ from gatekeeper.luigi import completeness, config, first_run
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 from gatekeeper.luigi.param_cache import class_params, param_values
 from gatekeeper.luigi.refusals import log_refusals_in_one_line, refuse_at_import
+from gatekeeper.luigi.rerun import RerunParameter, check_rerun, rerun_from
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
 # a bad parameter (or a refused --attempt) is one line in Luigi's log, not a traceback
@@ -108,6 +109,14 @@ class PeriodTask(RecordedRun, luigi.Task):
         "(a period whose latest attempt succeeded is then not run again); N > 0 "
         "is an explicit repair",
     )
+    rerun = RerunParameter(
+        default=None,
+        significant=False,
+        positional=False,
+        description="Run this period again as its next attempt, whatever its history, "
+        "recording this reason with the attempt (not with --attempt N); complete once that "
+        "attempt succeeded, so the same --rerun again runs nothing",
+    )
 
     period_param = ""
     period_kind = DAILY
@@ -154,6 +163,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         """Luigi's, then the period must be a business period of the class's calendar:
         else InvalidInput naming the previous and next ones (nothing is written)."""
         super().__init__(*args, **kwargs)
+        check_rerun(self.get_task_family(), self.rerun, self.attempt)
         kind = type(self).period_kind
         if self.period_param and kind.base is not kind:
             value = getattr(self, self.period_param)
@@ -171,7 +181,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         calendar."""
         kind = type(self).period_kind
         label = kind.shift(kind.from_param(getattr(self, self.period_param)), n, "n")
-        params = {k: v for k, v in self.param_kwargs.items() if k != "attempt"}
+        params = {k: v for k, v in self.param_kwargs.items() if k not in ("attempt", "rerun")}
         return type(self)(**{**params, self.period_param: kind.to_param(label)})
 
     # -- identity ------------------------------------------------------------------------------
@@ -258,7 +268,7 @@ class PeriodTask(RecordedRun, luigi.Task):
         (``completeness.period_complete``). With an explicit ``--attempt N`` (a repair): N
         must exceed every attempt recorded when the task is first asked (``repair_accepted``:
         else StateConflict, and Luigi does not schedule it); then attempt N or a later one
-        must have succeeded."""
+        must have succeeded. With ``--rerun REASON``: attempt ``rerun_from`` or a later one."""
         return completeness.period_complete(self)
 
     @functools.cached_property
@@ -281,6 +291,19 @@ class PeriodTask(RecordedRun, luigi.Task):
                 attempt=self.attempt,
             )
         return True
+
+    @functools.cached_property
+    def rerun_from(self) -> int:
+        """With ``--rerun REASON``: the attempt whose success completes the rerun, fixed the
+        first time it is asked (when Luigi schedules the task; kept, so the run's own success
+        completes it): ``rerun.rerun_from``. Reads the ledger once."""
+        return rerun_from(self.ledger().latest(self.job_id, self.period_key), str(self.rerun))
+
+    @property
+    def least_attempt(self) -> int:
+        """The attempt at or after which a success completes the period: ``--attempt N``'s N,
+        ``--rerun``'s ``rerun_from``, else 0 (any)."""
+        return self.rerun_from if self.rerun is not None else int(self.attempt)
 
     @classmethod
     def bulk_complete(cls, parameter_tuples: Iterable[Any]) -> list[Any]:

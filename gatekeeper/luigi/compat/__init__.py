@@ -25,6 +25,7 @@ from gatekeeper.luigi.compat.cmdline import (
     command_core,
     command_line_options,
     command_line_parser,
+    empty_on_command_line,
     environment_probe,
     instance_cache_token,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "command_line_options",
     "command_line_parser",
     "direct_target",
+    "empty_on_command_line",
     "environment_probe",
     "forget_done_task",
     "forwarded_attributes",

@@ -3,6 +3,8 @@
 - ``command_line_parser`` / ``command_line_options``: the ``CmdlineParser`` of the ``luigi``
   command now in force, and which ``[section]`` options it gives (private
   ``CmdlineParser.known_args`` and ``Parameter._parser_global_dest``);
+- ``empty_on_command_line``: whether it gives a task's parameter an empty value (the same
+  internals);
 - ``command_core``: Luigi's ``core`` parameters inside the ``luigi`` command
   (``luigi.interface.core``), None elsewhere;
 - ``instance_cache_token``: an object that changes exactly when Luigi's instance cache is
@@ -62,6 +64,25 @@ def command_line_options(section: str, names: Iterable[str]) -> frozenset[str]:
 
 
 probe(GLOBAL_DEST)(lambda: luigi.Parameter._parser_global_dest("a", "b") == "b_a")
+
+
+def empty_on_command_line(family: str, name: str) -> bool:
+    """True when the luigi command line in force gives task ``family``'s parameter ``name``
+    an empty value (``--family-name ""``, or ``--name ""`` for the root task), which Luigi
+    takes for "not given"; False outside one. Private internals as ``command_line_options``'
+    (the root task's own flags are stored under the parameter's name, ``root_task`` naming
+    the task)."""
+    parser = CmdlineParser.get_instance()
+    if parser is None:
+        return False
+    try:
+        known = parser.known_args
+    except AttributeError:
+        raise LuigiInternalMissing(COMMAND_LINE_ARGS) from None
+    given = [getattr(known, luigi.Parameter._parser_global_dest(name, family), None)]
+    if getattr(known, "root_task", None) == family:
+        given.append(getattr(known, name, None))
+    return "" in given
 
 
 def command_core() -> Any | None:
