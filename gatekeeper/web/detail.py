@@ -83,7 +83,8 @@ def stale_json(stale: Sequence[Staleness]) -> dict[str, Any]:
 
 def attempt_json(attempt: Attempt, now: dt.datetime) -> dict[str, Any]:
     """One attempt: state (a running one past its lease is ``abandoned``), run ID, start,
-    finish, duration (to ``now`` while running), lease and error."""
+    finish, duration (to ``now`` while running), lease, error and the reason it was asked
+    for (``--rerun``)."""
     running = attempt.state is RunState.RUNNING
     finished = None if running else attempt.updated_at
     state = attempt.state.value
@@ -101,6 +102,7 @@ def attempt_json(attempt: Attempt, now: dt.datetime) -> dict[str, Any]:
         "lease_expires_at": None if lease is None else lease.isoformat(),
         "lease_live": attempt.lease_live(now),
         "error": attempt.error,
+        "reason": attempt.reason,
     }
 
 

@@ -115,10 +115,11 @@ function show(job,period){
   if(d.cause){panel.appendChild(el('p',d.cause,'cause'));}
   if(d.stale_reason){panel.appendChild(el('p',d.stale_reason,'stale'));}
   panel.appendChild(el('h3','attempts ('+d.attempts.length+')'));
-  panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error'],
+  panel.appendChild(table(['#','state','run ID','start','finish','duration','lease','error',
+   'reason'],
    d.attempts.map(function(a){return [a.attempt,a.state,a.run_id,a.started_at,
     a.finished_at||'',Math.round(a.duration_seconds)+' s',a.lease_expires_at||'',
-    a.error||''];})));
+    a.error||'',a.reason||''];})));
   panel.appendChild(el('h3','publications ('+d.publications.length+')'));
   d.publications.forEach(function(p){
    panel.appendChild(el('h4','revision '+p.revision+' at '+p.published_at));
