@@ -17,6 +17,7 @@ from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.requests import Output, PublicationRequest
 from gatekeeper.luigi import config
 from gatekeeper.luigi.period_tasks import BusinessMonthTask, BusinessQuarterTask, BusinessWeekTask
+from gatekeeper.luigi.rerun import refuse_empty
 from gatekeeper.luigi.targets import FilePublicationTarget, PublicationTarget, file_sha256
 from gatekeeper.luigi.tasks import BusinessDateTask, BusinessHourTask, PeriodTask
 
@@ -47,6 +48,12 @@ class GatedPeriodTask(PeriodTask):
 
     publishes = True
     outputs_in_ledger = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """PeriodTask's, then ``--republish-reason ""`` on the luigi command line refused
+        (``rerun.refuse_empty``; nothing is written)."""
+        super().__init__(*args, **kwargs)
+        refuse_empty(self.get_task_family(), "republish_reason", self.republish_reason)
 
     def output(self) -> PublicationTarget:
         return PublicationTarget(self.job_id, self.period_key, self.ledger())

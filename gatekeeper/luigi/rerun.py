@@ -40,8 +40,15 @@ def check_rerun(family: str, rerun: str | None, attempt: int) -> None:
         raise InvalidInput(
             "rerun", rerun, f"--rerun runs the next attempt: not with --attempt {attempt}"
         )
-    if rerun is None and empty_on_command_line(family, "rerun"):
-        raise InvalidInput("rerun", "", NOT_GIVEN)
+    refuse_empty(family, "rerun", rerun)
+
+
+def refuse_empty(family: str, name: str, value: str | None) -> None:
+    """Refuse, naming ``name`` (InvalidInput), a reason parameter given empty on the luigi
+    command line (``--rerun ""``, ``--republish-reason ""``): Luigi reads it as not given,
+    which would run nothing, or publish where a correction was asked for."""
+    if value is None and empty_on_command_line(family, name):
+        raise InvalidInput(name, "", NOT_GIVEN)
 
 
 def rerun_from(latest: Attempt | None, reason: str) -> int:

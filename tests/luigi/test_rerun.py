@@ -150,3 +150,19 @@ def test_a_one_period_plan_reprocessing_all_reruns_it(
         (1, "succeeded"),
         (2, "succeeded"),
     ]
+
+
+def test_an_empty_republish_reason_on_the_command_line_is_refused_and_writes_nothing(
+    ledger_cfg: gk.Ledger,
+) -> None:
+    """Luigi reads ``--republish-reason ""`` as not given: it would publish again where a
+    correction was asked for. Refused naming the field, as ``--rerun ""`` is."""
+    assert build(DailySalesLoad(business_date=D)).scheduling_succeeded
+    rows = snapshot(ledger_cfg)
+    day = ["DailySalesLoad", "--business-date", D.isoformat()]
+    with pytest.raises(gk.InvalidInput, match="republish_reason.*expected a non-empty string"):
+        luigi_main(*day, "--republish-reason", "")
+    assert snapshot(ledger_cfg) == rows
+    assert luigi_main(*day, "--republish-reason", "late rows")  # a reason given: republished
+    newest = ledger_cfg.publication("DailySalesLoad", D)
+    assert newest is not None and (newest.revision, newest.reason) == (2, "late rows")
