@@ -146,6 +146,26 @@ def test_lock_timeout_names_what_the_write_waited_for(
     assert f"timed out after 0.2s waiting for {what} (busy_timeout)" in str(caught.value)
 
 
+def test_lock_timeout_of_a_one_round_trip_start_names_its_attempt(ledger_url: str) -> None:
+    """A start of a job whose period kind the connection knows goes in one round trip
+    (``one_trip.py``); waiting past ``busy_timeout`` it names its attempt as the others do."""
+    sep = "&" if "?" in ledger_url else "?"
+    with (
+        gk.open_ledger(ledger_url) as holder,
+        gk.open_ledger(f"{ledger_url}{sep}busy_timeout=0.2") as waiter,
+    ):
+        for day in ("2026-10-20", "2026-10-21"):  # the second start knows the kind
+            waiter.begin_attempt("Load", day, f"load-{day}", lease_seconds=60)
+        before = snapshot(holder)
+        with holder.transaction():
+            holder.sql.lock_key("attempt", "Load", D)
+            holder.execute("UPDATE gk_schema SET version = version")
+            with pytest.raises(gk.LedgerError) as caught:
+                waiter.begin_attempt("Load", D, "load-new", lease_seconds=60)
+        assert snapshot(holder) == before
+    assert f"timed out after 0.2s waiting for attempt Load {D} (busy_timeout)" in str(caught.value)
+
+
 def test_postgresql_takeover_of_a_published_attempt_waits_for_the_jobs_runs_lock(
     pg_ledger_url: str,
 ) -> None:

@@ -109,12 +109,18 @@ def test_lost_republish_commit_is_read_back(
 @pytest.mark.postgres
 @pytest.mark.parametrize("mode", MODES)
 def test_lost_start_commit_is_read_back(
-    proxy: PgProxy, direct: gk.Ledger, pg_schema: str, mode: str
+    proxy: PgProxy, direct: gk.Ledger, pg_schema: str, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The attempt it started, whether the lost COMMIT ran (read back: found) or not (run
+    again), and a warning naming the start and which it was."""
     with proxied(proxy, pg_schema) as ledger:  # its first start is read and judged (_begin)
         proxy.arm(mode, has("INSERT INTO gk_attempts"))
-        started = ledger.begin_attempt(CONSUMER, D, "start-1", lease_seconds=60)
+        with caplog.at_level("WARNING", logger="gatekeeper.ledger"):
+            started = ledger.begin_attempt(CONSUMER, D, "start-1", lease_seconds=60)
         assert proxy.cuts == [mode]
+    found = "it committed" if mode == "answer" else "it had not committed"
+    lost = f"gatekeeper: the start of attempt {CONSUMER} {D}: its COMMIT's answer was lost; {found}"
+    assert [r.getMessage() for r in caplog.records] == [lost]
     assert (started.attempt, started.run_id, started.state) == (1, "start-1", RUNNING)
     assert states(direct) == [(1, "start-1", RUNNING)]
 
