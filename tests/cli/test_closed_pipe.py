@@ -61,6 +61,7 @@ def test_cli_history_piped_to_head_ends_quietly(tmp_path: Path) -> None:
         "started_at",
         "lease",
         "error",
+        "reason",
     ]
     assert lines[1] == "status=0"
     assert done.stderr == ""
