@@ -594,3 +594,19 @@ def test_a_duration_longer_than_32_characters_is_refused_showing_its_first_40(
 def test_a_duration_of_32_characters_is_read_and_spaces_do_not_count() -> None:
     assert parse_lateness("0" * 30 + "1s") == dt.timedelta(seconds=1)  # 32 characters
     assert parse_lateness(" 0" * 30 + " 1 s ") == dt.timedelta(seconds=1)
+
+
+def test_period_key_keeps_each_kinds_key_and_refuses_a_bad_date_as_a_date() -> None:
+    """``period_key`` of a coarse kind's key is that key (not a date the week or month names);
+    a string no kind owns and without a ``T`` is refused as a date, naming the field."""
+    assert [period_key(k) for k in ("2026-W41", "2025-01", "2025-Q1")] == [
+        "2026-W41",
+        "2025-01",
+        "2025-Q1",
+    ]
+    with pytest.raises(InvalidInput) as caught:
+        period_key("2026-10-5", "since")
+    assert str(caught.value) == "invalid since='2026-10-5': expected an ISO date YYYY-MM-DD"
+    with pytest.raises(InvalidInput) as caught:  # not a string: a date's refusal, the field too
+        period_key(dt.datetime(2026, 10, 5, tzinfo=dt.timezone.utc), "since")
+    assert caught.value.field == "since"
