@@ -3,7 +3,8 @@ several jobs as a grid. Drawn from a window's segments (``report/segments.py``: 
 complete periods as one ``Run``, the other periods one by one), so a long window of
 complete periods costs a row, not an object per period; the same text as the window's
 periods one by one (``PeriodStatus`` alone) give. A stale period (never inside a run) is
-counted in its job's line and listed after the table with the upstream change."""
+counted in its job's line, marked in a grid's strip (``STALE``, in place of ``#``) and
+counted in its column, and listed after the table with the upstream change."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ SYMBOLS = {
     PeriodState.NOT_DUE: "-",
     PeriodState.NON_BUSINESS: "_",
 }
+#: A succeeded period whose publication is stale, in a grid's strip (in place of ``#``; a
+#: stale period in another state keeps that state's character), and its column of counts.
+STALE = "~"
 STRIP_LIMIT = 64  # longer windows drop the strip column (one character per period)
 DETAIL_WIDTH = 72  # longer details (errors) are cut; --json and history have them whole
 STALE_LIMIT = 20  # stale periods listed per job; gatekeeper stale JOB lists them all
@@ -62,8 +66,13 @@ def render_one(found: JobStates) -> str:
 def job_line(found: JobStates) -> str:
     """``Report: <plan>``, with ``; 1 stale`` when periods of its window are stale."""
     job, plan, states = found
-    stale = sum(1 for s in states if isinstance(s, PeriodStatus) and s.stale)
+    stale = stale_count(states)
     return f"{job}: {plan.describe()}" + (f"; {stale} stale" if stale else "")
+
+
+def stale_count(states: Sequence[Segment]) -> int:
+    """How many periods of ``states`` are stale (never inside a run)."""
+    return sum(1 for s in states if isinstance(s, PeriodStatus) and s.stale)
 
 
 def stale_lines(found: JobStates, prefix: str = "") -> list[str]:
@@ -85,35 +94,31 @@ def stale_lines(found: JobStates, prefix: str = "") -> list[str]:
 def render_grid(found: Sequence[JobStates]) -> str:
     """Several jobs of one period kind: their first lines, a grid (a strip of one character
     per period, the jobs lined up by period on the axis of all their windows, blank where a
-    job's window has none; and the counts by state), then the runs of every job in one
-    table."""
+    job's window has none; the counts by state, and of stale periods when any is), then the
+    runs of every job in one table."""
     lines = [job_line(each) for each in found]
     first, last, total = _axis(found)
     if not total:
         return "\n".join(lines)
-    numbers = [segment_counts(job_states) for _, _, job_states in found]
-    shown = {state for number in numbers for state, n in number.items() if n}
     span = first + (f" .. {last}" if total > 1 else "")
+    columns = _columns(found)
     lines += [
         "",
         f"{span} ({found[0][1].period}, {total} periods):",
-        "  " + "  ".join(f"{s} {state.value}" for state, s in SYMBOLS.items() if state in shown),
+        "  " + "  ".join(f"{c} {word}" for c, word, counts in columns if any(counts)),
         "",
     ]
     strips = _strips(found) if total <= STRIP_LIMIT else None
-    columns = [state for state in SYMBOLS if any(state in number for number in numbers)]
-    width = {state: max(len(str(n.get(state, 0))) for n in numbers) for state in columns}
+    sized = [(c, counts, max(len(str(n)) for n in counts)) for c, _, counts in columns]
     header = (
         "job",
         *(("strip",) if strips is not None else ()),
-        *(SYMBOLS[state].rjust(width[state]) for state in columns),
+        *(c.rjust(width) for c, _, width in sized),
     )
     rows = []
-    for i, ((job, _, _), number) in enumerate(zip(found, numbers, strict=True)):
+    for i, (job, _, _) in enumerate(found):
         strip_cell = (strips[i],) if strips is not None else ()
-        rows.append(
-            (job, *strip_cell, *(str(number.get(s) or "").rjust(width[s]) for s in columns))
-        )
+        rows.append((job, *strip_cell, *(str(n[i] or "").rjust(w) for _, n, w in sized)))
     lines += [table(rows, header), ""]
     runs = []
     for job, plan, job_states in found:
@@ -123,6 +128,19 @@ def render_grid(found: Sequence[JobStates]) -> str:
     for each in found:
         lines += stale_lines(each, f"{each[0]}: ")
     return "\n".join(lines)
+
+
+def _columns(found: Sequence[JobStates]) -> list[tuple[str, str, list[int]]]:
+    """The grid's columns of counts: (character, word, each job's count) of every state the
+    jobs' counts hold, in SYMBOLS' order, then STALE's when a job has a stale period."""
+    numbers = [segment_counts(states) for _, _, states in found]
+    columns = [
+        (symbol, state.value, [n.get(state, 0) for n in numbers])
+        for state, symbol in SYMBOLS.items()
+        if any(state in n for n in numbers)
+    ]
+    stale = [stale_count(states) for _, _, states in found]
+    return columns + ([(STALE, "stale", stale)] if any(stale) else [])
 
 
 def _ends(segment: Segment) -> tuple[str, str]:
@@ -151,13 +169,21 @@ def _axis(found: Sequence[JobStates]) -> tuple[str, str, int]:
 
 def _strips(found: Sequence[JobStates]) -> list[str]:
     """Each job's strip on the axis of all the periods of their windows (few of them: the
-    segments are expanded): one character per period, blank where a job's window has none."""
-    expanded = [dict(expand(plan, states)) for _, plan, states in found]
+    segments are expanded): one character per period, blank where a job's window has none,
+    STALE for a succeeded period whose publication is stale."""
+    expanded = [_marks(plan, states) for _, plan, states in found]
     axis = sorted({period for by_period in expanded for period in by_period})
-    return [
-        "".join(SYMBOLS[by_period[p]] if p in by_period else " " for p in axis)
-        for by_period in expanded
-    ]
+    return ["".join(by_period.get(p, " ") for p in axis) for by_period in expanded]
+
+
+def _marks(plan: RangePlan, states: Sequence[Segment]) -> dict[str, str]:
+    """Period key -> its character in a strip: its state's, or STALE for a succeeded one
+    whose publication is stale (one judged alone: a stale period is never inside a run)."""
+    marks = {key: SYMBOLS[state] for key, state in expand(plan, states)}
+    for s in states:
+        if isinstance(s, PeriodStatus) and s.stale and s.state is PeriodState.SUCCEEDED:
+            marks[s.period] = STALE
+    return marks
 
 
 def describe_counts(states: Sequence[Segment]) -> str:

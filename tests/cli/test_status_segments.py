@@ -22,9 +22,10 @@ from tests.helpers.examples import examples
 from tests.helpers.histories import OUTCOMES, History, histories, write_window
 from tests.helpers.stale import long_repaired_upstream
 
-#: mostly complete periods (some published), so that runs form between the others
+#: mostly complete periods (some published, some of those stale), so that runs form between
+#: the others
 held_lists = st.lists(
-    st.sampled_from((*OUTCOMES, ("published",)))
+    st.sampled_from((*OUTCOMES, ("published",), ("stale",)))
     | st.just(("succeeded",))
     | st.just(("published",)),
     max_size=20,
@@ -103,3 +104,17 @@ def test_status_text_of_a_stale_period_inside_a_long_run(ledger: gk.Ledger) -> N
     assert new == old
     assert new.splitlines()[0].endswith("; 1 stale")
     assert f"stale {keys[40]}: upstream Orders {keys[40]} attempt 1 → 2" in new.splitlines()
+
+
+def test_status_grid_marks_a_stale_period_cut_out_of_a_long_run(ledger: gk.Ledger) -> None:
+    """A grid short enough for strips, a stale period of ``Report`` after a long run of
+    complete ones: drawn from segments (the run cut before it), the strip marks it ``~`` as
+    the text of every period does."""
+    keys = long_repaired_upstream(ledger, days=60, repaired=40)
+    now = dt.datetime(2026, 3, 2, 1, tzinfo=dt.timezone.utc)
+    window = JobWindow(Schedule.parse(start=keys[0], period=DAILY), (), keys[-1])
+    new, old, runs = both_texts(ledger, {"Report": window, "Orders": window}, now, 32)
+    assert runs == 2
+    assert new == old
+    strips = {line.split()[0]: line.split()[1] for line in new.splitlines()[7:9]}
+    assert strips == {"Report": "#" * 40 + "~" + "#" * 19, "Orders": "#" * 60}

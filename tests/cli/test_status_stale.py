@@ -11,7 +11,7 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.cli import main
 from tests.helpers.ledgers import snapshot
-from tests.helpers.stale import CHANGE, STALE_DAY, repaired_upstream
+from tests.helpers.stale import CHANGE, DAYS, STALE_DAY, repaired_upstream
 
 NOW = "2026-10-26T06:00:00+00:00"
 
@@ -54,3 +54,21 @@ def test_status_json_gives_a_stale_period_its_upstream_changes(
     assert [k for k, p in periods.items() if "stale" in p] == [STALE_DAY]
     _, out = status(ledger_url, capsys, "Other", "--json")
     assert not any("stale" in p for p in json.loads(out)["periods"])
+
+
+def test_status_grid_marks_a_stale_period_in_its_strip(
+    ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The grid's strip draws the stale period ``~`` where ``#`` would be, the legend names
+    the mark and its column counts it; the consumer whose upstream was not repaired has none."""
+    with gk.open_ledger(ledger_url) as ledger:
+        repaired_upstream(ledger)
+    _, grid = status(ledger_url, capsys, "Report", "Other", "--start", DAYS[0])
+    lines = grid.splitlines()
+    assert "  # succeeded  b blocked  ~ stale" in lines
+    header, report, other = (line.split() for line in lines[6:9])
+    assert header[:2] == ["job", "strip"] and header[-1] == "~"
+    stale_at = DAYS.index(STALE_DAY)
+    assert report[:2] == ["Report", "#" * stale_at + "~" + "#" * (6 - stale_at) + "b"]
+    assert report[-1] == "1"
+    assert other == ["Other", "#######b", "7", "1"]

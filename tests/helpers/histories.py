@@ -51,7 +51,9 @@ def write_history(
     """Each of ``keys`` given the attempts of ``held`` (by position), oldest first:
     ``running`` (a live lease at ``now``), ``expired`` (a lease that ran out), ``unleased``
     (recorded running with no lease), ``published`` (an attempt that published its period,
-    its upstream ``Src<job>`` succeeded, then succeeded), else that terminal state."""
+    its upstream ``Src<job>`` succeeded, then succeeded), ``stale`` (``published``, then
+    ``Src<job>`` repaired: a second attempt succeeded, so the publication is stale), else
+    that terminal state."""
     for key, attempts in zip(keys, held, strict=False):
         for n, outcome in enumerate(attempts, start=1):
             run_id = f"{job}-{key}-{n}"
@@ -59,11 +61,14 @@ def write_history(
             if outcome in ("running", "expired"):
                 lease = 3600 if outcome == "running" else 60
                 ledger.begin_attempt(job, key, run_id, lease_seconds=lease, attempt=n, now=began)
-            elif outcome == "published":
+            elif outcome in ("published", "stale"):
                 ledger.begin_attempt(job, key, run_id, lease_seconds=3600, attempt=n, now=began)
                 ledger.record(f"Src{job}", key, 1, f"Src{job}-{key}", "succeeded", began, now=began)
                 ledger.publish(job, key, [f"Src{job}"], "fp", producer=run_id, now=began)
                 ledger.record(job, key, n, run_id, "succeeded", began, now=began)
+                if outcome == "stale":
+                    src = f"Src{job}-{key}-2"
+                    ledger.record(f"Src{job}", key, 2, src, "succeeded", began, now=began)
             else:
                 state = "running" if outcome == "unleased" else outcome
                 ledger.record(job, key, n, run_id, state, now - dt.timedelta(hours=1))
