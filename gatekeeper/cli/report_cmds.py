@@ -21,7 +21,8 @@ from gatekeeper.report.html import JobCoverage, render_report, shown_states
 
 def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     """Write the report of JOB... over ``[--start, --stop)`` at ``--now``; exit 0 once written
-    (the report observes, it does not gate). Bad input writes nothing."""
+    (the report observes, it does not gate). Prints each job's counts by state, its stale
+    periods (a column when any is) and contiguous-through. Bad input writes nothing."""
     target = output_path(args.output)
     jobs = _job_names(args.jobs)
     check_known(ledger, jobs, args.allow_unknown)
@@ -35,11 +36,22 @@ def cmd_report(ledger: Ledger, args: argparse.Namespace) -> Result:
     write_atomically(target, render_report(covered, generated_at=utc_now()))
     summaries = [c.summary() for c in covered]
     shown = shown_states(covered)
+    stale = any(c.stale() for c in covered)  # a column only when a period is stale
     rows = [
-        (c.job, *(c.counts().get(k, 0) for k in shown), s["contiguous_through"] or "nothing")
+        (
+            c.job,
+            *(c.counts().get(k, 0) for k in shown),
+            *((c.stale(),) if stale else ()),
+            s["contiguous_through"] or "nothing",
+        )
         for c, s in zip(covered, summaries, strict=True)
     ]
-    header = ("job", *(k.replace("_", " ") for k in shown), "contiguous through")
+    header = (
+        "job",
+        *(k.replace("_", " ") for k in shown),
+        *(("stale",) if stale else ()),
+        "contiguous through",
+    )
     return Result(
         {"output": str(target), "jobs": summaries}, f"wrote {target}\n" + table(rows, header)
     )

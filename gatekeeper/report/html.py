@@ -52,13 +52,20 @@ class JobCoverage:
         ``non_business`` only for a job that has such periods (one on a calendar)."""
         return dict(self._counts)
 
+    def stale(self) -> int:
+        """How many periods of the window are stale: the cells drawn with the mark (a stale
+        period is never inside a run)."""
+        return sum(1 for s in self.states if isinstance(s, PeriodStatus) and s.stale)
+
     def summary(self) -> dict[str, object]:
-        """JSON-ready: the job, its counts, contiguous-through and next due."""
+        """JSON-ready: the job, its counts, its stale periods, contiguous-through and next
+        due."""
         plan = self.plan
         return {
             "job": self.job,
             "period": plan.period,
             "counts": self.counts(),
+            "stale": self.stale(),
             "contiguous_through": (
                 None if plan.contiguous_through is None else plan.key(plan.contiguous_through)
             ),
