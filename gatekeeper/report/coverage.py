@@ -24,6 +24,7 @@ from gatekeeper.core.records import Attempt
 from gatekeeper.report.fleet import blocking, fleet_plans
 from gatekeeper.report.segments import LONG, Segment, individual, window_segments, window_span
 from gatekeeper.report.stale import stale_periods
+from gatekeeper.report.states import WindowFacts
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -61,8 +62,6 @@ def coverages(
         causes = blocking(ledger, found, seen, window)
         marked = stale.get(job)
         published = ledger.newest_publications(job, *span) if span and marked is not None else {}
-        out[job] = (
-            found,
-            window_segments(found, seen, published, causes, window.through, shortest, marked),
-        )
+        facts = WindowFacts(seen, published, causes, marked or {})
+        out[job] = (found, window_segments(found, facts, window.through, shortest))
     return out

@@ -1,6 +1,6 @@
 """A window's periods as segments: long runs of complete periods as one, the rest one by one.
 
-``window_segments(plan, latest, publications, causes, through)`` is ``period_states(...)``
+``window_segments(plan, facts, through)`` is ``period_states(plan, facts, through)``
 (``report/states.py``) in proportion to what is not complete: each run of at least
 ``LONG`` consecutive complete due periods (the plan's ``due`` less its gaps and the periods
 its catch-up policy skips, as the ledger's runs say) is one ``Run`` (its first and last
@@ -20,13 +20,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatekeeper.core.causes import Cause
 from gatekeeper.core.periods import Label
 from gatekeeper.core.planning import RangePlan
-from gatekeeper.core.records import Attempt, Publication, Staleness
+from gatekeeper.core.records import Publication
 from gatekeeper.report.states import (
     PeriodState,
     PeriodStatus,
+    WindowFacts,
     base_bounds,
     judge,
     tally,
@@ -171,29 +171,21 @@ def individual(
 
 
 def window_segments(
-    plan: RangePlan,
-    latest: Mapping[str, Attempt],
-    publications: Mapping[str, Publication] | None = None,
-    causes: Mapping[str, Cause] | None = None,
-    through: str | None = None,
-    shortest: int = LONG,
-    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
+    plan: RangePlan, facts: WindowFacts, through: str | None = None, shortest: int = LONG
 ) -> tuple[Segment, ...]:
-    """The window of ``period_states(plan, latest, publications, causes, through, stale)``
-    as segments, oldest first (see the module). ``latest`` must hold the latest attempt of
-    every period of ``individual(plan, through, shortest, stale)`` that has one; no other is
-    looked at. ``publications`` holds the newest of each period of the window that has one
-    (a run's revisions are those among its periods); ``stale`` what superseded the evidence
-    of the stale ones."""
+    """The window of ``period_states(plan, facts, through)`` as segments, oldest first (see
+    the module). ``facts.latest`` must hold the latest attempt of every period of
+    ``individual(plan, through, shortest, facts.stale)`` that has one; no other is looked
+    at. ``facts.publications`` holds the newest of each period of the window that has one (a
+    run's revisions are those among its periods); ``facts.stale`` what superseded the
+    evidence of the stale ones (they cut the runs)."""
     base = plan.period.base
-    marked = stale or {}
     out: list[Segment] = []
-    for piece in _pieces(plan, through, shortest, publications, marked):
+    for piece in _pieces(plan, through, shortest, facts.publications, facts.stale):
         if isinstance(piece, Run):
             out.append(piece)
         else:
-            labels = [base.at(n) for n in range(*piece)]
-            out.extend(judge(plan, labels, latest, publications, causes, marked))
+            out.extend(judge(plan, [base.at(n) for n in range(*piece)], facts))
     return tuple(out)
 
 

@@ -1,7 +1,8 @@
 """Every period of a window in one state: what ``gatekeeper status`` and the report show (pure).
 
-``period_states(plan, latest, publications)`` judges each period of a RangePlan's window from
-the latest attempt of each period (and, for a publishing job, its newest publication). The
+``period_states(plan, facts)`` judges each period of a RangePlan's window from what the
+ledger holds of it (``WindowFacts``: the latest attempt of each period and, for a publishing
+job, its newest publication and whether it is stale; what blocks the missing ones). The
 clock is the plan's ``now``; nothing is read or written there. ``window_states(ledger, job,
 ...)`` is the one fetch-plan-judge step over a ledger (reads only), shared by ``gatekeeper
 status`` and the HTML report. The periods of a window are ``core/window.py``'s
@@ -33,7 +34,7 @@ import datetime as dt
 import enum
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gatekeeper.core.causes import Cause
@@ -104,46 +105,40 @@ class PeriodStatus:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class WindowFacts:
+    """What the ledger holds of a job's window, each by period key: the latest attempt of
+    the job for it (``latest``), for a publishing job its newest publication
+    (``publications``: its revision and evidence are reported) and what superseded the
+    evidence of a stale one (``stale``), and what blocks a period (``causes``: a missing
+    period there is ``blocked``). What ``period_states`` and ``segments.window_segments``
+    judge a window from."""
+
+    latest: Mapping[str, Attempt]
+    publications: Mapping[str, Publication] = field(default_factory=dict)
+    causes: Mapping[str, Cause] = field(default_factory=dict)
+    stale: Mapping[str, tuple[Staleness, ...]] = field(default_factory=dict)
+
+
 def period_states(
-    plan: RangePlan,
-    latest: Mapping[str, Attempt],
-    publications: Mapping[str, Publication] | None = None,
-    causes: Mapping[str, Cause] | None = None,
-    through: str | None = None,
-    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
+    plan: RangePlan, facts: WindowFacts, through: str | None = None
 ) -> tuple[PeriodStatus, ...]:
     """The state of every period of ``plan``'s window (``plan_window(plan, through)``), oldest
-    first (pure).
-
-    ``latest`` maps a ledger key to the latest attempt of the job for it; ``publications``,
-    for a publishing job, maps a key to its newest publication (its revision and evidence are
-    reported); ``causes`` maps a key to what blocks it (a missing period there is
-    ``blocked``); ``stale`` maps a key to what superseded its publication's evidence.
-    Leases are judged at ``plan.now``.
-    """
+    first, from ``facts`` (pure). Leases are judged at ``plan.now``."""
     labels = with_non_business(plan, plan_window(plan, through))
-    return judge(plan, labels, latest, publications, causes, stale)
+    return judge(plan, labels, facts)
 
 
-def judge(
-    plan: RangePlan,
-    labels: Iterable[Label],
-    latest: Mapping[str, Attempt],
-    publications: Mapping[str, Publication] | None = None,
-    causes: Mapping[str, Cause] | None = None,
-    stale: Mapping[str, tuple[Staleness, ...]] | None = None,
-) -> tuple[PeriodStatus, ...]:
+def judge(plan: RangePlan, labels: Iterable[Label], facts: WindowFacts) -> tuple[PeriodStatus, ...]:
     """The state of each of ``labels`` (periods of ``plan``'s window, of its base kind), as
     ``period_states`` judges them: the one rule of a period's state, given what the ledger
-    holds of it. A business period is due when its ordinal is among the plan's due ones
-    (``plan.due`` is a run of consecutive business periods). Pure."""
+    holds of it (``facts``). A business period is due when its ordinal is among the plan's
+    due ones (``plan.due`` is a run of consecutive business periods). Pure."""
     kind = plan.period
     lo = kind.ordinal(plan.due[0]) if plan.due else 0
     hi = lo + len(plan.due)
     skipped = {plan.key(p) for p in plan.skipped_by_policy}
-    found = publications or {}
-    blocked = causes or {}
-    marked = stale or {}
+    latest, found, blocked, marked = facts.latest, facts.publications, facts.causes, facts.stale
     out = []
     for label in labels:
         key = plan.key(label)
@@ -252,5 +247,5 @@ def window_states(
     unattempted = [k for k in map(plan.key, labels) if k in due and k not in latest]
     causes = blocked_periods(ledger, plan.period, unattempted, requires, plan.now, held=True)
     published = ledger.newest_publications(job, first, last)
-    stale = stale_periods(ledger, {job: (first, last)}).get(job) if published else None
-    return plan, period_states(plan, latest, published, causes, through, stale)
+    stale = stale_periods(ledger, {job: (first, last)}).get(job, {}) if published else {}
+    return plan, period_states(plan, WindowFacts(latest, published, causes, stale), through)

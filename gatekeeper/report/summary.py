@@ -34,7 +34,7 @@ def window_counts(
     causes: Mapping[str, Cause] | None = None,
     through: str | None = None,
 ) -> Counts:
-    """``counts(period_states(plan, latest, causes=causes, through=through))``, in enum
+    """``counts(period_states(plan, WindowFacts(latest, causes=causes), through))``, in enum
     order, in proportion to the plan's incomplete due periods and ``latest``'s size (pure).
 
     ``latest`` must hold the latest attempt of every due period that is not complete (the
