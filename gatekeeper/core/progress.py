@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from gatekeeper.core.cascade import describe_counts
 from gatekeeper.core.causes import HELD, Cause
 from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
@@ -156,6 +157,7 @@ def closing_line(
     filled_by: str | None = None,
     republished: int = 0,
     reprocess: str = "stale",
+    cascade: Mapping[str, int] | None = None,
 ) -> str:
     """The line a range run ends with; ``plan`` is the window as the run leaves it,
     ``filled_now`` how many due periods this invocation's own runs completed, ``republished``
@@ -163,9 +165,13 @@ def closing_line(
     ``stale``, the stale publications they republished), ``obstacle`` the first thing, in fill
     order, that kept a period from this run (``first_obstacle``), ``filled_by`` the other
     worker still filling it (under luigid). Gaps left with no obstacle were left by
-    ``task_limit``: the line says so, and the run exits 0 as Luigi's ``RangeDaily`` does."""
+    ``task_limit``: the line says so, and the run exits 0 as Luigi's ``RangeDaily`` does.
+    ``cascade``: job -> the stale publications this invocation republished through the
+    ``requires()`` graph (``--reprocess stale``), counted by job."""
     parts = [f"filled {plan.complete_count}/{plan.total} due ({filled_now} this run)"]
-    if republished and reprocess == "stale":
+    if cascade and sum(cascade.values()):
+        parts.append(describe_counts(cascade))
+    elif republished and reprocess == "stale":
         parts.append(f"republished {republished} stale")
     elif republished:
         parts.append(f"reprocessed {republished} (--reprocess {reprocess})")

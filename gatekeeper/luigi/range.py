@@ -42,6 +42,7 @@ from gatekeeper.core.schedule import STRATEGIES, Schedule, ScheduleInput, Strate
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config, first_run, own_schedule
+from gatekeeper.luigi.cascade import layers, pending, walk
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import filler as fill_filler
 from gatekeeper.luigi.fill import marks
@@ -179,6 +180,10 @@ class RangeBusinessBase(luigi.Task):
         ledger = self.ledger()
         chosen = choose(self, ledger, self._plan(ledger, now, schedule), now)
         plan = chosen.fill
+        cascade = None
+        if chosen.cascade_left is not None:  # --reprocess stale: from every due period down
+            roots = [self.task_for(label) for label in plan.due]
+            cascade = walk(roots, chosen.cascade_left, ledger)
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(
             now=now,
@@ -191,6 +196,7 @@ class RangeBusinessBase(luigi.Task):
             filler=fill_filler.choose(self.inline),
             policy=chosen.policy,
             in_order=chosen.in_order,
+            cascade=cascade,
         )
 
     def schedule(self) -> Schedule:
@@ -262,12 +268,15 @@ class RangeBusinessBase(luigi.Task):
                 self.__dict__.pop(name, None)
             self._fill_cursor = 0
         session, known = self.session, self.invocation
-        if not known.checked or not (session.plan.gaps or session.refreshes):
+        busy = session.plan.gaps or session.refreshes or session.cascade is not None
+        if not known.checked or not busy:
             known.checked = True
-            return not session.plan.gaps and all_done(session.refreshes)
-        if known.final is not None:
-            return not known.final.gaps and all_done(session.refreshes)
-        return not self.plan().gaps and all_done(session.refreshes)
+            plan = session.plan
+        else:
+            plan = self.plan() if known.final is None else known.final
+        if plan.gaps or not all_done(session.refreshes):
+            return False
+        return not pending(session.cascade, self.ledger())
 
     def final_plan(self, ledger: Ledger | None = None) -> RangePlan:
         """The plan after this invocation's fill, made once (its closing line and progress
@@ -327,7 +336,9 @@ class RangeBusinessBase(luigi.Task):
             emit_metrics(self, self.session.plan)
 
     def run(self) -> Iterator[Any]:
-        if self._announced().schedule.strategy is Strategy.CONTIGUOUS:
+        session = self._announced()
+        yield from layers(session.cascade, self.ledger)  # --reprocess stale: lowest first
+        if session.schedule.strategy is Strategy.CONTIGUOUS:
             yield from (in_order(self) if self.session.in_order else self._fill_in_order())
         self.report(self.final_plan())
         range_watch.close_after_run(self)

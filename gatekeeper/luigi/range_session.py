@@ -30,6 +30,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.progress import range_metrics
 from gatekeeper.core.schedule import Schedule, Strategy
 from gatekeeper.core.validation import check_timestamp
+from gatekeeper.luigi.cascade import Cascade
 from gatekeeper.luigi.fill.chunks import CHUNK, IndependentChunk
 from gatekeeper.luigi.fill.filler import Filler
 from gatekeeper.luigi.tasks import PeriodTask
@@ -50,9 +51,10 @@ class FillSession:
     order; ``chunks`` those keys as (block, keys) of CHUNK due periods; ``refreshes`` the
     tasks of the periods it reprocesses beyond its gaps under ``policy`` (``--reprocess``:
     ``reprocess.py``; ``in_order``: they are an applied plan's periods, a contiguous fill
-    yields them one at a time); ``started`` when it was built (epoch seconds); ``filler`` how its
-    chunks fill their periods (``fill/filler.py``: inline or scheduled, as ``--inline`` or
-    ``[gatekeeper] inline`` says).
+    yields them one at a time); ``cascade`` under ``stale``, the graph below the window whose
+    stale publications ``run()`` republishes first (``cascade.py``); ``started`` when it was
+    built (epoch seconds); ``filler`` how its chunks fill their periods (``fill/filler.py``:
+    inline or scheduled, as ``--inline`` or ``[gatekeeper] inline`` says).
     """
 
     now: dt.datetime
@@ -65,6 +67,7 @@ class FillSession:
     filler: Filler
     policy: Reprocess = Reprocess.MISSING
     in_order: bool = False
+    cascade: Cascade | None = None
 
 
 def clock_at(seconds: float) -> dt.datetime:

@@ -35,6 +35,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.reviewed import ReviewedPlan, refusal
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.backfill_facts import read_facts
+from gatekeeper.luigi.cascade import republish_task
 from gatekeeper.luigi.tasks import PeriodTask
 
 
@@ -48,6 +49,7 @@ class Reprocessing:
     fill: RangePlan
     tasks: tuple[PeriodTask, ...] = ()
     in_order: bool = False  # an applied plan: every period a task, in the plan's order
+    cascade_left: frozenset[str] | None = None  # stale: the own keys the cascade leaves
 
 
 def policy_of(rng: Any) -> Reprocess:
@@ -139,7 +141,14 @@ def reprocessing(rng: Any, ledger: Ledger, ranged: RangePlan, policy: Reprocess)
     facts = read_facts(ledger, ranged, BackfillFacts(rng.job(), {}, of.publishes))
     found = plan_backfill(ranged, facts, policy)
     attempts = {key: a.attempt for key, a in facts.latest.items()}
-    return _split(rng, ranged, policy, found.todo, found.taken, attempts)
+    chosen = _split(rng, ranged, policy, found.todo, found.taken, attempts)
+    if policy is not Reprocess.STALE:
+        return chosen
+    # the cascade (cascade.py) republishes the stale ones, after what is stale below them;
+    # it leaves the gaps to the fill and what the plan left beyond task_limit
+    incomplete = {*map(ranged.key, (*ranged.gaps, *ranged.skipped_by_policy))}
+    beyond = {s.business_date for s in facts.stale} - set(found.taken)
+    return dataclasses.replace(chosen, tasks=(), cascade_left=frozenset(incomplete | beyond))
 
 
 def _split(
@@ -170,7 +179,5 @@ def _task(rng: Any, planned: PlannedPeriod, complete: int | None) -> PeriodTask:
     task = rng.task_for(rng.period_kind.label(planned.period))
     if complete is None:
         return task
-    extra: dict[str, Any] = {"attempt": complete + 1}
-    if planned.action is Action.REPUBLISH:
-        extra["republish_reason"] = planned.reason
-    return type(task)(**{**task.param_kwargs, **extra})
+    reason = planned.reason if planned.action is Action.REPUBLISH else None
+    return republish_task(task, complete + 1, reason)

@@ -188,7 +188,7 @@ def test_refresh_stale_republishes_exactly_the_stale_dates(
     closing = [r.getMessage() for r in caplog.records if "filled 5/5 due" in r.getMessage()]
     assert closing == [  # the republication is this run's work, and said so
         "gatekeeper: RangeBusinessDaily DailySalesLoad: filled 5/5 due (0 this run); "
-        "republished 1 stale"
+        "republished 1 stale (DailySalesLoad 1)"
     ]
     for day in ("2026-10-01", "2026-10-02", "2026-10-04", "2026-10-05"):
         assert [p.revision for p in ledger_cfg.publications("DailySalesLoad", day)] == [1]

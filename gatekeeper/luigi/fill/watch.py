@@ -56,6 +56,7 @@ from gatekeeper.ledger.profiles import blocked_periods
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config
 from gatekeeper.luigi.attempt_run import is_own_run
+from gatekeeper.luigi.cascade import republished
 from gatekeeper.luigi.fill.chunks import ContiguousChunk
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
@@ -225,6 +226,7 @@ class RangeWatch:
             filled_by=by,
             republished=len(own & set(self.refreshed)),
             reprocess=self.range.session.policy.value,
+            cascade=republished(self.range.session.cascade, ledger, self.since, is_own_run),
         )
 
     def filled_by(self) -> str | None:

@@ -1,0 +1,176 @@
+"""``--reprocess stale`` through the ``requires()`` graph: a repair carried up in one invocation.
+
+A range under ``--reprocess stale`` (not an applied ``--plan-file``: that runs its periods
+and no others) republishes every stale publication below it, and of its own job, in
+dependency order (``core/cascade.py``): the repaired day's consumers first, then the week and
+the month built on them. ``walk`` reads the graph once, when the session opens: from the task
+of every due period of the window down through ``requires()`` (a period task below is followed
+only when its job has recorded an attempt for it: a period never attempted has no publication
+to be stale, and ends a chain that would otherwise run back through a job's whole history).
+``layers`` is the range's ``run()``'s first part, for every strategy: it reads which of the
+graph's publications are stale now (``Ledger.fleet.stale``, one statement per 300 jobs),
+yields the lowest of them as one layer of tasks (Luigi runs a layer in parallel with
+``--workers``), and when Luigi hands back, reads again: what the layer's republishes made stale
+above it is the next layer. A failure stops it there, as a contiguous fill stops.
+
+Each republish is the period's own task with the next attempt and the plan's reason as its
+republish reason (``stale: upstream JOB PERIOD attempt N → M``), the mechanism
+``--reprocess stale`` uses for the range's own job: to Luigi an ordinary task. The range's own
+periods the plan left beyond ``task_limit``, and those that are gaps (the fill gives them
+fresh evidence), are left to it; the cascade below is not limited, as Luigi's ``task_limit``
+limits a range's own tasks, not their requirements.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import luigi.task
+
+from gatekeeper.core.backfill import stale_reason
+from gatekeeper.core.cascade import Graph, Pair, counts_by_job, next_layer
+from gatekeeper.core.errors import GatekeeperError
+from gatekeeper.core.records import RunState, Staleness
+from gatekeeper.ledger import Ledger
+from gatekeeper.luigi.tasks import PeriodTask
+
+
+@dataclass(frozen=True, slots=True)
+class Cascade:
+    """The graph below a range's window as its session read it: ``graph``; ``tasks`` a
+    period task of each pair; ``since`` each publishing job's first period key in it (where
+    a read of its stale publications starts); ``eligible`` the publishing pairs it may
+    republish (``walk``)."""
+
+    graph: Graph
+    tasks: Mapping[Pair, PeriodTask]
+    since: Mapping[str, str]
+    eligible: frozenset[Pair]
+
+
+class StillStale(GatekeeperError):
+    """A publication the cascade republished is stale again before it moved on: an upstream
+    changed under it (the next invocation takes it up)."""
+
+
+def walk(roots: Sequence[PeriodTask], own_left: Collection[str], ledger: Ledger) -> Cascade:
+    """The Cascade below ``roots`` (the range's tasks, one per due period; ``own_left``:
+    their period keys it leaves to the fill or to a later invocation). Reads the graph level
+    by level, one ledger statement per level (which period tasks were ever attempted)."""
+    children: dict[str, tuple[str, ...]] = {}
+    pairs: dict[str, Pair] = {}
+    tasks: dict[Pair, PeriodTask] = {}
+    publishing: set[Pair] = set()
+    root_ids = {task.task_id for task in roots}
+    seen = set(root_ids)
+    frontier: list[luigi.Task] = list(roots)
+    while frontier:
+        below = [t for t in frontier if isinstance(t, PeriodTask) and t.task_id not in root_ids]
+        asked = [_pair(t) for t in below]
+        attempted = ledger.fleet.latest(asked) if asked else {}
+        following: list[luigi.Task] = []
+        for task in frontier:
+            if isinstance(task, PeriodTask):
+                pair = pairs[task.task_id] = _pair(task)
+                tasks.setdefault(pair, task)
+                if getattr(task, "publishes", False):
+                    publishing.add(pair)
+                if task.task_id not in root_ids and pair not in attempted:
+                    children[task.task_id] = ()
+                    continue
+            found = luigi.task.flatten(task.requires())
+            children[task.task_id] = tuple(dep.task_id for dep in found)
+            fresh = [dep for dep in found if dep.task_id not in seen]
+            seen.update(dep.task_id for dep in fresh)
+            following.extend(fresh)
+        frontier = following
+    left = {(task.job_id, task.period_key) for task in roots if task.period_key in own_left}
+    since: dict[str, str] = {}
+    for job, key in sorted(publishing):
+        since.setdefault(job, key)
+    eligible = frozenset(p for p in publishing if p not in left)
+    return Cascade(Graph(children, pairs), tasks, since, eligible)
+
+
+def _pair(task: PeriodTask) -> Pair:
+    return (str(task.job_id), str(task.period_key))
+
+
+def stale_now(cascade: Cascade, ledger: Ledger) -> dict[Pair, list[Staleness]]:
+    """The eligible publications of ``cascade`` that are stale now, with why: one statement
+    per 300 publishing jobs; reads only."""
+    if not cascade.since:
+        return {}
+    found = ledger.fleet.stale(cascade.since.items())
+    return {pair: found[pair] for pair in sorted(found) if pair in cascade.eligible}
+
+
+def pending(cascade: Cascade | None, ledger: Ledger) -> bool:
+    """Something of ``cascade`` is stale now (None: no cascade, nothing)."""
+    return cascade is not None and bool(stale_now(cascade, ledger))
+
+
+def layers(cascade: Cascade | None, ledger_of: Any) -> Iterator[list[PeriodTask]]:
+    """The layers of republishes, lowest first, each read from the ledger (``ledger_of()``:
+    the process's ledger, asked anew each time: Luigi may resume the range in a forked
+    child) once the one before it is done. StillStale when a publication republished in
+    this pass is stale again."""
+    if cascade is None:
+        return
+    done: set[Pair] = set()
+    while True:
+        ledger = ledger_of()
+        stale = stale_now(cascade, ledger)
+        layer = next_layer(cascade.graph, stale)
+        if not layer:
+            return
+        again = sorted(done.intersection(layer))
+        if again:
+            job, period = again[0]
+            raise StillStale(
+                f"{job} {period}: stale again after its republish in this invocation "
+                f"({stale_reason(stale[again[0]])}); run the range again"
+            )
+        done.update(layer)
+        latest = ledger.fleet.latest(layer)
+        yield [
+            republish_task(cascade.tasks[p], _next_attempt(latest.get(p)), stale_reason(stale[p]))
+            for p in layer
+        ]
+
+
+def _next_attempt(latest: Any) -> int:
+    return 1 if latest is None else int(latest.attempt) + 1
+
+
+def republish_task(task: PeriodTask, attempt: int, reason: str | None) -> PeriodTask:
+    """``task`` as a new attempt ``attempt``, republishing with ``reason`` (None: a rerun
+    that does not republish); the same Luigi task id (both parameters are insignificant)."""
+    extra: dict[str, Any] = {"attempt": attempt}
+    if reason is not None:
+        extra["republish_reason"] = reason
+    return type(task)(**{**task.param_kwargs, **extra})
+
+
+def republished(
+    cascade: Cascade | None, ledger: Ledger, since: dt.datetime, mine: Any
+) -> dict[str, int]:
+    """Job -> how many of the cascade's publications this invocation republished (a newest
+    revision after the first, by a succeeded attempt of a run ``mine``, a run ID predicate,
+    started at or after ``since``), the jobs in the order their first one started. Two
+    statements per 300 pairs; reads only."""
+    if cascade is None or not cascade.eligible:
+        return {}
+    revisions = ledger.fleet.revisions(cascade.eligible)
+    latest = ledger.fleet.latest(p for p, n in revisions.items() if n > 1)
+    ours = [
+        (attempt.started_at, pair)
+        for pair, attempt in latest.items()
+        if attempt.state is RunState.SUCCEEDED
+        and attempt.started_at >= since
+        and mine(attempt.run_id)
+    ]
+    return counts_by_job(pair for _, pair in sorted(ours))  # the jobs in the order they ran

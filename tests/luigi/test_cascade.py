@@ -1,0 +1,168 @@
+"""``--reprocess stale`` carries a repair up the ``requires()`` graph in one invocation (issue
+50, item 4), on both backends: a repaired day republishes its daily consumer, then the month
+built on it, then the quarter built on the month, each after the one below it finished, each
+with the reason naming the upstream change; the closing line counts them by job; what is not
+below the range (a week built on the same day) is left stale; a second invocation writes
+nothing; a failure stops the cascade where it is, and the next invocation finishes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gatekeeper as gk
+from tests.helpers.cascade_tasks import CascadeDay, CascadeQuarterly, CascadeWeekly
+from tests.helpers.ledgers import snapshot
+from tests.helpers.luigi_support import build, run_luigi, write_config
+
+pytestmark = [pytest.mark.luigi, pytest.mark.slow]
+
+UTC = dt.timezone.utc
+NOW = int(dt.datetime(2026, 11, 30, tzinfo=UTC).timestamp())
+REPAIRED = dt.date(2026, 9, 15)
+WEEK = dt.date(2026, 9, 14)  # 2026-W38, the repaired day's week
+CHAIN = [  # what the cascade republishes, in this order, and why
+    ("CascadeConsumer", "2026-09-15", "stale: upstream CascadeDay 2026-09-15 attempt 1 → 2"),
+    ("CascadeMonthly", "2026-09", "stale: upstream CascadeConsumer 2026-09-15 attempt 1 → 2"),
+    ("CascadeQuarterly", "2026-Q3", "stale: upstream CascadeMonthly 2026-09 attempt 1 → 2"),
+]
+CLOSING = "republished 3 stale (CascadeConsumer 1, CascadeMonthly 1, CascadeQuarterly 1)"
+
+
+def quarters(control: str = "", **more: Any) -> Any:
+    return gk.RangeBusinessQuarterly(
+        of=CascadeQuarterly,
+        of_params={"control": control},
+        start="2026-Q3",
+        stop="2026-Q4",
+        now=NOW,
+        **more,
+    )
+
+
+def history() -> None:
+    """Q3 published (92 consumer days, 3 months, the quarter) and the repaired day's week;
+    then the day repaired (attempt 2): its consumer is stale, nothing above it yet."""
+    assert build(quarters()).scheduling_succeeded
+    assert build(CascadeWeekly(business_week=WEEK)).scheduling_succeeded
+    assert build(CascadeDay(business_date=REPAIRED, attempt=2)).scheduling_succeeded
+
+
+def revisions(ledger: gk.Ledger) -> dict[tuple[str, str], int]:
+    """(job, period) -> its newest revision, for every publication of the pipeline."""
+    days = [dt.date(2026, 7, 1) + dt.timedelta(n) for n in range(92)]
+    pairs = [("CascadeConsumer", f"{d:%Y-%m-%d}") for d in days]
+    pairs += [("CascadeMonthly", f"2026-{m:02d}") for m in (7, 8, 9)]
+    pairs += [("CascadeQuarterly", "2026-Q3"), ("CascadeWeekly", "2026-W38")]
+    found = ledger.fleet.revisions(pairs)
+    assert len(found) == len(pairs)  # every one published
+    return found
+
+
+def test_a_repaired_day_cascades_to_its_consumer_month_and_quarter_in_order(
+    ledger_cfg: gk.Ledger, caplog: pytest.LogCaptureFixture
+) -> None:
+    history()
+    assert [(s.consumer, s.business_date) for s in ledger_cfg.stale("CascadeConsumer")] == [
+        ("CascadeConsumer", "2026-09-15")
+    ]
+    assert ledger_cfg.stale("CascadeMonthly") == []  # stale only once the consumer republishes
+    before = revisions(ledger_cfg)
+    with caplog.at_level(logging.INFO, logger="luigi-interface.gatekeeper"):
+        assert build(quarters(reprocess="stale")).scheduling_succeeded
+
+    after = revisions(ledger_cfg)
+    changed = sorted(pair for pair in after if after[pair] != before[pair])
+    assert changed == sorted((job, key) for job, key, _ in CHAIN)  # nothing else
+    finished = None
+    for job, key, reason in CHAIN:
+        publication = ledger_cfg.publication(job, key)
+        assert publication is not None and (publication.revision, publication.reason) == (
+            2,
+            reason,
+        )
+        attempt = ledger_cfg.latest(job, key)
+        assert attempt is not None and (attempt.attempt, attempt.state) == (
+            2,
+            gk.RunState.SUCCEEDED,
+        )
+        if finished is not None:  # each started after the one below it finished
+            assert attempt.started_at >= finished
+        finished = attempt.updated_at
+    for job in ("CascadeConsumer", "CascadeMonthly", "CascadeQuarterly"):
+        assert ledger_cfg.stale(job) == []
+    week = ledger_cfg.stale("CascadeWeekly")  # not below the quarter: left as it is
+    assert [(s.business_date, s.change) for s in week] == [
+        ("2026-W38", "upstream CascadeConsumer 2026-09-15 attempt 1 → 2")
+    ]
+    closing = [r.getMessage() for r in caplog.records if "this run)" in r.getMessage()]
+    assert closing == [
+        "gatekeeper: RangeBusinessQuarterly CascadeQuarterly: filled 1/1 due (0 this run); "
+        + CLOSING
+    ]
+
+    rows = snapshot(ledger_cfg)
+    assert quarters(reprocess="stale").complete()
+    assert build(quarters(reprocess="stale")).scheduling_succeeded
+    assert snapshot(ledger_cfg) == rows  # nothing left to do, nothing written
+
+
+def test_a_failure_stops_the_cascade_and_the_next_invocation_finishes_it(
+    ledger_cfg: gk.Ledger, tmp_path: Path
+) -> None:
+    history()
+    before = revisions(ledger_cfg)
+    (tmp_path / "fail-consumer").touch()
+    assert not quarters(str(tmp_path), reprocess="stale").complete()
+    assert not build(quarters(str(tmp_path), reprocess="stale")).scheduling_succeeded
+    assert revisions(ledger_cfg) == before  # the month and the quarter were not touched
+    failed = ledger_cfg.latest("CascadeConsumer", "2026-09-15")
+    assert failed is not None and (failed.attempt, failed.state) == (2, gk.RunState.FAILED)
+    for job, key, _ in CHAIN[1:]:
+        assert [a.attempt for a in ledger_cfg.attempts(job, key)] == [1]
+
+    (tmp_path / "fail-consumer").unlink()
+    assert build(quarters(str(tmp_path), reprocess="stale")).scheduling_succeeded
+    for job, key, reason in CHAIN:
+        publication = ledger_cfg.publication(job, key)
+        assert publication is not None and (publication.revision, publication.reason) == (
+            2,
+            reason.replace("attempt 1 → 2", "attempt 1 → 3") if job == "CascadeMonthly" else reason,
+        )
+    for job in ("CascadeConsumer", "CascadeMonthly", "CascadeQuarterly"):
+        assert ledger_cfg.stale(job) == []
+
+
+@pytest.mark.process
+def test_the_luigi_command_cascades_with_two_workers(sqlite_url: str, tmp_path: Path) -> None:
+    """The real ``luigi`` command, ``--strategy forward --workers 2``: the same cascade, the
+    same closing line, exit 0."""
+    cfg = write_config(tmp_path, sqlite_url)
+    module = ("--module", "tests.helpers.cascade_tasks")
+    window = ("--start", "2026-Q3", "--stop", "2026-Q4", "--now", str(NOW))
+    fill = (*module, "RangeBusinessQuarterly", "--of", "CascadeQuarterly", *window)
+    first = run_luigi(cfg, *fill, cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    day = ("CascadeDay", "--business-date", REPAIRED.isoformat(), "--attempt", "2")
+    repaired = run_luigi(cfg, *module, *day, cwd=tmp_path)
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    more = ("--reprocess", "stale", "--strategy", "forward", "--workers", "2")
+    done = run_luigi(cfg, *fill, *more, cwd=tmp_path)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert CLOSING in output
+    with gk.open_ledger(sqlite_url) as ledger:
+        finished = None
+        for job, key, reason in CHAIN:
+            publication = ledger.publication(job, key)
+            assert publication is not None and publication.reason == reason
+            attempt = ledger.latest(job, key)
+            assert attempt is not None
+            if finished is not None:
+                assert attempt.started_at >= finished
+            finished = attempt.updated_at
