@@ -51,6 +51,7 @@ from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
 from gatekeeper.luigi.fill.watch import Invocation
 from gatekeeper.luigi.param_cache import class_params, param_values
+from gatekeeper.luigi.plan_steps import plan_steps
 from gatekeeper.luigi.range_session import (
     FillSession,
     check_of_params,
@@ -290,12 +291,16 @@ class RangeBusinessBase(luigi.Task):
         """The periods reprocessed beyond the gaps (``--reprocess``), and for ``forward`` and
         ``reverse`` every chunk of the fill: every process that adds the range to a scheduler
         adds its chunks, so all their workers share them. ``contiguous`` gaps, and the periods
-        of an applied plan (``--plan-file``), are filled in ``run()``, in order.
+        of an applied plan (``--plan-file``), are filled in ``run()``, in order; under
+        ``forward`` and ``reverse`` an applied plan's periods are required through PlanSteps,
+        which rank them in its order (``plan_steps.py``).
         Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
         session = self.session
         if session.schedule.strategy is Strategy.CONTIGUOUS:
             return [] if session.in_order else list(session.refreshes)
+        if session.in_order:
+            return list(plan_steps(session.refreshes))
         return [*session.refreshes, *self._independent_chunks()]
 
     def deps(self) -> list[luigi.Task]:

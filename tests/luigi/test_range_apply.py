@@ -285,3 +285,27 @@ def test_apply_stops_at_a_failure_leaving_the_later_periods(
     assert ran(before, attempts(ledger_cfg, "Controlled")) == order[:2]
     states = [ledger_cfg.latest("Controlled", d).state for d in order[:2]]  # type: ignore[union-attr]
     assert states == [gk.RunState.SUCCEEDED, gk.RunState.FAILED]
+
+
+@pytest.mark.parametrize("strategy", ["forward", "reverse"])
+def test_apply_with_an_independent_strategy_starts_the_periods_in_the_plans_order(
+    ledger_cfg: gk.Ledger,
+    ledger_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    strategy: str,
+) -> None:
+    """forward and reverse hand an applied plan's periods to Luigi's scheduler at once: one
+    worker takes them in the plan's order (oldest or newest first), as a contiguous range
+    does, and exactly those."""
+    sales_history(ledger_cfg)
+    path = tmp_path / "plan.json"
+    limit = ("--strategy", strategy, "--task-limit", "4")
+    order = write_plan(capsys, ledger_url, path, "DailySalesLoad", "--reprocess", "all", *limit)
+    assert order == (DAYS[:4] if strategy == "forward" else DAYS[-4:][::-1])
+    before = attempts(ledger_cfg, "DailySalesLoad")
+    assert build(applying(path, strategy=strategy)).scheduling_succeeded
+    assert ran(before, attempts(ledger_cfg, "DailySalesLoad")) == sorted(order)
+    latest = [ledger_cfg.latest("DailySalesLoad", d) for d in order]
+    started = [a.started_at for a in latest if a is not None]
+    assert len(started) == len(order) and started == sorted(started)
