@@ -304,7 +304,8 @@ def _failed(attempt: Attempt, now: dt.datetime) -> bool:
 
 
 def stale_reason(found: Iterable[Staleness]) -> str:
-    """``stale: upstream Orders 2026-11-03 attempt 1 → 2`` (several joined by ``; ``)."""
+    """``stale: upstream Orders 2026-11-03 attempt 1 → 2``, or ``... revision 1 → 2`` for an
+    upstream republished on the same attempt (``Staleness.change``; several joined by ``; ``)."""
     return "; ".join(f"stale: {s.change}" for s in found)
 
 

@@ -107,13 +107,15 @@ class Attempt:
 
 @dataclass(frozen=True, slots=True)
 class EvidenceItem:
-    """One upstream attempt that authorized a publication."""
+    """One upstream attempt that authorized a publication, and the upstream's newest
+    publication revision then (``revision``: None when it had none, or was not recorded)."""
 
     job: str
     business_date: str
     run_id: str
     attempt: int
     watermark: dt.datetime | None = None
+    revision: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +179,8 @@ class Publication:
 
 @dataclass(frozen=True, slots=True)
 class Staleness:
-    """A publication whose evidence names an upstream run that a newer success replaced."""
+    """A publication whose evidence names an upstream run that a newer success replaced, or
+    an upstream publication revision that a republish replaced (the same attempt)."""
 
     consumer: str
     business_date: str
@@ -188,27 +191,42 @@ class Staleness:
     old_attempt: int
     new_run_id: str
     new_attempt: int
+    old_revision: int | None = None  # the upstream's revision the evidence recorded
+    new_revision: int | None = None  # the upstream's newest revision now
+
+    @property
+    def by_revision(self) -> bool:
+        """True when only the upstream's revision changed (the attempt is the same)."""
+        return self.new_attempt == self.old_attempt
 
     @property
     def reason(self) -> str:
         """The republish reason recorded when this is refreshed."""
+        if self.by_revision:
+            return f"upstream republished: {self.job} revision {self.new_revision}"
         return f"upstream repaired: {self.job} attempt {self.new_attempt}"
 
     @property
     def change(self) -> str:
-        """``upstream Orders 2026-11-03 attempt 1 → 2``: what superseded its evidence."""
-        return (
-            f"upstream {self.job} {self.job_date} attempt {self.old_attempt} → {self.new_attempt}"
-        )
+        """``upstream Orders 2026-11-03 attempt 1 → 2``: what superseded its evidence; when
+        only the upstream's publication changed, ``upstream Orders 2026-11-03 revision 1 → 2``
+        (when both changed, the attempt is named: its new run is what a refresh reads)."""
+        upstream = f"upstream {self.job} {self.job_date}"
+        if self.by_revision:
+            return f"{upstream} revision {self.old_revision} → {self.new_revision}"
+        return f"{upstream} attempt {self.old_attempt} → {self.new_attempt}"
 
     def upstream_json(self) -> dict[str, object]:
-        """``{job, period, old_attempt, new_attempt}``: the upstream pair that changed, as
-        ``status --json`` gives it on a stale period."""
+        """``{job, period, old_attempt, new_attempt, old_revision, new_revision}``: the
+        upstream pair that changed, as ``status --json`` gives it on a stale period (the
+        revisions None where the upstream does not publish or the evidence predates them)."""
         return {
             "job": self.job,
             "period": self.job_date,
             "old_attempt": self.old_attempt,
             "new_attempt": self.new_attempt,
+            "old_revision": self.old_revision,
+            "new_revision": self.new_revision,
         }
 
     def to_json(self) -> dict[str, object]:
@@ -222,6 +240,8 @@ class Staleness:
             "old_attempt": self.old_attempt,
             "new_run_id": self.new_run_id,
             "new_attempt": self.new_attempt,
+            "old_revision": self.old_revision,
+            "new_revision": self.new_revision,
         }
 
 

@@ -12,6 +12,11 @@ from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.sql import ATTEMPT_COLUMNS, SqlCore
 
 _LATEST_COLUMNS = ", ".join("a." + c.strip() for c in ATTEMPT_COLUMNS.split(","))
+#: the newest publication revision of an attempt's (job, period), as a column of its row
+_NEWEST_REVISION = (
+    "(SELECT MAX(u.revision) FROM gk_publications u WHERE u.consumer = a.job "
+    "AND u.period = a.period)"
+)
 BATCH = 500  # period keys per query of ``latest_of`` (well under every backend's parameters)
 
 
@@ -68,6 +73,16 @@ class AttemptReads:
         rows = self._latest_rows(_LATEST_COLUMNS, required)
         found = (self.to_attempt(r) for r in rows)
         return {(a.job, a.business_date): a for a in found}
+
+    def latest_published(
+        self, required: tuple[Requirement, ...]
+    ) -> tuple[dict[Requirement, Attempt], dict[Requirement, int | None]]:
+        """``latest_many``, and each requirement's newest publication revision (None when the
+        upstream pair has none): the same one query, the revision a column of it, so that a
+        publication's evidence names the run and the revision it read together."""
+        rows = self._latest_rows(f"{_LATEST_COLUMNS}, {_NEWEST_REVISION}", required)
+        latest = {(r[0], r[1]): self.to_attempt(r) for r in rows}
+        return latest, {(r[0], r[1]): None if r[10] is None else int(r[10]) for r in rows}
 
     def latest_outcomes(self, required: tuple[Requirement, ...]) -> dict[Requirement, Outcome]:
         """``latest_many`` reduced to what readiness judges (attempt, run ID, state): the

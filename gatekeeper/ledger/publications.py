@@ -73,11 +73,11 @@ class PublicationStore:
         newest = self.newest(consumer, period)
         if newest is not None and request.reason is None:
             return self.judge_retry(newest, request.required, request.output)
-        latest = self.attempts.latest_many(request.required)
+        latest, revisions = self.attempts.latest_published(request.required)
         readiness = evaluate_readiness(request.period, request.required, latest, request.watermarks)
         if not readiness:
             raise NotReady(readiness)
-        if newest is not None and self._same_revision(newest, request, latest):
+        if newest is not None and _same_revision(newest, request, latest, revisions):
             return False
         if request.output.write is not None:
             handle = WriteHandle(self.sql, request.where)
@@ -90,24 +90,12 @@ class PublicationStore:
             handle.finish()
         revision = 1 if newest is None else newest.revision + 1
         at = request.now if request.now is not None else self.sql.db_now()
-        self._insert_publication(request, revision, latest, at, producer)
+        self._insert_publication(request, revision, latest, revisions, at, producer)
         written.wrote(revision, at)
         if newest is None:
             # with None it reads the latest attempt itself: equivalent, one read more
             self.attempts.first_publication(consumer, period, producer)  # pragma: no mutate
         return True
-
-    def _same_revision(
-        self, newest: Publication, request: PublicationRequest, latest: dict[Requirement, Attempt]
-    ) -> bool:
-        """A republish identical to the newest revision (a retry of the republish)."""
-        evidence = {(i.job, i.business_date): i.run_id for i in newest.items}
-        return (
-            newest.fingerprint == request.output.fingerprint
-            and newest.location == request.output.location
-            and newest.reason == request.reason
-            and evidence == {key: a.run_id for key, a in latest.items()}
-        )
 
     def judge_retry(
         self, current: Publication, required: tuple[Requirement, ...], output: Output
@@ -140,6 +128,7 @@ class PublicationStore:
         request: PublicationRequest,
         revision: int,
         latest: dict[Requirement, Attempt],
+        revisions: dict[Requirement, int | None],
         at: dt.datetime,
         producer: Attempt | None,
     ) -> None:
@@ -164,7 +153,7 @@ class PublicationStore:
         observed = request.watermarks.observed if request.watermarks else {}
         self.sql.executemany(
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-            "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "attempt, watermark, job_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     request.consumer,
@@ -175,6 +164,7 @@ class PublicationStore:
                     latest[(job, job_period)].run_id,
                     latest[(job, job_period)].attempt,
                     self.sql.ts_in(observed.get(requirement_label(job, job_period, period))),
+                    revisions.get((job, job_period)),
                 )
                 for job, job_period in request.required
             ],
@@ -255,7 +245,7 @@ class PublicationStore:
     def _to_publication(self, consumer: str, period: str, row: Any) -> Publication:
         revision = int(row[0])
         items = self.sql.read(
-            "SELECT job, job_period, run_id, attempt, watermark FROM gk_evidence "
+            "SELECT job, job_period, run_id, attempt, watermark, job_revision FROM gk_evidence "
             "WHERE consumer = ? AND period = ? AND revision = ? ORDER BY job, job_period",
             (consumer, period, revision),
         )
@@ -267,13 +257,39 @@ class PublicationStore:
             revision,
             row[1],
             _labels(json.loads(row[2]), period),
-            tuple(EvidenceItem(i[0], i[1], i[2], int(i[3]), self.sql.ts_out(i[4])) for i in items),
+            tuple(_evidence_item(self.sql, i) for i in items),
             published,
             row[4],
             row[5],
             row[6],
             None if row[7] is None else int(row[7]),
         )
+
+
+def _same_revision(
+    newest: Publication,
+    request: PublicationRequest,
+    latest: dict[Requirement, Attempt],
+    revisions: dict[Requirement, int | None],
+) -> bool:
+    """A republish identical to the newest revision (a retry of the republish): the same
+    output and reason, on the same upstream runs and upstream revisions (one recorded as
+    None, before schema 15, matches any: such evidence is never stale by revision)."""
+    stored = {(i.job, i.business_date): (i.run_id, i.revision) for i in newest.items}
+    read = {key: (a.run_id, revisions.get(key)) for key, a in latest.items()}
+    return (
+        newest.fingerprint == request.output.fingerprint
+        and newest.location == request.output.location
+        and newest.reason == request.reason
+        and stored.keys() == read.keys()
+        and all(stored[k][0] == read[k][0] and stored[k][1] in (None, read[k][1]) for k in stored)
+    )
+
+
+def _evidence_item(sql: SqlCore, row: Any) -> EvidenceItem:
+    """The EvidenceItem of a row (job, job_period, run_id, attempt, watermark, job_revision)."""
+    revision = None if row[5] is None else int(row[5])
+    return EvidenceItem(row[0], row[1], row[2], int(row[3]), sql.ts_out(row[4]), revision)
 
 
 def _pairs(pairs: tuple[Requirement, ...]) -> list[str]:

@@ -14,6 +14,8 @@ from gatekeeper.core.records import EvidenceItem, requirement_label
 from gatekeeper.ledger.requests import PublicationRequest
 
 RESERVED, COMMITTED = "reserved", "committed"
+#: what a reservation read of one upstream pair: run ID, attempt, newest publication revision
+Evidence = tuple[str, int, int | None]
 COLUMNS = (
     "revision, fingerprint, required_jobs, evidence, reason, location, producer_run_id, "
     "producer_attempt, state, table_version, writer_run_id"
@@ -95,15 +97,21 @@ def refuse_other_output(pending: Reservation, request: PublicationRequest) -> No
 def same_republish(
     newest: Reservation,
     request: PublicationRequest,
-    evidence: dict[tuple[str, str], tuple[str, int]],
+    evidence: dict[tuple[str, str], Evidence],
 ) -> bool:
-    """A republish identical to the newest committed revision (a retry of the republish)."""
+    """A republish identical to the newest committed revision (a retry of the republish): on
+    the same upstream runs and revisions (one reserved as None, before schema 15, matches
+    any)."""
+    stored = {(i.job, i.business_date): (i.run_id, i.revision) for i in newest.items}
     return (
         newest.fingerprint == request.output.fingerprint
         and newest.location == request.output.location
         and newest.reason == request.reason
-        and {(i.job, i.business_date): i.run_id for i in newest.items}
-        == {key: run_id for key, (run_id, _) in evidence.items()}
+        and stored.keys() == evidence.keys()
+        and all(
+            stored[k][0] == evidence[k][0] and stored[k][1] in (None, evidence[k][2])
+            for k in stored
+        )
     )
 
 
@@ -116,8 +124,10 @@ def to_reservation(consumer: str, period: str, row: Any) -> Reservation:
             run_id,
             int(attempt),
             None if mark is None else dt.datetime.fromisoformat(mark),
+            # the upstream's revision, a sixth element since schema 15
+            None if not revision or revision[0] is None else int(revision[0]),
         )
-        for job, job_period, run_id, attempt, mark in json.loads(row[3])
+        for job, job_period, run_id, attempt, mark, *revision in json.loads(row[3])
     )
     return Reservation(
         consumer,

@@ -36,6 +36,7 @@ from gatekeeper.ledger.reservation_records import (
     COLUMNS,
     COMMITTED,
     RESERVED,
+    Evidence,
     Reservation,
     check_table_version,
     iso,
@@ -115,14 +116,14 @@ class ReservationStore:
                 job=consumer,
                 period=period,
             )
-        latest = self.attempts.latest_many(request.required)
+        latest, revisions = self.attempts.latest_published(request.required)
         readiness = evaluate_readiness(period, request.required, latest, request.watermarks)
         if not readiness:
             raise NotReady(readiness)
         if pending is not None:
             refuse_other_output(pending, request)
             return self._claimed(pending, owner, base)
-        evidence = {key: (a.run_id, a.attempt) for key, a in latest.items()}
+        evidence = {key: (a.run_id, a.attempt, revisions.get(key)) for key, a in latest.items()}
         if newest is not None and same_republish(newest, request, evidence):
             return newest
         top = max(newest.revision if newest else 0, published.revision if published else 0)
@@ -133,7 +134,7 @@ class ReservationStore:
         self,
         request: PublicationRequest,
         revision: int,
-        evidence: dict[tuple[str, str], tuple[str, int]],
+        evidence: dict[tuple[str, str], Evidence],
         owner: Attempt,
         base: int | None,
     ) -> None:
@@ -141,8 +142,8 @@ class ReservationStore:
         committed against table version ``base``."""
         observed = request.watermarks.observed if request.watermarks else {}
         items = [
-            [job, job_period, run_id, attempt, iso(observed.get(label))]
-            for (job, job_period), (run_id, attempt) in sorted(evidence.items())
+            [job, job_period, run_id, attempt, iso(observed.get(label)), upstream_revision]
+            for (job, job_period), (run_id, attempt, upstream_revision) in sorted(evidence.items())
             for label in [requirement_label(job, job_period, request.period)]
         ]
         at = request.now if request.now is not None else self.sql.db_now()
@@ -325,11 +326,11 @@ class ReservationStore:
         )
         self.sql.executemany(
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-            "attempt, watermark) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "attempt, watermark, job_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (consumer, period, revision, i.job, i.business_date, i.run_id, i.attempt, w)
+                (consumer, period, revision, i.job, i.business_date, i.run_id, i.attempt)
+                + (self.sql.ts_in(i.watermark), i.revision)
                 for i in mine.items
-                for w in [self.sql.ts_in(i.watermark)]
             ],
         )
         self.sql.execute(

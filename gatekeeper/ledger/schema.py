@@ -63,6 +63,16 @@ def _add_attempt_reason(sql: SqlCore) -> None:
         sql.execute("ALTER TABLE gk_attempts ADD COLUMN reason TEXT")
 
 
+def _add_evidence_revision(sql: SqlCore) -> None:
+    """Add ``gk_evidence.job_revision`` unless the table has it (as ``_add_freshness``): the
+    upstream pair's newest publication revision when the publication read its evidence;
+    NULL for the evidence before (never stale by revision) and for an upstream that does
+    not publish that period."""
+    columns = {d[0] for d in sql.execute("SELECT * FROM gk_evidence WHERE 1 = 0").description}
+    if "job_revision" not in columns:
+        sql.execute("ALTER TABLE gk_evidence ADD COLUMN job_revision INTEGER")
+
+
 #: the migration to schema 13: the running attempts indexed apart (``overview._RUNNING_SQL``)
 RUNNING_INDEX = (
     "CREATE INDEX IF NOT EXISTS gk_attempts_running ON gk_attempts (job, lease_expires_at) "
@@ -190,6 +200,10 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # 14: why an attempt was asked for (a task's ``--rerun REASON``: the period run again as
     # its next attempt), stored with it; NULL for the attempts before and for plain runs.
     (_add_attempt_reason,),
+    # 15: the upstream's publication revision each evidence row was read at (issue 50, item
+    # 1): a republished upstream (a new revision, the same attempt) makes the consumers built
+    # on the older revision stale (``staleness.py``); NULL for the evidence before.
+    (_add_evidence_revision,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

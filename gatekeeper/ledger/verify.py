@@ -9,7 +9,8 @@ invariants (``INVARIANTS``; docs/ownership.md says what each means and how to re
   (the greatest) is current;
 - ``evidence``: each evidence row names an attempt of that upstream job, for the period it
   names (which may be another period than the publication's), with that attempt number, that
-  is ``succeeded``; a later attempt of the upstream makes the publication *stale*, not wrong;
+  is ``succeeded``, and the upstream revision it records (if any) is one that pair published;
+  a later attempt or revision of the upstream makes the publication *stale*, not wrong;
 - ``publication-producer``: a publication's producing attempt (when it names one) is an
   attempt of that consumer and period, with that number, ``succeeded`` (or ``running`` with a
   live lease: its publication committed and its success is being recorded);
@@ -30,7 +31,6 @@ invariants (``INVARIANTS``; docs/ownership.md says what each means and how to re
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,12 +38,16 @@ from typing import Any
 
 from gatekeeper.ledger.runs import BRIDGED_JOBS, SCAN, derive
 from gatekeeper.ledger.sql import SqlCore
+from gatekeeper.ledger.violations import Row, Violation, plain
+
+__all__ = ["INVARIANTS", "Row", "Violation", "verify"]
 
 Rows = Callable[[str, tuple[Any, ...]], list[Any]]
 
 INVARIANTS: dict[str, str] = {
     "publication-revisions": "the revisions of a publication are numbered 1..n",
-    "evidence": "an evidence row names a succeeded attempt of that upstream for that period",
+    "evidence": "an evidence row names a succeeded attempt (and a published revision) of "
+    "that upstream for that period",
     "publication-producer": "a publication's producing attempt exists and succeeded",
     "success-published": "a succeeded attempt of a job that publishes has its publication",
     "attempt-numbers": "the attempts of a (job, period) are 1..n but those compacted",
@@ -53,47 +57,6 @@ INVARIANTS: dict[str, str] = {
     "reservation-expired": "no reserved revision outlives its producer's lease",
     "reservation-committed": "a committed reservation matches its publication",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One ledger row a violation involves: its ``table`` and the ``fields`` that name it."""
-
-    table: str
-    fields: tuple[tuple[str, Any], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"table": self.table, **{k: _plain(v) for k, v in self.fields}}
-
-    def describe(self) -> str:
-        shown = ", ".join(f"{k} {_plain(v)}" for k, v in self.fields if v is not None)
-        return f"{self.table}({shown})"
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """An invariant (``INVARIANTS``) that does not hold for ``job`` and ``period``: what is
-    wrong (``detail``) and the rows involved."""
-
-    invariant: str
-    job: str
-    period: str
-    detail: str
-    rows: tuple[Row, ...]
-
-    def describe(self) -> str:
-        """One line: the invariant, the job and period, the detail and the rows."""
-        rows = "; ".join(r.describe() for r in self.rows)
-        return f"{self.invariant}: {self.job} {self.period}: {self.detail} [{rows}]"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "invariant": self.invariant,
-            "job": self.job,
-            "period": self.period,
-            "detail": self.detail,
-            "rows": [r.to_json() for r in self.rows],
-        }
 
 
 def verify(sql: SqlCore, jobs: Sequence[str] = ()) -> list[Violation]:
@@ -125,13 +88,6 @@ class _Among:
         )
 
 
-def _plain(value: Any) -> Any:
-    """A value as shown and in JSON: a timestamp in ISO 8601, an integer as one."""
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    return value
-
-
 def _revisions(rows: Rows, among: _Among, now: Any) -> list[Violation]:
     where, params = among.where("p.consumer")
     found = rows(
@@ -160,19 +116,32 @@ def _evidence(rows: Rows, among: _Among, now: Any) -> list[Violation]:
     where, params = among.where("e.consumer", "e.job")
     found = rows(
         "SELECT e.consumer, e.period, e.revision, e.job, e.job_period, e.run_id, e.attempt, "
-        "a.job, a.period, a.attempt, a.state FROM gk_evidence e LEFT JOIN gk_attempts a "
-        "ON a.run_id = e.run_id WHERE (a.run_id IS NULL OR a.job <> e.job OR a.period <> "
-        "e.job_period OR a.attempt <> e.attempt OR a.state <> 'succeeded')" + where,
+        f"e.job_revision, {_PUBLISHED} AS published, a.job, a.period, a.attempt, a.state "
+        "FROM gk_evidence e LEFT JOIN gk_attempts a ON a.run_id = e.run_id WHERE (a.run_id IS "
+        "NULL OR a.job <> e.job OR a.period <> e.job_period OR a.attempt <> e.attempt OR "
+        f"a.state <> 'succeeded' OR e.job_revision > {_PUBLISHED})" + where,
         params,
     )
     out = []
     for consumer, period, revision, job, job_period, run_id, attempt, *named in found:
+        upstream, published, *named = named
         fields = (("revision", revision), ("job", job), ("job_period", job_period))
         row = Row("gk_evidence", (*fields, ("run_id", run_id), ("attempt", attempt)))
         what, found_row = _run_is(run_id, named)
         detail = f"evidence names {job} {job_period} attempt {attempt} (run {run_id}); {what}"
+        if named == [job, job_period, attempt, "succeeded"]:  # the run is right: the revision
+            row = Row("gk_evidence", (*fields, ("job_revision", upstream)))
+            what = f"its newest is revision {published}" if published else "it never published"
+            detail = f"evidence names {job} {job_period} revision {upstream}; {what}"
         out.append(Violation("evidence", consumer, period, detail, (row, *found_row)))
     return out
+
+
+#: how many revisions the evidence's upstream pair published (0: none)
+_PUBLISHED = (
+    "COALESCE((SELECT MAX(u.revision) FROM gk_publications u "
+    "WHERE u.consumer = e.job AND u.period = e.job_period), 0)"
+)
 
 
 def _run_is(run_id: str, named: list[Any]) -> tuple[str, tuple[Row, ...]]:
@@ -329,7 +298,7 @@ def _expired(rows: Rows, among: _Among, now: Any) -> list[Violation]:
                 ("lease_expires_at", expires),
             ),
         )
-        held = "not recorded" if state is None else f"{state}, lease until {_plain(expires)}"
+        held = "not recorded" if state is None else f"{state}, lease until {plain(expires)}"
         detail = (
             f"revision {revision} reserved by run {run_id} (attempt {attempt}: {held}); "
             "neither committed nor released"

@@ -113,6 +113,27 @@ def test_plan_stale_republishes_what_an_upstream_repair_superseded(
     assert code == 1
 
 
+def test_plan_stale_republishes_what_an_upstream_republish_superseded(
+    ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sales republished on Upstream's revision 1; Upstream republished (revision 2, the same
+    attempt): the period is stale by revision; republishing Sales clears it."""
+    day = "2026-10-07"
+    with gk.open_ledger(ledger_url) as ledger:
+        sales(ledger)
+        ledger.record("Raw", day, 1, "raw-07", "succeeded", at(-3), now=at(-3))
+        ledger.publish("Upstream", day, ["Raw"], "u-fp-1", now=at(-0.4))
+        ledger.republish("Sales", day, ["Upstream"], "fp-3", reason="on u 1", now=at(-0.3))
+        ledger.republish("Upstream", day, ["Raw"], "u-fp-2", reason="late", now=at(-0.2))
+    code, stale, _ = plan(capsys, ledger_url, "Sales", *WINDOW, "--reprocess", "stale")
+    assert actions(stale)[day] == ("republish", f"stale: upstream Upstream {day} revision 1 → 2")
+    assert code == 1
+    with gk.open_ledger(ledger_url) as ledger:
+        ledger.republish("Sales", day, ["Upstream"], "fp-3", reason="refresh", now=at(-0.1))
+    _, after, _ = plan(capsys, ledger_url, "Sales", *WINDOW, "--reprocess", "stale")
+    assert actions(after)[day] == ("skip", "complete")
+
+
 def test_plan_task_limit_and_strategy(ledger_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     with gk.open_ledger(ledger_url) as ledger:
         sales(ledger)

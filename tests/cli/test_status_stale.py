@@ -49,7 +49,14 @@ def test_status_json_gives_a_stale_period_its_upstream_changes(
     _, out = status(ledger_url, capsys, "Report", "--json")
     periods = {p["period"]: p for p in json.loads(out)["periods"]}
     assert periods[STALE_DAY]["stale"] == [
-        {"job": "Orders", "period": STALE_DAY, "old_attempt": 1, "new_attempt": 2}
+        {
+            "job": "Orders",
+            "period": STALE_DAY,
+            "old_attempt": 1,
+            "new_attempt": 2,
+            "old_revision": None,  # Orders does not publish
+            "new_revision": None,
+        }
     ]
     assert [k for k, p in periods.items() if "stale" in p] == [STALE_DAY]
     _, out = status(ledger_url, capsys, "Other", "--json")

@@ -70,6 +70,8 @@ def test_records_to_json_is_the_documented_shape(ledger: gk.Ledger) -> None:
         "old_attempt": 1,
         "new_run_id": "dim-2",
         "new_attempt": 2,
+        "old_revision": None,  # Dim does not publish
+        "new_revision": None,
     }
     readiness = gk.check_ready(ledger, ["Dim", "Other"], D)
     assert readiness.to_json() == {

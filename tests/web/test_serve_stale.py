@@ -61,7 +61,14 @@ def test_serve_strip_and_period_panel_show_a_stale_period(ledger_url: str) -> No
     assert [STALE_DAY, "succeeded"] in strips["Report"]["cells"]
     assert panel["state"] == "succeeded" and panel["stale_reason"] == f"stale: {CHANGE}"
     assert panel["stale"] == [
-        {"job": "Orders", "period": STALE_DAY, "old_attempt": 1, "new_attempt": 2}
+        {
+            "job": "Orders",
+            "period": STALE_DAY,
+            "old_attempt": 1,
+            "new_attempt": 2,
+            "old_revision": None,  # Orders does not publish
+            "new_revision": None,
+        }
     ]
     assert fresh["stale"] == [] and fresh["stale_reason"] is None
     assert [p["period"] for p in periods if p.get("stale")] == [STALE_DAY]
