@@ -35,10 +35,10 @@ import luigi
 
 from gatekeeper.core.clock import epoch_seconds
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods import DAILY, HOURLY
+from gatekeeper.core.periods import HOURLY
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.progress import cursor_status, range_status
-from gatekeeper.core.schedule import STRATEGIES, Schedule, ScheduleInput, Strategy, resolve_schedule
+from gatekeeper.core.schedule import Schedule, ScheduleInput, Strategy, resolve_schedule
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config, first_run, own_schedule
@@ -50,8 +50,8 @@ from gatekeeper.luigi.fill import watch as range_watch
 from gatekeeper.luigi.fill.chunks import ContiguousChunk, show_status
 from gatekeeper.luigi.fill.policy import refuse_batching
 from gatekeeper.luigi.fill.watch import Invocation
-from gatekeeper.luigi.param_cache import class_params, param_values
 from gatekeeper.luigi.plan_steps import plan_steps
+from gatekeeper.luigi.range_params import RangeParameters
 from gatekeeper.luigi.range_session import (
     FillSession,
     check_of_params,
@@ -70,91 +70,12 @@ from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 logger = logging.getLogger("luigi-interface.gatekeeper")
 
 
-class RangeBusinessBase(luigi.Task):
+class RangeBusinessBase(RangeParameters):
     """Common parameters and behaviour of RangeBusinessDaily and RangeBusinessHourly."""
 
     gatekeeper_summary = marks.RANGE  # an inline fill's summary judges it by its chunks
 
-    of: Any = luigi.TaskParameter(description="The PeriodTask class to fill, e.g. DailySalesLoad")
-    of_params: Any = luigi.DictParameter(
-        default={}, description="Other parameters of the 'of' task (JSON object)"
-    )
-    inline: Any = luigi.OptionalBoolParameter(  # type: ignore[call-arg]  # parsing: BoolParameter's
-        default=None,
-        significant=False,
-        parsing=luigi.BoolParameter.EXPLICIT_PARSING,
-        description="Run a period whose requirements are complete inside the range's chunk "
-        "task (the same Luigi task to its code, reported to the scheduler) instead of "
-        "scheduling it; under luigid too (leases dedupe it). Default: [gatekeeper] inline "
-        "(true); given explicitly, it wins over that",
-    )
-    task_limit = luigi.IntParameter(
-        default=50, description="Most periods this invocation fills (Luigi's name and default)"
-    )
-    now = luigi.OptionalIntParameter(
-        default=None,
-        significant=False,
-        description="The clock, in epoch seconds (default: the current time)",
-    )
-    reverse = luigi.BoolParameter(default=False, description="Alias of --strategy reverse")
-    lateness = luigi.Parameter(
-        default="", description="How long after a period ends it is due (default [gatekeeper])"
-    )
-    strategy = luigi.ChoiceParameter(
-        choices=STRATEGIES,
-        default="contiguous",
-        description="contiguous (oldest first, one at a time, stop at a failure), forward "
-        "(oldest first, independent) or reverse (newest first, independent)",
-    )
-    catchup = luigi.Parameter(
-        default="all", description="all, none (only the latest due period) or last:N"
-    )
-    timezone = luigi.Parameter(
-        default="", description="IANA zone of business midnights (default [gatekeeper])"
-    )
-    reprocess = luigi.Parameter(
-        default="missing",
-        description="missing (default), failed, stale or all: the periods gatekeeper plan "
-        "--reprocess lists (the gaps; also failed ones; stale publications; every period)",
-    )
-    plan_file = luigi.OptionalParameter(
-        default=None,
-        description="Apply this plan (gatekeeper plan -o FILE): exactly its periods, refused "
-        "if any ledger fact it read changed or it is older than --max-age",
-    )
-    max_age = luigi.Parameter(default="1d", description="The oldest --plan-file applied (1d)")
-    refresh_stale = luigi.BoolParameter(
-        default=False,
-        description="Alias of --reprocess stale: also republish published periods whose "
-        "upstream evidence a newer attempt replaced (reason: stale: upstream JOB PERIOD ...)",
-    )
-    no_progress = luigi.BoolParameter(
-        default=False,
-        significant=False,
-        description="No one-line progress bar on a terminal (--local-scheduler only)",
-    )
-
-    period_kind = DAILY
-    start: Any  # declared by each subclass with its period's parameter type
-    stop: Any
-
     _fill_cursor = 0  # contiguous run(): periods passed so far (Luigi resumes run() anew)
-
-    @classmethod
-    def get_params(cls) -> list[tuple[str, luigi.Parameter]]:
-        """Luigi's ``get_params``, computed once per class (``param_cache.class_params``)."""
-        return list(class_params(cls))
-
-    @classmethod
-    def get_param_values(
-        cls, params: list[tuple[str, luigi.Parameter]], args: Any, kwargs: Any
-    ) -> list[tuple[str, Any]]:
-        """Luigi's ``get_param_values``, the values of the parameters not passed resolved once
-        per generation of Luigi's instance cache and command-line parser, as a period task's
-        are (``param_cache.param_values``): Luigi resolves the range's ~20 parameters against
-        luigi.cfg twice for each instance built (its instance cache key, then ``__init__``),
-        more than the plan of a fresh range costs."""
-        return param_values(cls, params, args, kwargs, super().get_param_values)
 
     # -- the fill session ----------------------------------------------------------------------
     @functools.cached_property
@@ -414,19 +335,10 @@ class RangeBusinessBase(luigi.Task):
         return of(**{**dict(self.of_params), of.period_param: self.label_to_param(label)})
 
     # -- period conversions (the period kind's) -----------------------------------------------
-    def start_label(self) -> Any:
-        return self.period_kind.from_param(self.start, "start")
-
-    def stop_label(self) -> Any:
-        return None if self.stop is None else self.period_kind.from_param(self.stop, "stop")
-
     def first_business_label(self) -> Any:
         """The first business period of the ``of`` class's calendar at or after ``start``."""
         kind = self.of_class().period_kind
         return kind.at(kind.rank(self.start_label(), "start"))
-
-    def label_to_param(self, label: Any) -> Any:
-        return self.period_kind.to_param(label)
 
 
 @RangeBusinessBase.event_handler(luigi.Event.DEPENDENCY_PRESENT)
