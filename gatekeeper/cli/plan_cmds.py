@@ -58,8 +58,8 @@ def cmd_plan(ledger: Ledger, args: argparse.Namespace) -> Result:
 
 
 def _exit(found: BackfillPlan) -> int:
-    """1 when the plan has something to do, else 0."""
-    return EXIT_NOT_READY if found.order else EXIT_OK
+    """1 when the plan has something to do (its window or the cascade below it), else 0."""
+    return EXIT_NOT_READY if found.order or found.below else EXIT_OK
 
 
 def render(found: BackfillPlan) -> str:
@@ -71,6 +71,10 @@ def render(found: BackfillPlan) -> str:
     rows = [_row(run) for run in runs(found.periods)]
     if rows:
         lines.append(table(rows, ("periods", "action", "count", "reason", "gates on")))
+    if found.below:  # --reprocess stale: what the range republishes below first
+        lines.append("first, below it, lowest first (each republished once those under it are):")
+        steps = [(s.layer, s.job, s.period, "republish", s.reason) for s in found.below]
+        lines.append(table(steps, ("layer", "job", "period", "action", "reason")))
     return "\n".join(lines)
 
 

@@ -11,7 +11,11 @@ only what ``missing`` fills):
 
 - ``failed``: also the periods whose latest attempt failed or was abandoned (``rerun``);
 - ``stale``: also the publications whose evidence names a superseded upstream attempt
-  (``republish``, the ledger's staleness rule: ``ledger/staleness.py``);
+  (``republish``, the ledger's staleness rule: ``ledger/staleness.py``), and, given what is
+  below the window (``BackfillFacts.below``), the cascade a range runs first
+  (``core/cascade.py predict``): every stale publication below, in dependency order, and
+  the window's own periods it makes stale (``republish``, with the reason the range will
+  record);
 - ``all``: every due business period: ``rerun``, or ``republish`` for a publisher, with the
   reason ``reprocess all``.
 
@@ -27,6 +31,7 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gatekeeper.core.cascade import Below, Step, predict
 from gatekeeper.core.causes import Requirement
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import Period
@@ -166,12 +171,14 @@ class BackfillFacts:
     requires: tuple[Requirement, ...] = ()
     through: str | None = None
     successes: tuple[Attempt, ...] = ()
+    below: Below | None = None  # the publications below the window (``stale`` only)
 
 
 @dataclass(frozen=True, slots=True)
 class BackfillPlan:
     """Every period of a job's window with its action (``periods``, oldest first), under
-    ``policy``, and the range plan it started from (``range``)."""
+    ``policy``, and the range plan it started from (``range``); ``cascade`` the republishes
+    of ``stale``'s cascade in order, the window's own among them."""
 
     job: str
     policy: Reprocess
@@ -180,6 +187,7 @@ class BackfillPlan:
     order: tuple[str, ...] = ()  # the keys it acts on, in fill order
     estimate: Estimate | None = None
     taken: tuple[str, ...] = ()  # the keys within task_limit, in fill order (held ones too)
+    cascade: tuple[Step, ...] = ()
 
     @property
     def todo(self) -> tuple[PlannedPeriod, ...]:
@@ -192,11 +200,20 @@ class BackfillPlan:
         found = {a.value: sum(1 for p in self.periods if p.action is a) for a in Action}
         return {name: n for name, n in found.items() if n}
 
+    @property
+    def below(self) -> tuple[Step, ...]:
+        """The cascade's republishes of other jobs, in order."""
+        return tuple(step for step in self.cascade if step.job != self.job)
+
     def describe(self) -> str:
-        """``Sales: reprocess failed: 2 run, 1 rerun, 7 skip`` (or ``nothing to do``)."""
+        """``Sales: reprocess failed: 2 run, 1 rerun, 7 skip`` (or ``nothing to do``), and
+        ``; first 2 republish below`` for a cascade."""
         parts = ", ".join(f"{n} {action}" for action, n in self.counts().items())
         head = f"{self.job}: reprocess {self.policy}: "
-        return head + (parts if self.order else f"nothing to do ({parts or 'no periods'})")
+        more = f"; first {len(self.below)} republish below" if self.below else ""
+        if not (self.order or self.below):
+            return head + f"nothing to do ({parts or 'no periods'})"
+        return head + parts + more
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -207,6 +224,7 @@ class BackfillPlan:
             "order": list(self.order),
             "periods": [p.to_json() for p in self.periods],
             "estimate": None if self.estimate is None else self.estimate.to_json(),
+            "cascade": [step.to_json() for step in self.cascade],
             "description": self.describe(),
         }
 
@@ -216,6 +234,8 @@ def plan_backfill(ranged: RangePlan, facts: BackfillFacts, policy: Reprocess) ->
     the module docstring. Pure."""
     kind = ranged.period
     choice = _choose(facts, ranged, policy)
+    steps = _cascade(facts, choice) if policy is Reprocess.STALE else ()
+    cascaded = {step.period: step.reason for step in steps if step.job == facts.job}
     periods = []
     for label in with_non_business(ranged, plan_window(ranged, facts.through)):
         key = ranged.key(label)
@@ -223,13 +243,26 @@ def plan_backfill(ranged: RangePlan, facts: BackfillFacts, policy: Reprocess) ->
             periods.append(PlannedPeriod(key, Action.SKIP, "non_business"))
             continue
         action, reason = _judge(facts, ranged.now, policy, key, choice)
+        if key in cascaded:  # stale now, or once what is below it is republished
+            action, reason = Action.REPUBLISH, cascaded[key]
         pairs = requirement_pairs(facts.requires, kind, key) if action is not Action.SKIP else ()
         periods.append(PlannedPeriod(key, action, reason, pairs))
     acting = {p.period for p in periods if p.action is not Action.SKIP}
-    order = tuple(key for key in choice.ordered if key in acting)
-    guess = estimate(facts.successes, len(order))
+    ordered = sorted({*choice.ordered, *acting}, key=kind.ordinal, reverse=choice.reverse)
+    order = tuple(key for key in ordered if key in acting)
+    guess = estimate(facts.successes, len(order) + sum(s.job != facts.job for s in steps))
     taken = tuple(key for key in choice.ordered if key in choice.taken)
-    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order, guess, taken)
+    return BackfillPlan(facts.job, policy, ranged, tuple(periods), order, guess, taken, steps)
+
+
+def _cascade(facts: BackfillFacts, choice: _Choice) -> tuple[Step, ...]:
+    """``stale``'s cascade over ``facts.below`` (none without it), leaving the window's
+    periods the range leaves: not complete (the fill's), or stale beyond ``task_limit``."""
+    if facts.below is None:
+        return ()
+    stale = {s.business_date for s in facts.stale}
+    left = choice.incomplete | (stale - choice.taken)
+    return predict(facts.below, {(facts.job, key) for key in left})
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +276,7 @@ class _Choice:
     wanted: frozenset[str]
     ordered: tuple[str, ...]
     taken: frozenset[str]
+    reverse: bool = False
 
 
 def _choose(facts: BackfillFacts, ranged: RangePlan, policy: Reprocess) -> _Choice:
@@ -258,9 +292,10 @@ def _choose(facts: BackfillFacts, ranged: RangePlan, policy: Reprocess) -> _Choi
     elif policy is Reprocess.STALE:
         wanted |= {s.business_date for s in facts.stale if s.business_date in due} - incomplete
     kind = ranged.period
-    ordered = tuple(sorted(wanted, key=kind.ordinal, reverse=ranged.strategy is Strategy.REVERSE))
+    reverse = ranged.strategy is Strategy.REVERSE
+    ordered = tuple(sorted(wanted, key=kind.ordinal, reverse=reverse))
     taken = ordered if ranged.task_limit is None else ordered[: ranged.task_limit]
-    return _Choice(due, incomplete, frozenset(wanted), ordered, frozenset(taken))
+    return _Choice(due, incomplete, frozenset(wanted), ordered, frozenset(taken), reverse)
 
 
 def _judge(

@@ -9,42 +9,51 @@ the ledger, takes. So a repaired day reaches its daily consumer, then the week a
 built on it, and a publication is republished once, after everything below it.
 
 The graph is a value: ``Graph.children`` maps each node (a task id) to the nodes its
-``requires()`` returns, ``Graph.pairs`` a period task's node to its (job, period key). Nothing
-here reads or writes.
+``requires()`` returns, ``Graph.pairs`` a period task's node to its (job, period key).
+
+``predict`` is what ``gatekeeper plan --reprocess stale`` shows of it before anything runs:
+the same order, on the graph the publications' evidence draws (which upstream pairs each
+newest revision names: what its gate required), with the reasons the range will record, a
+republish of an upstream pair being its next attempt. Nothing here reads or writes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from gatekeeper.core.records import Staleness
 
 #: a (job, period key) pair
 Pair = tuple[str, str]
+#: a node of a graph: a Luigi task id, or a pair
+N = TypeVar("N", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
-class Graph:
+class Graph(Generic[N]):
     """A ``requires()`` graph: ``children`` node -> the nodes it requires (every node is a
     key), ``pairs`` the (job, period key) of each period task's node (another task has
     none)."""
 
-    children: Mapping[str, tuple[str, ...]]
-    pairs: Mapping[str, Pair]
+    children: Mapping[N, tuple[N, ...]]
+    pairs: Mapping[N, Pair]
 
-    def nodes_of(self, wanted: Collection[Pair]) -> list[str]:
+    def nodes_of(self, wanted: Collection[Pair]) -> list[N]:
         """The nodes whose pair is one of ``wanted``."""
         return [node for node, pair in self.pairs.items() if pair in wanted]
 
 
-def stale_below(graph: Graph, stale: Collection[Pair]) -> dict[str, bool]:
+def stale_below(graph: Graph[N], stale: Collection[Pair]) -> dict[N, bool]:
     """Node -> whether a node of a ``stale`` pair lies anywhere below it (not counting
     itself): one walk of the graph, iterative (a job that requires its own previous period
     makes a chain as long as its history)."""
-    below: dict[str, bool] = {}
+    below: dict[N, bool] = {}
     for start in graph.children:
         if start in below:
             continue
-        stack: list[tuple[str, bool]] = [(start, False)]
+        stack: list[tuple[N, bool]] = [(start, False)]
         while stack:
             node, expanded = stack.pop()
             if node in below:
@@ -58,7 +67,7 @@ def stale_below(graph: Graph, stale: Collection[Pair]) -> dict[str, bool]:
     return below
 
 
-def next_layer(graph: Graph, stale: Collection[Pair]) -> tuple[Pair, ...]:
+def next_layer(graph: Graph[N], stale: Collection[Pair]) -> tuple[Pair, ...]:
     """The ``stale`` pairs of ``graph`` that republish now: those with no stale pair below
     any of their nodes, sorted by job and period. Empty when none is stale; never empty
     otherwise (the graph has no cycle, so the lowest stale pairs qualify)."""
@@ -83,3 +92,74 @@ def describe_counts(counts: Mapping[str, int]) -> str:
     if not total:
         return ""
     return f"republished {total} stale ({', '.join(f'{j} {n}' for j, n in counts.items())})"
+
+
+#: an upstream pair a publication's evidence names, and the attempt it names
+Named = tuple[Pair, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Below:
+    """What the ledger holds of the publications below a window (``gatekeeper plan``):
+    ``evidence`` each publication's newest revision's upstream pairs and attempts,
+    ``stale`` the stale ones now with why, ``latest`` each pair's latest attempt ordinal."""
+
+    evidence: Mapping[Pair, tuple[Named, ...]]
+    stale: Mapping[Pair, tuple[Staleness, ...]]
+    latest: Mapping[Pair, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One republish of a cascade: the pair, why (as the range records it), its layer."""
+
+    job: str
+    period: str
+    reason: str
+    layer: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"job": self.job, "period": self.period, "reason": self.reason, "layer": self.layer}
+
+
+def predict(below: Below, left: Collection[Pair] = ()) -> tuple[Step, ...]:
+    """The republishes a cascade over ``below`` makes, in order (``next_layer`` on the
+    evidence's graph), leaving ``left`` alone: each stale publication once nothing stale is
+    below it, with its reason; a publication whose evidence names one republished becomes
+    stale (``attempt N → M``: the attempt it names, to the next one after the latest)."""
+    children = {pair: tuple(up for up, _ in named) for pair, named in below.evidence.items()}
+    graph = Graph(children, {pair: pair for pair in children})
+    why: dict[Pair, dict[Pair, str]] = {
+        pair: {(s.job, s.job_date): s.change for s in entries}
+        for pair, entries in below.stale.items()
+        if pair not in left and pair in children
+    }
+    done: set[Pair] = set()
+    steps: list[Step] = []
+    while layer := next_layer(graph, why.keys() - done):
+        depth = steps[-1].layer + 1 if steps else 1
+        for job, period in layer:
+            reasons = why[(job, period)]
+            text = "; ".join(f"stale: {reasons[up]}" for up in sorted(reasons))
+            steps.append(Step(job, period, text, depth))
+        done.update(layer)
+        _mark_above(below, set(layer), left, done, why)
+    return tuple(steps)
+
+
+def _mark_above(
+    below: Below,
+    layer: set[Pair],
+    left: Collection[Pair],
+    done: set[Pair],
+    why: dict[Pair, dict[Pair, str]],
+) -> None:
+    """Mark the publications whose evidence names a pair of ``layer`` stale, with why."""
+    for consumer, named in below.evidence.items():
+        if consumer in left or consumer in done:
+            continue
+        for (job, period), attempt in named:
+            if (job, period) in layer:
+                after = below.latest.get((job, period), attempt) + 1
+                change = f"upstream {job} {period} attempt {attempt} → {after}"
+                why.setdefault(consumer, {})[(job, period)] = change

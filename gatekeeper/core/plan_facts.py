@@ -1,7 +1,8 @@
 """The ledger facts a backfill plan read, and their digest (pure).
 
 A plan written to a file (``gatekeeper plan -o FILE``) carries every fact it read: for each
-business period of its window and each upstream (job, period) pair those periods require,
+business period of its window and each upstream (job, period) pair those periods require
+(and, for ``stale``'s cascade, each pair it republishes and the pairs their evidence names),
 the latest attempt (ordinal, run ID, state as stored) and the current publication revision,
 each None where the ledger has none. ``digest`` is the sha256 of those facts in one
 canonical form, so two reads of an unchanged ledger give the same digest, and any new
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatekeeper.core.backfill import BackfillPlan, Pair, requirement_pairs
+from gatekeeper.core.cascade import Below
 from gatekeeper.core.causes import Requirement
 from gatekeeper.core.records import Attempt
 
@@ -72,6 +74,16 @@ def window_pairs(found: BackfillPlan, requires: Sequence[Requirement]) -> tuple[
         for pair in requirement_pairs(requires, kind, p.period)
     }
     return tuple(sorted(pairs))
+
+
+def cascade_pairs(found: BackfillPlan, below: Below | None) -> tuple[Pair, ...]:
+    """The pairs ``found``'s cascade republishes and every upstream pair their evidence
+    names (what its reasons are made of), sorted; none without a cascade."""
+    if below is None:
+        return ()
+    steps = {(step.job, step.period) for step in found.cascade}
+    named = {up for pair in steps for up, _ in below.evidence.get(pair, ())}
+    return tuple(sorted(steps | named))
 
 
 def job_pairs(found: BackfillPlan) -> tuple[Pair, ...]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from gatekeeper.core.backfill import Action, PlannedPeriod, Reprocess
+from gatekeeper.core.cascade import Step
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods.intervals import duration_text
 from gatekeeper.core.plan_facts import Fact, digest
@@ -29,7 +30,8 @@ FIELD = "plan_file"
 @dataclass(frozen=True, slots=True)
 class ReviewedPlan:
     """A reviewed plan: ``job``'s periods to act on (``todo``, in its order) under ``policy``,
-    made at ``now``, from ``facts`` whose digest was ``digest``; ``source`` names the file."""
+    made at ``now``, from ``facts`` whose digest was ``digest``; ``source`` names the file;
+    ``cascade`` the republishes of ``stale``'s cascade, in order (the job's own among them)."""
 
     source: str
     job: str
@@ -38,6 +40,7 @@ class ReviewedPlan:
     todo: tuple[PlannedPeriod, ...]
     digest: str
     facts: tuple[Fact, ...]
+    cascade: tuple[Step, ...] = ()
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -53,6 +56,7 @@ class ReviewedPlan:
             by_key = {p["period"]: p for p in data["periods"]}
             todo = tuple(_planned(by_key[key]) for key in data["order"])
             facts = tuple(Fact(*row) for row in data["facts"])
+            cascade = tuple(_step(row) for row in data.get("cascade", ()))
             return cls(
                 source,
                 str(data["job"]),
@@ -61,6 +65,7 @@ class ReviewedPlan:
                 todo,
                 str(data["digest"]),
                 facts,
+                cascade,
             )
         except (ValueError, KeyError, TypeError) as exc:
             reason = f"not a plan file of gatekeeper plan -o ({type(exc).__name__}: {exc})"
@@ -72,6 +77,11 @@ def _planned(row: Mapping[str, object]) -> PlannedPeriod:
     upstream = cast("list[list[str]]", row.get("upstream", []))
     pairs = tuple((str(job), str(key)) for job, key in upstream)
     return PlannedPeriod(str(row["period"]), Action(row["action"]), str(row["reason"]), pairs)
+
+
+def _step(row: Mapping[str, object]) -> Step:
+    """One republish of a plan file's ``cascade``."""
+    return Step(str(row["job"]), str(row["period"]), str(row["reason"]), int(str(row["layer"])))
 
 
 def refusal(

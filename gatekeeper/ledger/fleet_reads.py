@@ -17,7 +17,9 @@ lookups of what is asked, never a scan of every job's periods:
 - ``revisions(pairs)``: the current (newest) revision of each pair the job has published;
 - ``recent_successes(jobs, count)``: each one's ``count`` latest-finished succeeded attempts;
 - ``stale(since)``: the stale newest publications of each consumer from a period on
-  (``staleness.py``'s one statement, ``Ledger.stale``'s rule).
+  (``staleness.py``'s one statement, ``Ledger.stale``'s rule);
+- ``evidence(pairs)``: the upstream pairs (and attempts) the newest revision of each
+  published pair names: the publications a cascade walks down (``core/cascade.py``).
 """
 
 from __future__ import annotations
@@ -192,3 +194,24 @@ class FleetReads:
         for entry in self._staleness.stale_of(sorted(set(since))):
             found[(entry.consumer, entry.business_date)].append(entry)
         return dict(found)
+
+    def evidence(
+        self, pairs: Iterable[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[tuple[tuple[str, str], int], ...]]:
+        """(consumer, period key) -> ((upstream job, its period key), the attempt) of each
+        upstream pair its newest revision's evidence names, ordered by upstream pair, for
+        those of ``pairs`` published: one statement per BATCH pairs, index lookups."""
+        found: dict[tuple[str, str], list[tuple[tuple[str, str], int]]] = defaultdict(list)
+        for some in batches(sorted(set(pairs))):
+            rows = self.sql.read(
+                f"WITH w(consumer, period) AS (VALUES {values(2, len(some))}) "
+                "SELECT e.consumer, e.period, e.job, e.job_period, e.attempt FROM w "
+                "JOIN gk_evidence e ON e.consumer = w.consumer AND e.period = w.period "
+                "WHERE e.revision = (SELECT MAX(p.revision) FROM gk_publications p "
+                "WHERE p.consumer = w.consumer AND p.period = w.period) "
+                "ORDER BY e.consumer, e.period, e.job, e.job_period",
+                tuple(v for pair in some for v in pair),
+            )
+            for row in rows:
+                found[(row[0], row[1])].append(((row[2], row[3]), int(row[4])))
+        return {pair: tuple(ev) for pair, ev in found.items()}

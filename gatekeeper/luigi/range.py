@@ -25,6 +25,7 @@ invocation is one frozen ``FillSession`` (``range_session.py``), built at Luigi'
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import logging
@@ -64,7 +65,7 @@ from gatekeeper.luigi.range_session import (
     sample_task,
     upstream_tasks,
 )
-from gatekeeper.luigi.reprocess import all_done, choose, in_order
+from gatekeeper.luigi.reprocess import all_done, choose, in_order, only_planned
 from gatekeeper.luigi.tasks import PeriodTask, shared_ledger
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -103,9 +104,13 @@ class RangeBusinessBase(RangeParameters):
         chosen = choose(self, ledger, self._plan(ledger, now, schedule), now)
         plan = chosen.fill
         cascade = None
-        if chosen.cascade_left is not None:  # --reprocess stale: from every due period down
+        if chosen.cascade_left is not None or chosen.cascade_only:  # from every due period down
             roots = [self.task_for(label) for label in plan.due]
-            cascade = walk(roots, chosen.cascade_left, ledger)
+            cascade = walk(roots, chosen.cascade_left or (), ledger)
+            if chosen.cascade_only:  # an applied plan's: exactly its pairs
+                cascade = dataclasses.replace(
+                    cascade, eligible=only_planned(cascade, chosen, str(self.plan_file))
+                )
         keys = tuple(plan.key(label) for label in plan.scheduled)
         return FillSession(
             now=now,
@@ -220,8 +225,8 @@ class RangeBusinessBase(RangeParameters):
         session = self.session
         if session.schedule.strategy is Strategy.CONTIGUOUS:
             return [] if session.in_order else list(session.refreshes)
-        if session.in_order:
-            return list(plan_steps(session.refreshes))
+        if session.in_order:  # after its cascade, if it has one (run())
+            return [] if session.cascade is not None else list(plan_steps(session.refreshes))
         return [*session.refreshes, *self._independent_chunks()]
 
     def deps(self) -> list[luigi.Task]:
@@ -266,6 +271,8 @@ class RangeBusinessBase(RangeParameters):
         yield from layers(session.cascade, self.ledger)  # --reprocess stale: lowest first
         if session.schedule.strategy is Strategy.CONTIGUOUS:
             yield from (in_order(self) if self.session.in_order else self._fill_in_order())
+        elif session.in_order and session.cascade is not None:  # an applied plan's periods
+            yield plan_steps(session.refreshes)
         self.report(self.final_plan())
         range_watch.close_after_run(self)
 

@@ -35,7 +35,7 @@ from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.reviewed import ReviewedPlan, refusal
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.backfill_facts import read_facts
-from gatekeeper.luigi.cascade import republish_task
+from gatekeeper.luigi.cascade import Cascade, republish_task
 from gatekeeper.luigi.tasks import PeriodTask
 
 
@@ -50,6 +50,7 @@ class Reprocessing:
     tasks: tuple[PeriodTask, ...] = ()
     in_order: bool = False  # an applied plan: every period a task, in the plan's order
     cascade_left: frozenset[str] | None = None  # stale: the own keys the cascade leaves
+    cascade_only: frozenset[tuple[str, str]] = frozenset()  # an applied plan's cascade
 
 
 def policy_of(rng: Any) -> Reprocess:
@@ -102,7 +103,7 @@ def applying(
     why: ``core/reviewed.py refusal``) unless its job is the range's, it is no older than
     ``--max-age`` at ``now`` and every fact it read still holds (two statements per 300
     pairs); then exactly its periods, each a task (its gaps too, no chunk), in its order,
-    with its actions and reasons."""
+    with its actions and reasons; its cascade (``stale``) before them, exactly its pairs."""
     max_age = parse_lateness(rng.max_age, "max_age")
     pairs = reviewed.pairs
     current = facts_of(pairs, ledger.fleet.latest(pairs), ledger.fleet.revisions(pairs))
@@ -111,12 +112,31 @@ def applying(
         raise InvalidInput("plan_file", reviewed.source, why)
     attempts = {f.period: f.attempt for f in reviewed.facts if f.job == reviewed.job}
     incomplete = {*map(ranged.key, (*ranged.gaps, *ranged.skipped_by_policy))}
+    cascaded = {(step.job, step.period) for step in reviewed.cascade}
     tasks = tuple(
         _task(rng, p, None if p.period in incomplete else attempts.get(p.period))
         for p in reviewed.todo
+        if (reviewed.job, p.period) not in cascaded  # the cascade republishes them first
     )
     fill = dataclasses.replace(ranged, scheduled=())
-    return Reprocessing(reviewed.policy, fill, tasks, in_order=True)
+    return Reprocessing(
+        reviewed.policy, fill, tasks, in_order=True, cascade_only=frozenset(cascaded)
+    )
+
+
+def only_planned(cascade: Cascade, chosen: Reprocessing, source: str) -> frozenset[tuple[str, str]]:
+    """The publications of ``cascade`` an applied plan's cascade republishes: exactly its
+    pairs; InvalidInput naming ``plan_file`` for one not below the range's window."""
+    missing = sorted(chosen.cascade_only - cascade.eligible)
+    if missing:
+        job, period = missing[0]
+        raise InvalidInput(
+            "plan_file",
+            chosen.policy.value,
+            f"its cascade names {job} {period}, which is "
+            "not a publication below the range's window; plan again",
+        )
+    return chosen.cascade_only
 
 
 def in_order(rng: Any) -> Iterator[PeriodTask]:

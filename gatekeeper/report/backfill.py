@@ -13,15 +13,16 @@ require, read for all pairs at once (``Ledger.fleet``). Nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gatekeeper.core.backfill import BackfillFacts, BackfillPlan, Reprocess, plan_backfill
-from gatekeeper.core.plan_facts import Fact, facts_of, job_pairs, window_pairs
+from gatekeeper.core.plan_facts import Fact, cascade_pairs, facts_of, job_pairs, window_pairs
 from gatekeeper.core.planning import RangePlan, plan_from_ledger
 from gatekeeper.core.validation import check_name
-from gatekeeper.ledger.backfill_facts import read_facts
+from gatekeeper.ledger.backfill_facts import read_below, read_facts
 from gatekeeper.report.windows import JobWindow
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def reviewed(ledger: LedgerReads, request: PlanRequest) -> tuple[BackfillPlan, t
     ranged, facts = _read(ledger, request)
     found = plan_backfill(ranged, facts, request.policy)
     own, upstream = job_pairs(found), window_pairs(found, request.window.requires)
+    upstream = (*upstream, *cascade_pairs(found, facts.below))
     latest = {(found.job, key): a for key, a in facts.latest.items()}
     latest.update(ledger.fleet.latest(upstream))
     revisions = ledger.fleet.revisions((*own, *upstream))
@@ -73,4 +75,8 @@ def _read(ledger: LedgerReads, request: PlanRequest) -> tuple[RangePlan, Backfil
         task_limit=request.task_limit,
     )
     known = BackfillFacts(job, {}, publishes, requires=window.requires, through=window.through)
-    return ranged, read_facts(ledger, ranged, known)
+    facts = read_facts(ledger, ranged, known)
+    if request.policy is Reprocess.STALE:  # and the cascade a range runs first
+        below = read_below(ledger, [(job, ranged.key(label)) for label in ranged.due])
+        facts = dataclasses.replace(facts, below=below)
+    return ranged, facts

@@ -9,6 +9,7 @@ nothing; a failure stops the cascade where it is, and the next invocation finish
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 import gatekeeper as gk
+from gatekeeper.cli import main
 from tests.helpers.cascade_tasks import CascadeDay, CascadeQuarterly, CascadeWeekly
 from tests.helpers.ledgers import snapshot
 from tests.helpers.luigi_support import build, run_luigi, write_config
@@ -166,3 +168,66 @@ def test_the_luigi_command_cascades_with_two_workers(sqlite_url: str, tmp_path: 
             if finished is not None:
                 assert attempt.started_at >= finished
             finished = attempt.updated_at
+
+
+def plan_args(url: str, *more: str) -> list[str]:
+    clock = dt.datetime.fromtimestamp(NOW, UTC).isoformat()
+    window = ["--start", "2026-Q3", "--stop", "2026-Q4", "--now", clock, "--reprocess", "stale"]
+    return ["--ledger", url, "--json", "plan", "CascadeQuarterly", *window, *more]
+
+
+def test_plan_lists_the_cascade_the_range_runs(
+    ledger_cfg: gk.Ledger, ledger_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``gatekeeper plan --reprocess stale`` shows the cascade before it runs: the same
+    republishes, order and reasons as the range records (CHAIN, the first test's), the
+    quarter among its own periods; exit 1; nothing written."""
+    history()
+    rows = snapshot(ledger_cfg)
+    capsys.readouterr()
+    assert main(plan_args(ledger_url)) == 1
+    found = json.loads(capsys.readouterr().out)
+    assert [(s["job"], s["period"], s["reason"], s["layer"]) for s in found["cascade"]] == [
+        (*step, layer) for layer, step in enumerate(CHAIN, 1)
+    ]
+    assert found["order"] == ["2026-Q3"]
+    assert [(p["action"], p["reason"]) for p in found["periods"]] == [("republish", CHAIN[2][2])]
+    assert found["description"] == (
+        "CascadeQuarterly: reprocess stale: 1 republish; first 2 republish below"
+    )
+    assert main([a for a in plan_args(ledger_url) if a != "--json"]) == 1
+    text = capsys.readouterr().out
+    assert "2      CascadeMonthly   2026-09     republish  " + CHAIN[1][2] in text
+    assert snapshot(ledger_cfg) == rows
+
+
+@pytest.mark.parametrize("strategy", ["contiguous", "forward"])
+def test_an_applied_plan_runs_its_cascade_first_then_refuses_it_applied(
+    ledger_cfg: gk.Ledger,
+    ledger_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    strategy: str,
+) -> None:
+    history()
+    path = tmp_path / "plan.json"
+    assert main(plan_args(ledger_url, "-o", str(path))) == 1
+    capsys.readouterr()
+    before = revisions(ledger_cfg)
+    assert build(quarters(plan_file=str(path), strategy=strategy)).scheduling_succeeded
+    after = revisions(ledger_cfg)
+    assert sorted(p for p in after if after[p] != before[p]) == sorted((j, k) for j, k, _ in CHAIN)
+    finished = None
+    for job, key, reason in CHAIN:  # in the plan's order, each after the one below it
+        publication, attempt = ledger_cfg.publication(job, key), ledger_cfg.latest(job, key)
+        assert publication is not None and publication.reason == reason
+        assert attempt is not None and (finished is None or attempt.started_at >= finished)
+        finished = attempt.updated_at
+    rows = snapshot(ledger_cfg)
+    with pytest.raises(gk.InvalidInput) as caught:
+        quarters(plan_file=str(path), strategy=strategy).complete()
+    assert caught.value.field == "plan_file"
+    assert "the ledger changed since it was made: CascadeConsumer 2026-09-15 was" in str(
+        caught.value
+    )
+    assert snapshot(ledger_cfg) == rows
