@@ -18,9 +18,11 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
+from tests.helpers import fleet
 from tests.helpers.cascade_tasks import CascadeDay, CascadeQuarterly, CascadeWeekly
 from tests.helpers.ledgers import snapshot
-from tests.helpers.luigi_support import build, run_luigi, write_config
+from tests.helpers.luigi_support import build, luigi_command, run_luigi, write_config
+from tests.helpers.luigid_support import HOST, Luigid
 
 pytestmark = [pytest.mark.luigi, pytest.mark.slow]
 
@@ -231,3 +233,36 @@ def test_an_applied_plan_runs_its_cascade_first_then_refuses_it_applied(
         caught.value
     )
     assert snapshot(ledger_cfg) == rows
+
+
+@pytest.mark.process
+def test_two_workers_under_luigid_cascade_each_publication_once(
+    pg_ledger_url: str, tmp_path: Path, luigid: Luigid
+) -> None:
+    """Two `luigi` processes add the same range to one luigid: the cascade republishes each
+    publication once (attempt 2, revision 2), whichever worker runs the range's next pass
+    (luigid hands a range back to any worker that added it once its layer is done); each
+    exits 0, or 10 (Luigi's `already_running`) when the other ran the range at the end, as
+    Luigi exits for any task another worker ran."""
+    cfg = write_config(tmp_path, pg_ledger_url)
+    module = ("--module", "tests.helpers.cascade_tasks")
+    window = ("--start", "2026-Q3", "--stop", "2026-Q4", "--now", str(NOW))
+    fill = (*module, "RangeBusinessQuarterly", "--of", "CascadeQuarterly", *window)
+    assert run_luigi(cfg, *fill, cwd=tmp_path).returncode == 0
+    day = ("CascadeDay", "--business-date", REPAIRED.isoformat(), "--attempt", "2")
+    assert run_luigi(cfg, *module, *day, cwd=tmp_path).returncode == 0
+    central = ("--scheduler-host", HOST, "--scheduler-port", str(luigid.port), "--no-lock")
+    kept = fleet.recipe_config(tmp_path, pg_ledger_url)  # a worker waits for the other's range
+    both = fleet.start(kept, tmp_path, luigi_command(*fill, "--reprocess", "stale", *central), 2)
+    outputs = [p.communicate(timeout=120)[0] for p in both]
+    codes = [p.returncode for p in both]
+    assert set(codes) <= {0, 10}, "\n".join(outputs)  # never a failure or scheduling error
+    with gk.open_ledger(pg_ledger_url) as ledger:
+        for job, key, reason in CHAIN:
+            assert [a.attempt for a in ledger.attempts(job, key)] == [1, 2], job
+            publication = ledger.publication(job, key)
+            assert publication is not None and (publication.revision, publication.reason) == (
+                2,
+                reason,
+            )
+            assert ledger.stale(job) == []
