@@ -218,7 +218,8 @@ FLOORS = {
     "piped attempts": "the same, each transaction sent in one round trip (a psycopg pipeline; "
     "SQLite: as attempts)",
     "records": "BEGIN; INSERT running or UPDATE to succeeded; COMMIT",
-    "publishes": "BEGIN; latest-attempt query; INSERT publication; INSERT 3 evidence; COMMIT",
+    "publishes": "BEGIN; latest-attempt query (with each pair's newest revision); "
+    "INSERT publication; INSERT 3 evidence; COMMIT",
 }
 
 
@@ -378,8 +379,18 @@ def gk_publish(ledger: gk.Ledger, keys: Keys, required: list[str]) -> Callable[[
     return run
 
 
+# ... and, to publish, with each upstream pair's newest publication revision as a column (the
+# evidence records the revision it read: AttemptReads.latest_published)
+LATEST_PUBLISHED = LATEST.replace(
+    " FROM gk_attempts a",
+    ", (SELECT MAX(u.revision) FROM gk_publications u WHERE u.consumer = a.job "
+    "AND u.period = a.period) FROM gk_attempts a",
+    1,
+)
+
+
 def floor_publish(raw: Raw, keys: Keys, required: list[str]) -> Callable[[], int]:
-    latest = LATEST.format(jobs=", ".join("?" * len(required)))
+    latest = LATEST_PUBLISHED.format(jobs=", ".join("?" * len(required)))
 
     def run() -> int:
         consumer, date, _ = keys.next()
@@ -395,8 +406,8 @@ def floor_publish(raw: Raw, keys: Keys, required: list[str]) -> Callable[[], int
         )
         raw.many(
             "INSERT INTO gk_evidence (consumer, period, revision, job, job_period, run_id, "
-            "attempt) VALUES (?, ?, 1, ?, ?, ?, ?)",
-            [(consumer, date, r[0], date, r[3], r[2]) for r in rows],
+            "attempt, job_revision) VALUES (?, ?, 1, ?, ?, ?, ?, ?)",
+            [(consumer, date, r[0], date, r[3], r[2], r[9]) for r in rows],
         )
         raw.run("COMMIT")
         return 1

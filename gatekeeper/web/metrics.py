@@ -52,8 +52,8 @@ BREACHED = (
 STALE = (
     "gatekeeper_stale_publications",
     "Periods of the job's serve window whose newest publication's evidence names an "
-    "upstream attempt a newer succeeded attempt superseded (gatekeeper stale); every "
-    "publishing job, 0 when none is stale.",
+    "upstream attempt a newer succeeded attempt superseded, or an upstream revision a newer "
+    "one did (gatekeeper stale); every publishing job, 0 when none is stale.",
 )
 CONFIG = (
     "gatekeeper_config_unknown_jobs",
