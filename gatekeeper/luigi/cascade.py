@@ -60,39 +60,67 @@ def walk(roots: Sequence[PeriodTask], own_left: Collection[str], ledger: Ledger)
     """The Cascade below ``roots`` (the range's tasks, one per due period; ``own_left``:
     their period keys it leaves to the fill or to a later invocation). Reads the graph level
     by level, one ledger statement per level (which period tasks were ever attempted)."""
-    children: dict[str, tuple[str, ...]] = {}
-    pairs: dict[str, Pair] = {}
-    tasks: dict[Pair, PeriodTask] = {}
-    publishing: set[Pair] = set()
-    root_ids = {task.task_id for task in roots}
-    seen = set(root_ids)
+    read = _Reading({task.task_id for task in roots})
     frontier: list[luigi.Task] = list(roots)
     while frontier:
-        below = [t for t in frontier if isinstance(t, PeriodTask) and t.task_id not in root_ids]
-        asked = [_pair(t) for t in below]
+        frontier = read.level(frontier, ledger)
+    pairs = read.pairs
+    left = {pairs[task.task_id] for task in roots if pairs[task.task_id][1] in own_left}
+    since: dict[str, str] = {}
+    for job, key in sorted(read.publishing):
+        since.setdefault(job, key)
+    eligible = frozenset(p for p in read.publishing if p not in left)
+    return Cascade(Graph(read.children, pairs), read.tasks, since, eligible)
+
+
+class _Reading:
+    """What ``walk`` has read of the graph so far: each task's pair computed once (a period
+    key is derived anew at every ``period_key``), each task's requirements asked once."""
+
+    def __init__(self, root_ids: set[str]):
+        self.root_ids = root_ids
+        self.seen = set(root_ids)
+        self.children: dict[str, tuple[str, ...]] = {}
+        self.pairs: dict[str, Pair] = {}
+        self.tasks: dict[Pair, PeriodTask] = {}
+        self.publishing: set[Pair] = set()
+
+    def level(self, frontier: list[luigi.Task], ledger: Ledger) -> list[luigi.Task]:
+        """Note ``frontier``'s tasks and return the level below them: the requirements not
+        seen yet of each root, of each other task, and of each period task whose job
+        recorded an attempt for its period (one ledger statement per 300 of them)."""
+        pairs = self.pairs
+        for task in frontier:
+            if isinstance(task, PeriodTask):
+                pairs[task.task_id] = pair = _pair(task)
+                self.tasks.setdefault(pair, task)
+                if task.publishes:
+                    self.publishing.add(pair)
+        ids = [t.task_id for t in frontier]
+        asked = [pairs[i] for i in ids if i in pairs and i not in self.root_ids]
         attempted = ledger.fleet.latest(asked) if asked else {}
         following: list[luigi.Task] = []
         for task in frontier:
-            if isinstance(task, PeriodTask):
-                pair = pairs[task.task_id] = _pair(task)
-                tasks.setdefault(pair, task)
-                if getattr(task, "publishes", False):
-                    publishing.add(pair)
-                if task.task_id not in root_ids and pair not in attempted:
-                    children[task.task_id] = ()
-                    continue
-            found = luigi.task.flatten(task.requires())
-            children[task.task_id] = tuple(dep.task_id for dep in found)
-            fresh = [dep for dep in found if dep.task_id not in seen]
-            seen.update(dep.task_id for dep in fresh)
+            node = task.task_id
+            if node in pairs and node not in self.root_ids and pairs[node] not in attempted:
+                self.children[node] = ()
+                continue
+            found = _flat(task.requires())
+            self.children[node] = tuple(dep.task_id for dep in found)
+            fresh = [dep for dep in found if dep.task_id not in self.seen]
+            self.seen.update(dep.task_id for dep in fresh)
             following.extend(fresh)
-        frontier = following
-    left = {(task.job_id, task.period_key) for task in roots if task.period_key in own_left}
-    since: dict[str, str] = {}
-    for job, key in sorted(publishing):
-        since.setdefault(job, key)
-    eligible = frozenset(p for p in publishing if p not in left)
-    return Cascade(Graph(children, pairs), tasks, since, eligible)
+        return following
+
+
+def _flat(found: Any) -> list[luigi.Task]:
+    """``luigi.task.flatten`` of what a ``requires()`` returned, a task or a list of tasks
+    (the common shapes) without its recursion."""
+    if isinstance(found, luigi.Task):
+        return [found]
+    if isinstance(found, list) and all(isinstance(dep, luigi.Task) for dep in found):
+        return found
+    return list(luigi.task.flatten(found))
 
 
 def _pair(task: PeriodTask) -> Pair:
