@@ -154,7 +154,7 @@ def import_time_calls(tree: ast.Module) -> Iterator[ast.Call]:
 
 def test_layering_named_calendars_are_filled_where_used_never_at_import() -> None:
     """``core/periods/registry.py``'s ``DEFINED`` is the one registry of named calendars:
-    only the Luigi adapter's config fills it (``use_defined_calendars``), and no module
+    only the Luigi adapter's calendar config fills it (``use_defined_calendars``), and no module
     fills it, or sets any other hook, when it is imported."""
     fillers, at_import = set(), []
     for path in PACKAGE.rglob("*.py"):
@@ -168,7 +168,7 @@ def test_layering_named_calendars_are_filled_where_used_never_at_import() -> Non
             for call in import_time_calls(tree)
             if ast.unparse(call.func).endswith(("DEFINED.use", "set_binder", "set_definitions"))
         ]
-    assert fillers == {"luigi/config.py"}
+    assert fillers == {"luigi/calendar_config.py"}
     assert not at_import
 
 

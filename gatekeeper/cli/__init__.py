@@ -48,7 +48,7 @@ from gatekeeper.core.errors import (
     StateConflict,
 )
 from gatekeeper.core.version import package_version
-from gatekeeper.luigi import config
+from gatekeeper.luigi import calendar_config
 
 Command = Callable[[Any, argparse.Namespace], Result]
 
@@ -139,8 +139,8 @@ def respond(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> Result:
     """The command ``args`` names, on the ledger it opens (none for some); the calendars
-    luigi.cfg defines resolve by name in it (``luigi/config.py use_defined_calendars``)."""
-    config.use_defined_calendars()
+    luigi.cfg defines resolve by name in it (``luigi/calendar_config.py use_defined_calendars``)."""
+    calendar_config.use_defined_calendars()
     if not args.needs_ledger:
         return args.fn(None, args)
     if args.writes and not args.creates:  # a ledger that is not there is refused, not made

@@ -34,7 +34,7 @@ from gatekeeper.core.validation import (
     parse_count_text,
     parse_number_text,
 )
-from gatekeeper.luigi import config
+from gatekeeper.luigi import integration_config
 
 EXIT_CODES = (
     "exit 0: every run recorded, already held, or skipped for a reason that needs nothing "
@@ -50,13 +50,13 @@ def bounds_of(args: argparse.Namespace) -> tuple[int, float]:
     """(max pages, time budget): each flag, else ``[gatekeeper] databricks_max_pages`` /
     ``databricks_time_budget`` by the one precedence; raises InvalidInput."""
     if args.max_pages is None:
-        pages = config.databricks_max_pages()
+        pages = integration_config.databricks_max_pages()
     else:
         pages = check_max_pages(
             parse_count_text(args.max_pages, "--max-pages", minimum=1), "--max-pages"
         )
     if args.time_budget is None:
-        budget = config.databricks_time_budget()
+        budget = integration_config.databricks_time_budget()
     else:
         seconds = parse_number_text(args.time_budget, "--time-budget")
         budget = check_time_budget(seconds, "--time-budget")

@@ -48,7 +48,7 @@ from gatekeeper.delta.table import (
 )
 from gatekeeper.delta.target import DeltaPublicationTarget
 from gatekeeper.ledger import reservations as rsv
-from gatekeeper.luigi import config
+from gatekeeper.luigi import integration_config
 from gatekeeper.luigi.gated import GatedTask
 
 logger = logging.getLogger("luigi-interface.gatekeeper")
@@ -81,7 +81,7 @@ class GatedDeltaTask(GatedTask):
 
     def storage_options(self) -> dict[str, str] | None:
         """Object-store options for deltalake (default: ``[gatekeeper] delta_storage_options``)."""
-        return config.delta_storage_options()
+        return integration_config.delta_storage_options()
 
     def output(self) -> DeltaPublicationTarget:
         return DeltaPublicationTarget(

@@ -29,7 +29,7 @@ from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.ledger import Ledger
 from gatekeeper.ledger.outages import UnknownOutcome
 from gatekeeper.luigi import compat as luigi_compat
-from gatekeeper.luigi import config, own_schedule
+from gatekeeper.luigi import config, integration_config, own_schedule
 from gatekeeper.luigi.completeness import outputs_exist
 from gatekeeper.luigi.lease import Heartbeat, outwait
 
@@ -55,7 +55,7 @@ def _prepare_lineage_before_fork() -> None:
     if not config.resolved_here():
         return
     try:
-        settings = config.lineage()
+        settings = integration_config.lineage()
     except Exception:  # noqa: BLE001 - refused, with its message, by the attempt
         return
     lineage.prepare(settings)
@@ -143,7 +143,7 @@ class RecordedRun:
         self.before_attempt(ledger)
         own_schedule.record(ledger, self)  # the job's own calendar: once per process
         lease = config.lease_seconds()
-        events = config.lineage()  # read once per attempt
+        events = integration_config.lineage()  # read once per attempt
         lineage.configured(
             events
         )  # a bad openlineage* option is refused before anything is written

@@ -5,17 +5,18 @@ the explicit flag or parameter (``--gatekeeper-ledger-url`` on the luigi command
 ``--ledger`` for the ``gatekeeper`` command, a task's own parameter), then the environment
 (``GATEKEEPER_LEDGER_URL``: ``GATEKEEPER_`` and the option upper-cased), then luigi.cfg's
 ``[gatekeeper]`` section (``${ENV}`` interpolation works there), then the default.
+
+The integrations' options are read through ``integration_config``, the
+``[gatekeeper.calendars]`` section through ``calendar_config``; a luigi.cfg interpolation
+error becomes one InvalidInput in ``config_errors``.
 """
 
 from __future__ import annotations
 
-import configparser
 import datetime as dt
 import enum
 import functools
 import os
-import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,17 +24,15 @@ from typing import TYPE_CHECKING, Any
 import luigi
 import luigi.configuration
 
-from gatekeeper.core.display import redact_url
 from gatekeeper.core.errors import InvalidInput
-from gatekeeper.core.periods.registry import DEFINED
 from gatekeeper.core.validation import DEFAULT_MAX_PAGES, DEFAULT_TIME_BUDGET
-from gatekeeper.integrations.lineage import LineageSettings
 from gatekeeper.luigi.compat import (
     command_line_options,
     command_line_parser,
     environment_probe,
     instance_cache_token,
 )
+from gatekeeper.luigi.config_errors import config_error
 
 if TYPE_CHECKING:
     from gatekeeper.core.schedule import ScheduleInput
@@ -248,32 +247,6 @@ def _read_section(overrides: dict[str, Any]) -> gatekeeper:
         raise problem from None
 
 
-def config_error(exc: BaseException) -> InvalidInput | None:
-    """The InvalidInput naming the option and the unset variable of a luigi.cfg interpolation
-    error found in ``exc``'s chain (``${VAR}`` not set, a stray ``%``), else None."""
-    cause: BaseException | None = exc
-    while cause is not None and not isinstance(cause, configparser.InterpolationError):
-        cause = cause.__cause__ or cause.__context__
-    if cause is None:
-        return None
-    field = f"{cause.section}.{cause.option}"
-    try:
-        raw = luigi.configuration.get_config().get(cause.section, cause.option, raw=True)
-    except configparser.Error:
-        raw = None
-    unset = [name for name in re.findall(r"\$\{([^}]+)\}", raw or "") if name not in os.environ]
-    secret = "url" in cause.option or "password" in cause.option  # configparser quotes it
-    if unset:
-        reason = f"environment variable {unset[0]} is not set (luigi.cfg refers to it)"
-    elif secret:
-        reason = (
-            f"luigi.cfg: cannot interpolate it (write %% for a literal %; {type(cause).__name__})"
-        )
-    else:
-        reason = f"luigi.cfg: {' '.join(cause.message.split())}"
-    return InvalidInput(field, redact_url(raw) if secret and raw is not None else raw, reason)
-
-
 def ledger_url() -> str:
     """The ledger URL (luigi command line, ``$GATEKEEPER_LEDGER_URL``, luigi.cfg, default)."""
     return str(settings().ledger_url)
@@ -297,7 +270,7 @@ def cli_ledger_url(explicit: str | None = None) -> str:
 _checked: dict[str, tuple[Resolved, Any]] = {}  # name -> (resolution checked, checked value)
 
 
-def _checked_once(name: str, check: Callable[[], Any]) -> Any:
+def checked_once(name: str, check: Callable[[], Any]) -> Any:
     """``check()`` once per resolution of the section (a new one after Luigi's instance cache
     is cleared or a ``GATEKEEPER_*`` variable changes): every attempt asks for these. A check
     that raises is not remembered."""
@@ -308,7 +281,7 @@ def _checked_once(name: str, check: Callable[[], Any]) -> Any:
     return found[1]
 
 
-def _field(option: str) -> str:
+def field_of(option: str) -> str:
     """What an InvalidInput about ``option``'s value names (its variable, if from there)."""
     return origin(option).field
 
@@ -319,9 +292,9 @@ def lease_seconds() -> float:
     from gatekeeper.core.validation import check_lease
 
     return float(
-        _checked_once(
+        checked_once(
             "lease_seconds",
-            lambda: check_lease(settings().lease_seconds, _field("lease_seconds")),
+            lambda: check_lease(settings().lease_seconds, field_of("lease_seconds")),
         )
     )
 
@@ -330,8 +303,8 @@ def lateness() -> dt.timedelta:
     """``lateness`` as a timedelta; InvalidInput naming the option or its variable."""
     from gatekeeper.core.periods import parse_lateness
 
-    found: dt.timedelta = _checked_once(
-        "lateness", lambda: parse_lateness(str(settings().lateness), _field("lateness"))
+    found: dt.timedelta = checked_once(
+        "lateness", lambda: parse_lateness(str(settings().lateness), field_of("lateness"))
     )
     return found
 
@@ -342,18 +315,10 @@ def timezone() -> str:
 
     def check() -> str:
         name = str(settings().timezone)
-        parse_timezone(name, _field("timezone"))
+        parse_timezone(name, field_of("timezone"))
         return name
 
-    return str(_checked_once("timezone", check))
-
-
-def openlineage() -> bool:
-    """``openlineage``: true or false; raises InvalidInput naming the option (or
-    ``GATEKEEPER_OPENLINEAGE``) and the value."""
-    from gatekeeper.core.validation import parse_flag
-
-    return parse_flag(settings().openlineage, _field("openlineage"))
+    return str(checked_once("timezone", check))
 
 
 def inline() -> bool:
@@ -362,103 +327,16 @@ def inline() -> bool:
     and the value."""
     from gatekeeper.core.validation import parse_flag
 
-    return bool(_checked_once("inline", lambda: parse_flag(settings().inline, _field("inline"))))
-
-
-def openlineage_namespace() -> str:
-    """``openlineage_namespace`` (default ``gatekeeper``); raises InvalidInput."""
-    from gatekeeper.core.validation import check_lineage_namespace
-
-    return check_lineage_namespace(
-        settings().openlineage_namespace, _field("openlineage_namespace")
-    )
-
-
-def openlineage_timeout() -> float:
-    """``openlineage_timeout``: seconds, > 0 and at most 300; raises InvalidInput."""
-    from gatekeeper.core.validation import check_wait_seconds
-
-    return check_wait_seconds(settings().openlineage_timeout, _field("openlineage_timeout"))
-
-
-def lineage() -> LineageSettings | None:
-    """The OpenLineage settings when ``openlineage`` is on, else None; raises InvalidInput for
-    a bad ``openlineage``, ``openlineage_namespace``, ``openlineage_timeout`` or ``timezone``."""
-    found: LineageSettings | None = _checked_once("lineage", _lineage)
-    return found
-
-
-def _lineage() -> LineageSettings | None:
-    if not openlineage():
-        return None
-    return LineageSettings(openlineage_namespace(), timezone(), openlineage_timeout())
-
-
-def delta_storage_options() -> dict[str, str] | None:
-    """``delta_storage_options`` parsed (None when empty); InvalidInput if bad."""
-    from gatekeeper.core.validation import check_storage_options
-
-    return check_storage_options(settings().delta_storage_options, _field("delta_storage_options"))
-
-
-def databricks_max_pages() -> int:
-    """``databricks_max_pages``: an integer from 1 to 1,000,000; raises InvalidInput naming
-    the option (or ``GATEKEEPER_DATABRICKS_MAX_PAGES``) and the value."""
-    from gatekeeper.core.validation import check_max_pages
-
-    return check_max_pages(settings().databricks_max_pages, _field("databricks_max_pages"))
-
-
-def databricks_time_budget() -> float:
-    """``databricks_time_budget``: seconds, > 0 and at most a day; raises InvalidInput."""
-    from gatekeeper.core.validation import check_time_budget
-
-    return check_time_budget(settings().databricks_time_budget, _field("databricks_time_budget"))
+    return bool(checked_once("inline", lambda: parse_flag(settings().inline, field_of("inline"))))
 
 
 def schedule_settings() -> ScheduleInput:
     """What the ``[gatekeeper]`` settings say of a schedule (the zone and lateness, each from
     the luigi command line, its ``GATEKEEPER_*`` variable or luigi.cfg): the layer below a
     range's parameters and a job's recorded profile (``core/schedule.py``); fills the registry
-    of named calendars (``use_defined_calendars``)."""
+    of named calendars (``calendar_config.use_defined_calendars``)."""
     from gatekeeper.core.schedule import ScheduleInput
+    from gatekeeper.luigi.calendar_config import use_defined_calendars
 
     use_defined_calendars()  # the schedule's calendar may be one luigi.cfg defines
     return ScheduleInput(timezone=timezone(), lateness=lateness())
-
-
-#: ``[gatekeeper.calendars]``: the calendars luigi.cfg defines (docs/calendars.md)
-CALENDARS = "gatekeeper.calendars"
-_calendars: dict[tuple[str, str], Any] = {}  # (key, its line) -> the calendar it defines
-_calendars_lock = threading.Lock()
-
-
-def defined_calendar(name: str) -> Any:
-    """The calendar ``[gatekeeper.calendars]`` of luigi.cfg defines under ``name`` (keys are
-    case-insensitive), None when it defines none. Only that key's line is read, parsed once
-    for as long as it reads the same: a bad line stops only what uses its calendar
-    (InvalidInput naming the key and the word), never ``--version`` or another job."""
-    from gatekeeper.core.periods.calendars import parse_calendar_overrides
-
-    parser = luigi.configuration.get_config()
-    key = name.lower()
-    if not parser.has_option(CALENDARS, key):
-        return None
-    try:
-        line = str(parser.get(CALENDARS, key))
-    except configparser.Error as exc:
-        raise (config_error(exc) or InvalidInput(f"{CALENDARS}.{key}", None, str(exc))) from None
-    with _calendars_lock:
-        if (key, line) not in _calendars:
-            _calendars[(key, line)] = parse_calendar_overrides({key: line})[key]
-        return _calendars[(key, line)]
-
-
-def use_defined_calendars() -> None:
-    """Fill the core's one registry of named calendars (``core/periods/registry.py``
-    ``DEFINED``) with ``defined_calendar``: ``[gatekeeper.calendars]`` of luigi.cfg, read a
-    name at a time when one is looked up. Called where the adapter resolves a calendar (a
-    task class binding its own, a range's schedule, a ``gatekeeper`` command), never at
-    import; calling it again changes nothing."""
-    if DEFINED.source is not defined_calendar:
-        DEFINED.use(defined_calendar)

@@ -1,8 +1,8 @@
 """The public API's pure functions that take a calendar by name (``gk.shift``,
 ``gk.plan_range``), as a Luigi deployment calls them: a name ``[gatekeeper.calendars]`` of
-luigi.cfg defines resolves (``config.use_defined_calendars``, called here, where the name is
-used), as it does for a task class. The core's functions themselves resolve only what they
-are passed and what the registry holds (``core/periods/registry.py``).
+luigi.cfg defines resolves (``calendar_config.use_defined_calendars``, called here, where the
+name is used), as it does for a task class. The core's functions themselves resolve only what
+they are passed and what the registry holds (``core/periods/registry.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from gatekeeper.core import planning
 from gatekeeper.core.periods import DAILY, Label, by_name
-from gatekeeper.luigi import config
+from gatekeeper.luigi import calendar_config
 
 __all__ = ["plan_range", "shift"]
 
@@ -24,7 +24,7 @@ def shift(label: Any, n: int, *, calendar: Any = "all", period: Any = DAILY) -> 
     included, or a Calendar): ``shift(monday, -1, calendar="weekdays")`` is the Friday before.
     Raises InvalidInput naming the field for a label that is no business period, an unknown
     calendar or kind, or beyond the calendar."""
-    config.use_defined_calendars()
+    calendar_config.use_defined_calendars()
     return by_name.shift(label, n, calendar=calendar, period=period)
 
 
@@ -61,7 +61,7 @@ def plan_range(
     stop before start), strategy, catchup (unknown, ``last:0``), task_limit (negative) or
     complete item.
     """
-    config.use_defined_calendars()
+    calendar_config.use_defined_calendars()
     return planning.plan_range(
         complete,
         start=start,

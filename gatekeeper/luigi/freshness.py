@@ -26,7 +26,7 @@ from gatekeeper.core.freshness import choose_within, parse_freshness
 from gatekeeper.core.names import describe_unknown, suggest
 from gatekeeper.core.validation import check_name
 from gatekeeper.ledger.protocols import LedgerReads
-from gatekeeper.luigi.config import config_error
+from gatekeeper.luigi.config_errors import config_error
 
 SECTION = "gatekeeper.freshness"
 

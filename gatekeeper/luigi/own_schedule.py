@@ -18,7 +18,7 @@ from gatekeeper.core.causes import JobProfile, profile
 from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods.calendars import parse_calendar
 from gatekeeper.ledger import Ledger
-from gatekeeper.luigi import config
+from gatekeeper.luigi import calendar_config, config
 
 #: (ledger URL, job, kind, calendar, zone) recorded by this process
 _recorded: set[tuple[str, str, str, str, str]] = set()
@@ -31,7 +31,7 @@ def own_schedule(task: Any, zone: str | None = None) -> JobProfile | None:
     ``[gatekeeper]`` zone), with no window; None for a class on a calendar object no other
     process could rebuild (no import path: the job is read as before)."""
     found = profile(task.job_id, type(task).period_kind, zone or config.timezone())
-    config.use_defined_calendars()
+    calendar_config.use_defined_calendars()
     try:
         parse_calendar(found.calendar, "calendar")
     except InvalidInput:

@@ -22,7 +22,7 @@ from gatekeeper.core.errors import InvalidInput, StateConflict
 from gatekeeper.core.periods import DAILY, HOURLY
 from gatekeeper.core.validation import check_attempt, parse_attempt_text
 from gatekeeper.ledger import Ledger, open_ledger
-from gatekeeper.luigi import completeness, config, first_run
+from gatekeeper.luigi import calendar_config, completeness, config, first_run
 from gatekeeper.luigi.attempt_run import RecordedRun, recorded
 from gatekeeper.luigi.param_cache import class_params, param_values
 from gatekeeper.luigi.refusals import log_refusals_in_one_line, refuse_at_import
@@ -139,13 +139,14 @@ class PeriodTask(RecordedRun, luigi.Task):
         that is not itself a gatekeeper task. Bind ``period_kind`` to ``calendar``: a bad one
         is InvalidInput (under the ``luigi`` command, one line and exit 2: ``refusals.py``).
         A class that names a calendar (other than ``all``) may name one luigi.cfg defines, so
-        it fills the registry of named calendars first (``config.use_defined_calendars``); a
-        class on ``all``, as gatekeeper's own are (made when the adapter is imported),
-        resolves no name and fills nothing: importing gatekeeper decides nothing that
-        resolves."""
+        it fills the registry of named calendars first
+        (``calendar_config.use_defined_calendars``); a class on ``all``, as gatekeeper's own
+        are (made when the adapter is imported), resolves no name and fills nothing:
+        importing gatekeeper decides nothing that resolves."""
         super().__init_subclass__(**kwargs)
         if isinstance(cls.calendar, str) and cls.calendar != "all":
-            config.use_defined_calendars()  # the class's calendar may be one luigi.cfg defines
+            # the class's calendar may be one luigi.cfg defines
+            calendar_config.use_defined_calendars()
         try:
             kind = cls.period_kind.on(cls.calendar)
         except InvalidInput as exc:  # a bad calendar: under `luigi`, one line and exit 2

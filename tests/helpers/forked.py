@@ -47,7 +47,7 @@ PROCESS_STATE = (
     ("gatekeeper.luigi.fill.policy", "_config"),
     ("gatekeeper.luigi.own_schedule", "_recorded"),
     ("gatekeeper.luigi.config", "_checked"),
-    ("gatekeeper.luigi.config", "_calendars"),
+    ("gatekeeper.luigi.calendar_config", "_calendars"),
     ("gatekeeper.luigi.param_cache", "_defaults"),
 )
 #: module-level memory a forked child need not empty: (module, attribute) -> why

@@ -494,10 +494,10 @@ def test_lineage_core_imports_without_openlineage(tmp_path: Path) -> None:
     script = (
         "import sys; sys.modules['openlineage'] = None\n"
         "import gatekeeper, gatekeeper.luigi.tasks, gatekeeper.integrations.lineage as lineage\n"
-        "from gatekeeper.luigi import config\n"
-        "assert lineage.configured(config.lineage()) is False\n"
+        "from gatekeeper.luigi import integration_config\n"
+        "assert lineage.configured(integration_config.lineage()) is False\n"
         "import os; os.environ['GATEKEEPER_OPENLINEAGE'] = 'true'\n"
-        "try:\n    lineage.configured(config.lineage())\n"
+        "try:\n    lineage.configured(integration_config.lineage())\n"
         "except gatekeeper.GatekeeperError as exc:\n"
         "    print(exc)\n"
     )

@@ -20,7 +20,7 @@ from gatekeeper.core.causes import profile
 from gatekeeper.core.periods import DAILY
 from gatekeeper.core.periods.calendars import parse_calendar, parse_calendar_overrides
 from gatekeeper.core.periods.registry import DEFINED
-from gatekeeper.luigi.config import CALENDARS
+from gatekeeper.luigi.calendar_config import CALENDARS
 from gatekeeper.luigi.tasks import shared_ledger
 from tests.helpers.cli import clean_env, run_gatekeeper
 from tests.helpers.ledgers import snapshot

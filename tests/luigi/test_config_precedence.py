@@ -18,7 +18,7 @@ import pytest
 from luigi.cmdline_parser import CmdlineParser
 
 import gatekeeper as gk
-from gatekeeper.luigi import config
+from gatekeeper.luigi import config, integration_config
 from gatekeeper.luigi.config import Source
 from tests.helpers.cli import gatekeeper
 from tests.helpers.ledgers import fresh_pg_schema, snapshot
@@ -145,10 +145,10 @@ OPTIONS: list[tuple[str, str, str, Callable[[], Any], Any, Any]] = [
     ("timezone", "UTC", "Europe/Paris", config.timezone, "UTC", "Europe/Paris"),
     ("lateness", "0s", "2h", config.lateness, dt.timedelta(0), dt.timedelta(hours=2)),
     ("lease_seconds", "300", "45", config.lease_seconds, 300.0, 45.0),
-    ("openlineage", "false", "true", config.openlineage, False, True),
-    ("openlineage_timeout", "5", "2.5", config.openlineage_timeout, 5.0, 2.5),
-    ("databricks_max_pages", "1000", "5", config.databricks_max_pages, 1000, 5),
-    ("databricks_time_budget", "300", "2.5", config.databricks_time_budget, 300.0, 2.5),
+    ("openlineage", "false", "true", integration_config.openlineage, False, True),
+    ("openlineage_timeout", "5", "2.5", integration_config.openlineage_timeout, 5.0, 2.5),
+    ("databricks_max_pages", "1000", "5", integration_config.databricks_max_pages, 1000, 5),
+    ("databricks_time_budget", "300", "2.5", integration_config.databricks_time_budget, 300.0, 2.5),
 ]
 
 
@@ -245,26 +245,31 @@ def test_config_every_option_has_its_variable() -> None:
         (
             "GATEKEEPER_OPENLINEAGE_TIMEOUT",
             "1e9",
-            config.openlineage_timeout,
+            integration_config.openlineage_timeout,
             "invalid GATEKEEPER_OPENLINEAGE_TIMEOUT=",
         ),
-        ("GATEKEEPER_OPENLINEAGE", "maybe", config.openlineage, "invalid GATEKEEPER_OPENLINEAGE="),
+        (
+            "GATEKEEPER_OPENLINEAGE",
+            "maybe",
+            integration_config.openlineage,
+            "invalid GATEKEEPER_OPENLINEAGE=",
+        ),
         (
             "GATEKEEPER_DATABRICKS_MAX_PAGES",
             "0",
-            config.databricks_max_pages,
+            integration_config.databricks_max_pages,
             "invalid GATEKEEPER_DATABRICKS_MAX_PAGES=0: expected an integer from 1 to 1000000",
         ),
         (
             "GATEKEEPER_DATABRICKS_MAX_PAGES",
             "1e3",
-            config.databricks_max_pages,
+            integration_config.databricks_max_pages,
             "invalid GATEKEEPER_DATABRICKS_MAX_PAGES='1e3'",
         ),
         (
             "GATEKEEPER_DATABRICKS_TIME_BUDGET",
             "-1",
-            config.databricks_time_budget,
+            integration_config.databricks_time_budget,
             "invalid GATEKEEPER_DATABRICKS_TIME_BUDGET=-1.0: expected seconds > 0",
         ),
     ],

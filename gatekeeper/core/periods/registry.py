@@ -2,11 +2,12 @@
 
 ``calendars.parse_calendar`` looks a name up here before the built-in names. The registry is
 empty until a caller fills it, where it resolves a calendar, never at import: the Luigi
-adapter fills it with ``[gatekeeper.calendars]`` of luigi.cfg (``luigi/config.py
-use_defined_calendars``) when a task class of one's own binds its calendar, a range or the
-``gatekeeper`` command resolves a schedule, or a job's recorded calendar is checked (importing
-gatekeeper fills nothing: its own task classes are on the built-in ``all``). Other code passes
-``defined=`` to ``parse_calendar``, or fills the registry itself (``DEFINED.use``).
+adapter fills it with ``[gatekeeper.calendars]`` of luigi.cfg
+(``luigi/calendar_config.py use_defined_calendars``) when a task class of one's own binds its
+calendar, a range or the ``gatekeeper`` command resolves a schedule, or a job's recorded
+calendar is checked (importing gatekeeper fills nothing: its own task classes are on the
+built-in ``all``). Other code passes ``defined=`` to ``parse_calendar``, or fills the registry
+itself (``DEFINED.use``).
 """
 
 from __future__ import annotations

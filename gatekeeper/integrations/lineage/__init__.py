@@ -73,7 +73,8 @@ def run_uuid(run_id: str) -> str:
 @dataclass(frozen=True, slots=True)
 class LineageSettings:
     """What the events need from ``[gatekeeper]``: read by the Luigi adapter
-    (``gatekeeper.luigi.config.lineage``), so this module reads no configuration itself."""
+    (``gatekeeper.luigi.integration_config.lineage``), so this module reads no configuration
+    itself."""
 
     namespace: str
     timezone: str
