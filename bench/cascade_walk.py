@@ -56,7 +56,7 @@ import luigi.worker
 from _common import alternating_ms, environment_line, load_line, print_table, runs_option
 from fleet_readers import PG_DSN, Backend
 from luigi.task_register import Register
-from plan_cost import FLOOR_SQL, check, configure
+from plan_ledger import FLOOR_SQL, check, configure
 
 import gatekeeper as gk
 from gatekeeper.core.causes import JobProfile

@@ -1,7 +1,7 @@
 """A backfill to review, at its floor: ``gatekeeper plan`` over 10 years daily with 7 gaps beside a
 plain SELECT of the job's keys, and beside the plan the range itself makes (issue 50).
 
-Builds ``plan_cost.py``'s ledger (its ``Gappy`` job: 3,653 dates from 2016-01-01, 7 gaps,
+Builds ``plan_ledger.py``'s ledger (its ``Gappy`` job: 3,653 dates from 2016-01-01, 7 gaps,
 alternately no attempt and a failed one, every 10th date succeeded on its second attempt),
 then times, in this process, alternating round by round (median of ``--runs`` after a warm-up
 round), each result checked:
@@ -41,7 +41,7 @@ from _common import (
     print_table,
     runs_option,
 )
-from plan_cost import FLOOR_SQL, GAPPY, NOW, built, floor, planned, states
+from plan_ledger import FLOOR_SQL, GAPPY, NOW, built, floor, planned, states
 
 from gatekeeper.cli import main as gatekeeper
 
