@@ -5,7 +5,9 @@
 
 DimCustomer and DimProduct generate deterministic synthetic rows for their date into tables of
 the ledger database; DailySalesLoad publishes the day's total in integer cents to
-``sales_totals`` in the same transaction as its evidence.
+``sales_totals`` in the same transaction as its evidence; MonthlySales publishes a month's
+total once every day of it is published (a repaired day reaches it with ``--reprocess stale``
+on its range: docs/ranges.md).
 """
 
 from __future__ import annotations
@@ -107,6 +109,27 @@ class DailySalesLoad(gk.GatedTask):
             "INSERT INTO sales_totals (business_date, cents) VALUES (?, ?)",
             (date, payload["cents"]),
         )
+
+
+class MonthlySales(gk.GatedMonthTask):
+    """The month's sales in integer cents, published once every day's total is: its evidence
+    names each day's publishing run, so a day republished makes the month stale."""
+
+    def requires(self) -> list[DailySalesLoad]:
+        days = DailySalesLoad.period_kind
+        first = self.business_month
+        stop = self.period_kind.shift(first, 1)  # the 1st of the next month
+        return [DailySalesLoad(business_date=day) for day in days.between(first, stop)]
+
+    def build(self) -> dict[str, int]:
+        first = self.business_month
+        stop = self.period_kind.shift(first, 1)
+        rows = self.ledger().read(
+            "SELECT COALESCE(SUM(cents), 0) FROM sales_totals "
+            "WHERE business_date >= ? AND business_date < ?",
+            (first.isoformat(), stop.isoformat()),
+        )
+        return {"cents": int(rows[0][0])}
 
 
 def sales_total(ledger: gk.Ledger, business_date: dt.date) -> int | None:
