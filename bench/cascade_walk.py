@@ -39,8 +39,11 @@ Prints the load average before and after. Not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import importlib
+import io
+import json
 import sys
 import tempfile
 import textwrap
@@ -59,6 +62,7 @@ from luigi.task_register import Register
 from plan_ledger import FLOOR_SQL, check, configure
 
 import gatekeeper as gk
+from gatekeeper.cli import main as cli_main
 from gatekeeper.core.causes import JobProfile
 from gatekeeper.core.periods import DAILY, MONTHLY
 
@@ -187,6 +191,22 @@ def opened(tasks: ModuleType, monthly: bool, reprocess: str) -> Callable[[], tup
     return run
 
 
+def planned(url: str, reprocess: str) -> Callable[[], tuple[int, list[Any]]]:
+    """``gatekeeper plan Rollup --json`` over the 120 months, in process: (exit code, its
+    cascade as (job, period, layer))."""
+    args = ["--ledger", url, "--json", "plan", "Rollup", "--start", "2016-01", "--stop"]
+    args += ["2026-01", "--now", NOW.isoformat(), "--lateness", "0s", "--reprocess", reprocess]
+
+    def run() -> tuple[int, list[Any]]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli_main(args)
+        steps = json.loads(out.getvalue())["cascade"]
+        return code, [(s["job"], s["period"], s["layer"]) for s in steps]
+
+    return run
+
+
 def luigi_range(tasks: ModuleType) -> Callable[[], list[Any]]:
     def run() -> list[Any]:
         rng = luigi.tools.range.RangeDaily(
@@ -229,8 +249,10 @@ def floor(query: Callable[[str, tuple[Any, ...]], list], job: str, below: list[s
     return run
 
 
-def measure(tasks: ModuleType, query: Any, runs: int) -> dict[str, float]:
+def measure(tasks: ModuleType, query: Any, runs: int, url: str) -> dict[str, float]:
     calls: dict[str, Callable[[], Any]] = {
+        "plan stale monthly": planned(url, "stale"),
+        "plan missing monthly": planned(url, "missing"),
         "stale daily": opened(tasks, False, "stale"),
         "missing daily": opened(tasks, False, "missing"),
         "floor daily": floor(query, "Consumer", ["Producer"]),
@@ -243,7 +265,10 @@ def measure(tasks: ModuleType, query: Any, runs: int) -> dict[str, float]:
     }
     before = {name: Register.clear_instance_cache for name in calls}
     ms, results = alternating_ms(calls, runs, before)
-    expected = {
+    cascade = [("Consumer", REPAIRED, 1), ("Rollup", REPAIRED[:7], 2)]
+    expected: dict[str, Any] = {
+        "plan stale monthly": (1, cascade),
+        "plan missing monthly": (0, []),
         "stale daily": (False, 2 * DAYS),
         "missing daily": (True, 0),
         "floor daily": (DAYS, DAYS),
@@ -295,6 +320,16 @@ def report(ms: dict[str, float], runs: int, backend: str) -> None:
                 f"{took / ms['missing daily']:.1f}x",
             )
         )
+    for policy in ("stale", "missing"):
+        took = ms[f"plan {policy} monthly"]
+        rows.append(
+            (
+                f"gatekeeper plan Rollup --json (120 months), --reprocess {policy}",
+                f"{took:.1f}",
+                f"{took / ms['floor monthly']:.1f}x",
+                f"{took / ms['missing monthly']:.1f}x",
+            )
+        )
     print_table(("session + first complete()", "ms", "vs floor", "vs missing"), rows)
     stale = ms["stale daily"]
     print(
@@ -320,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 tasks = importlib.import_module(TASK_MODULE)
                 configure(url)
-                report(measure(tasks, query, args.runs), args.runs, args.backend)
+                report(measure(tasks, query, args.runs, url), args.runs, args.backend)
             finally:
                 configure(url)
                 sys.path.remove(str(folder))
