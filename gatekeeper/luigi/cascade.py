@@ -52,8 +52,8 @@ class Cascade:
 
 
 class StillStale(GatekeeperError):
-    """A publication the cascade republished is stale again before it moved on: an upstream
-    changed under it (the next invocation takes it up)."""
+    """A publication the cascade republished is stale again before the cascade ended: an
+    upstream changed under it (a later invocation takes it up)."""
 
 
 def walk(roots: Sequence[PeriodTask], own_left: Collection[str], ledger: Ledger) -> Cascade:
@@ -141,33 +141,46 @@ def pending(cascade: Cascade | None, ledger: Ledger) -> bool:
     return cascade is not None and bool(stale_now(cascade, ledger))
 
 
-def layers(cascade: Cascade | None, ledger_of: Any) -> Iterator[list[PeriodTask]]:
+def layers(
+    cascade: Cascade | None, ledger_of: Any, since: dt.datetime, mine: Any
+) -> Iterator[list[PeriodTask]]:
     """The layers of republishes, lowest first, each read from the ledger (``ledger_of()``:
     the process's ledger, asked anew each time: Luigi may resume the range in a forked
-    child) once the one before it is done. StillStale when a publication republished in
-    this pass is stale again."""
+    child) once the one before it is done. StillStale when a publication of the next layer
+    was republished by this invocation already (its latest attempt succeeded, in a run
+    ``mine`` started at or after ``since``): an upstream changed under it again, and
+    republishing it once more could go on for as long as that goes on."""
     if cascade is None:
         return
-    done: set[Pair] = set()
     while True:
         ledger = ledger_of()
         stale = stale_now(cascade, ledger)
         layer = next_layer(cascade.graph, stale)
         if not layer:
             return
-        again = sorted(done.intersection(layer))
+        latest = ledger.fleet.latest(layer)
+        again = [p for p in layer if _republished(latest.get(p), since, mine)]
         if again:
             job, period = again[0]
             raise StillStale(
                 f"{job} {period}: stale again after its republish in this invocation "
-                f"({stale_reason(stale[again[0]])}); run the range again"
+                f"(attempt {latest[again[0]].attempt}; {stale_reason(stale[again[0]])}): an "
+                "upstream changed meanwhile; run the range again once it is settled"
             )
-        done.update(layer)
-        latest = ledger.fleet.latest(layer)
         yield [
             republish_task(cascade.tasks[p], _next_attempt(latest.get(p)), stale_reason(stale[p]))
             for p in layer
         ]
+
+
+def _republished(attempt: Any, since: dt.datetime, mine: Any) -> bool:
+    """``attempt`` (a pair's latest) is this invocation's succeeded republish."""
+    return (
+        attempt is not None
+        and attempt.state is RunState.SUCCEEDED
+        and attempt.started_at >= since
+        and bool(mine(attempt.run_id))
+    )
 
 
 def _next_attempt(latest: Any) -> int:

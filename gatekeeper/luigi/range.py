@@ -43,6 +43,7 @@ from gatekeeper.core.schedule import Schedule, ScheduleInput, Strategy, resolve_
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi import compat as luigi_compat
 from gatekeeper.luigi import config, first_run, own_schedule
+from gatekeeper.luigi.attempt_run import is_own_run
 from gatekeeper.luigi.cascade import layers, pending, walk
 from gatekeeper.luigi.completeness import completeness
 from gatekeeper.luigi.fill import filler as fill_filler
@@ -268,7 +269,8 @@ class RangeBusinessBase(RangeParameters):
 
     def run(self) -> Iterator[Any]:
         session = self._announced()
-        yield from layers(session.cascade, self.ledger)  # --reprocess stale: lowest first
+        since = dt.datetime.fromtimestamp(session.started, dt.timezone.utc)
+        yield from layers(session.cascade, self.ledger, since, is_own_run)  # lowest first
         if session.schedule.strategy is Strategy.CONTIGUOUS:
             yield from (in_order(self) if self.session.in_order else self._fill_in_order())
         elif session.in_order and session.cascade is not None:  # an applied plan's periods

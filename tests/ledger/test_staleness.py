@@ -18,6 +18,7 @@ from tests.helpers.ledgers import snapshot, succeed
 from tests.helpers.luigi_support import build
 
 UTC = dt.timezone.utc
+NEVER = dt.datetime.max.replace(tzinfo=UTC)  # no attempt is this invocation's
 
 
 D = "2026-10-22"
@@ -83,7 +84,7 @@ def test_refresh_stale_leaves_the_exclusive_stop_date_alone(ledger_cfg: gk.Ledge
 
     def first_layer(rng: gk.RangeBusinessDaily) -> list[tuple[dt.date, str]]:
         """What the range's cascade republishes first (``--refresh-stale``: ``stale``)."""
-        found = next(layers(rng.session.cascade, lambda: ledger_cfg), [])
+        found = next(layers(rng.session.cascade, lambda: ledger_cfg, NEVER, bool), [])
         return [(t.business_date, t.republish_reason) for t in found]  # type: ignore[attr-defined]
 
     assert [s.business_date for s in ledger_cfg.stale("DailySalesLoad")] == [stop.isoformat()]

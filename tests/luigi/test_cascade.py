@@ -266,3 +266,29 @@ def test_two_workers_under_luigid_cascade_each_publication_once(
                 reason,
             )
             assert ledger.stale(job) == []
+
+
+def test_a_cascade_whose_upstream_changes_again_stops_naming_it(
+    ledger_cfg: gk.Ledger, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The repaired day is repaired again right after its consumer republished: the consumer
+    is stale again, and the cascade stops there (StillStale, naming it) instead of
+    republishing it for as long as the upstream keeps changing; nothing above it is touched.
+    Once the upstream is settled, the next invocation carries the repair up."""
+    history()
+    before = revisions(ledger_cfg)
+    (tmp_path / "repair-again").touch()
+    with caplog.at_level(logging.ERROR):
+        assert not build(quarters(str(tmp_path), reprocess="stale")).scheduling_succeeded
+    assert "StillStale: CascadeConsumer 2026-09-15: stale again after its republish in this " in (
+        caplog.text
+    )
+    assert [a.attempt for a in ledger_cfg.attempts("CascadeConsumer", "2026-09-15")] == [1, 2]
+    assert [a.attempt for a in ledger_cfg.attempts("CascadeDay", "2026-09-15")] == [1, 2, 3]
+    after = revisions(ledger_cfg)
+    assert [p for p in after if after[p] != before[p]] == [("CascadeConsumer", "2026-09-15")]
+
+    (tmp_path / "repair-again").unlink()
+    assert build(quarters(str(tmp_path), reprocess="stale")).scheduling_succeeded
+    for job, _, _ in CHAIN:
+        assert ledger_cfg.stale(job) == [], job
