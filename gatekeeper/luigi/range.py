@@ -113,6 +113,8 @@ class RangeBusinessBase(RangeParameters):
                     cascade, eligible=only_planned(cascade, chosen, str(self.plan_file))
                 )
         keys = tuple(plan.key(label) for label in plan.scheduled)
+        # forward/reverse gaps wait for a cascade with something to do (else they are required)
+        first = bool(keys) and schedule.strategy is not Strategy.CONTIGUOUS
         return FillSession(
             now=now,
             schedule=schedule,
@@ -125,6 +127,7 @@ class RangeBusinessBase(RangeParameters):
             policy=chosen.policy,
             in_order=chosen.in_order,
             cascade=cascade,
+            cascade_first=first and pending(cascade, ledger),
         )
 
     def schedule(self) -> Schedule:
@@ -220,7 +223,9 @@ class RangeBusinessBase(RangeParameters):
         adds its chunks, so all their workers share them. ``contiguous`` gaps, and the periods
         of an applied plan (``--plan-file``), are filled in ``run()``, in order; under
         ``forward`` and ``reverse`` an applied plan's periods are required through PlanSteps,
-        which rank them in its order (``plan_steps.py``).
+        which rank them in its order (``plan_steps.py``); and when ``--reprocess stale`` found
+        something stale below, the chunks are yielded by ``run()`` after its cascade (a gap
+        filled first would publish on what the cascade then republishes).
         Declares only (Luigi's tools call it too); what taking the range up does is ``deps``.
         """
         session = self.session
@@ -228,6 +233,8 @@ class RangeBusinessBase(RangeParameters):
             return [] if session.in_order else list(session.refreshes)
         if session.in_order:  # after its cascade, if it has one (run())
             return [] if session.cascade is not None else list(plan_steps(session.refreshes))
+        if session.cascade_first:  # the chunks after the cascade (run())
+            return list(session.refreshes)
         return [*session.refreshes, *self._independent_chunks()]
 
     def deps(self) -> list[luigi.Task]:
@@ -275,6 +282,8 @@ class RangeBusinessBase(RangeParameters):
             yield from (in_order(self) if self.session.in_order else self._fill_in_order())
         elif session.in_order and session.cascade is not None:  # an applied plan's periods
             yield plan_steps(session.refreshes)
+        elif session.cascade_first:  # forward/reverse gaps, once the cascade below is done
+            yield self._independent_chunks()
         self.report(self.final_plan())
         range_watch.close_after_run(self)
 

@@ -68,6 +68,7 @@ class FillSession:
     policy: Reprocess = Reprocess.MISSING
     in_order: bool = False
     cascade: Cascade | None = None
+    cascade_first: bool = False  # forward/reverse: the chunks wait for the cascade (run())
 
 
 def clock_at(seconds: float) -> dt.datetime:

@@ -19,7 +19,13 @@ import pytest
 import gatekeeper as gk
 from gatekeeper.cli import main
 from tests.helpers import fleet
-from tests.helpers.cascade_tasks import CascadeDay, CascadeQuarterly, CascadeWeekly
+from tests.helpers.cascade_tasks import (
+    CascadeConsumer,
+    CascadeDay,
+    CascadeMonthly,
+    CascadeQuarterly,
+    CascadeWeekly,
+)
 from tests.helpers.ledgers import snapshot
 from tests.helpers.luigi_support import build, luigi_command, run_luigi, write_config
 from tests.helpers.luigid_support import HOST, Luigid
@@ -292,3 +298,32 @@ def test_a_cascade_whose_upstream_changes_again_stops_naming_it(
     assert build(quarters(str(tmp_path), reprocess="stale")).scheduling_succeeded
     for job, _, _ in CHAIN:
         assert ledger_cfg.stale(job) == [], job
+
+
+@pytest.mark.parametrize("strategy", ["forward", "contiguous"])
+def test_a_gap_above_a_stale_day_is_filled_after_the_cascade(
+    ledger_cfg: gk.Ledger, strategy: str
+) -> None:
+    """September has no month yet, and its consumer day 09-15 is stale: the range republishes
+    the day first, then fills the month once, on the republished day (revision 1; filled
+    first, it would publish on the stale day and be republished at once), forward as
+    contiguous."""
+    day = CascadeConsumer(business_date=REPAIRED)
+    assert build(day).scheduling_succeeded
+    assert build(CascadeDay(business_date=REPAIRED, attempt=2)).scheduling_succeeded
+    months = gk.RangeBusinessMonthly(
+        of=CascadeMonthly,
+        start=dt.date(2026, 9, 1),
+        stop=dt.date(2026, 10, 1),
+        now=NOW,
+        reprocess="stale",
+        strategy=strategy,
+    )
+    assert build(months, workers=2).scheduling_succeeded
+    consumer = ledger_cfg.latest("CascadeConsumer", REPAIRED.isoformat())
+    month = ledger_cfg.publication("CascadeMonthly", "2026-09")
+    assert consumer is not None and consumer.attempt == 2
+    assert month is not None and (month.revision, month.reason) == (1, None)
+    named = {(i.job, i.business_date): i.attempt for i in month.items}
+    assert named[("CascadeConsumer", REPAIRED.isoformat())] == 2
+    assert ledger_cfg.stale("CascadeMonthly") == []
