@@ -3,7 +3,7 @@
 # pyproject.toml [tool.mutmut]); not part of CI. See docs/mutation.md.
 #
 #   tools/mutation.sh                 # every module at once, from scratch (the documented score)
-#   tools/mutation.sh ledger          # one group: rules | ledger | recovery (each pays the
+#   tools/mutation.sh ledger          # one group: rules | ledger | recovery | backfill (each pays the
 #                                     # ~3 min of stats and clean runs again)
 #   KEEP=1 tools/mutation.sh rules    # reuse mutants/ and mutmut's cached results
 #
@@ -19,12 +19,13 @@ declare -A GROUPS_OF=(
   [rules]="gatekeeper.core.records.* gatekeeper.core.periods.* gatekeeper.core.planning.* gatekeeper.core.readiness.* gatekeeper.core.gate.*"
   [ledger]="gatekeeper.ledger.attempts.* gatekeeper.ledger.abandons.* gatekeeper.ledger.publications.* gatekeeper.ledger.staleness.*"
   [recovery]="gatekeeper.core.recovery.*"
+  [backfill]="gatekeeper.core.cascade.* gatekeeper.core.backfill.* gatekeeper.core.reviewed.* gatekeeper.core.plan_facts.*"
 )
 declare -A GROUPS_OF+=([all]="")   # every module in [tool.mutmut] only_mutate, in one run
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(all)
 for g in "${groups[@]}"; do
-  [ -n "${GROUPS_OF[$g]+set}" ] || { echo "unknown group $g (rules, ledger, recovery)" >&2; exit 2; }
+  [ -n "${GROUPS_OF[$g]+set}" ] || { echo "unknown group $g (rules, ledger, recovery, backfill)" >&2; exit 2; }
 done
 
 command -v mutmut >/dev/null || { echo "mutmut missing: pip install -e '.[dev,test,postgres]'" >&2; exit 2; }

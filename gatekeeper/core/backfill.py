@@ -120,8 +120,9 @@ class Estimate:
     def describe(self) -> str:
         """``estimate: 3 periods x 2m05s = 6m15s, one after another (median of the last 20
         successes)``, or ``estimate: no history``."""
-        if self.median is None or self.total is None:
+        if self.median is None:
             return "estimate: no history (no succeeded attempt recorded)"
+        total = self.median * self.periods
         source = (
             "the one success recorded"
             if self.samples == 1
@@ -130,7 +131,7 @@ class Estimate:
         periods = f"{self.periods} period{'' if self.periods == 1 else 's'}"
         return (
             f"estimate: {periods} x {duration(self.median.total_seconds())} = "
-            f"{duration(self.total.total_seconds())}, one after another ({source})"
+            f"{duration(total.total_seconds())}, one after another ({source})"
         )
 
     def to_json(self) -> dict[str, object]:
@@ -294,7 +295,7 @@ def _choose(facts: BackfillFacts, ranged: RangePlan, policy: Reprocess) -> _Choi
     kind = ranged.period
     reverse = ranged.strategy is Strategy.REVERSE
     ordered = tuple(sorted(wanted, key=kind.ordinal, reverse=reverse))
-    taken = ordered if ranged.task_limit is None else ordered[: ranged.task_limit]
+    taken = ordered[: ranged.task_limit]  # all of them for None
     return _Choice(due, incomplete, frozenset(wanted), ordered, frozenset(taken), reverse)
 
 
@@ -320,9 +321,9 @@ def _incomplete(latest: Attempt | None, now: dt.datetime) -> tuple[Action, str]:
     ``latest``: run it, rerun it after a failure, or leave it to the run that holds it."""
     if latest is None:
         return Action.RUN, "missing"
-    if latest.lease_live(now):
-        until = latest.lease_expires_at.isoformat() if latest.lease_expires_at else "?"
-        return Action.SKIP, f"held by run {latest.run_id} until {until}"
+    until = latest.lease_expires_at  # set whenever the lease is live
+    if until is not None and latest.lease_live(now):
+        return Action.SKIP, f"held by run {latest.run_id} until {until.isoformat()}"
     if latest.state is RunState.FAILED:
         error = f": {latest.error}" if latest.error else ""
         return Action.RERUN, f"attempt {latest.attempt} failed{error}"

@@ -60,7 +60,8 @@ def stale_below(graph: Graph[N], stale: Collection[Pair]) -> dict[N, bool]:
                 continue
             kids = graph.children.get(node, ())
             if expanded:
-                below[node] = any(graph.pairs.get(k) in stale or below.get(k, False) for k in kids)
+                # each kid was walked before its parent (no cycle: one would never end)
+                below[node] = any(graph.pairs.get(k) in stale or below[k] for k in kids)
                 continue
             stack.append((node, True))
             stack.extend((k, False) for k in kids if k not in below)

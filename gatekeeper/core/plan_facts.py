@@ -95,5 +95,5 @@ def job_pairs(found: BackfillPlan) -> tuple[Pair, ...]:
 def digest(facts: Iterable[Fact]) -> str:
     """``sha256:<hex>`` of ``facts`` in one canonical form (sorted, compact JSON)."""
     rows = sorted((f.to_list() for f in facts), key=lambda row: (row[0], row[1]))
-    text = json.dumps(rows, separators=(",", ":"), ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+    text = json.dumps(rows, separators=(",", ":"))  # ASCII: json's default
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()

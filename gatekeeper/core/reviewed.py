@@ -74,8 +74,9 @@ class ReviewedPlan:
 
 def _planned(row: Mapping[str, object]) -> PlannedPeriod:
     """One period of a plan file's ``periods``, as the planner made it."""
-    upstream = cast("list[list[str]]", row.get("upstream", []))
-    pairs = tuple((str(job), str(key)) for job, key in upstream)
+    upstream = row.get("upstream", [])
+    rows = cast("list[list[str]]", upstream)  # pragma: no mutate (cast returns its value)
+    pairs = tuple((str(job), str(key)) for job, key in rows)
     return PlannedPeriod(str(row["period"]), Action(row["action"]), str(row["reason"]), pairs)
 
 
