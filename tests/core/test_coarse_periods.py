@@ -13,7 +13,7 @@ from gatekeeper.core.errors import InvalidInput
 from gatekeeper.core.periods import MONTHLY, QUARTERLY, WEEKLY, kind_of_key, parse_period
 from gatekeeper.core.planning import plan_range
 
-DAYS = st.dates(dt.date(1900, 1, 8), dt.date(9998, 12, 1))
+DAYS = st.dates(dt.date(2, 1, 8), dt.date(9998, 12, 1))  # every year with a closed quarter
 
 
 @pytest.mark.parametrize("kind", [WEEKLY, MONTHLY, QUARTERLY])
@@ -38,6 +38,9 @@ def test_coarse_period_round_trips(kind, day: dt.date) -> None:
         (WEEKLY, dt.date(2020, 12, 28), "2020-W53"),
         (MONTHLY, dt.date(2025, 1, 1), "2025-01"),
         (QUARTERLY, dt.date(2025, 4, 1), "2025-Q2"),
+        (MONTHLY, dt.date(999, 12, 1), "0999-12"),  # four digits, as a day's key
+        (QUARTERLY, dt.date(999, 10, 1), "0999-Q4"),
+        (WEEKLY, dt.date(999, 12, 23), "0999-W52"),
     ],
 )
 def test_coarse_period_keys(kind, label: dt.date, key: str) -> None:

@@ -25,7 +25,8 @@ class Monthly(BaseKind, CoarsePeriod):
     _example = "2025-01"
 
     def key(self, value: object, field: str = "business_date") -> str:
-        return self.parse(value, field).strftime("%Y-%m")
+        label = self.parse(value, field)  # strftime("%Y") writes 999, not 0999: no key
+        return f"{label.year:04d}-{label.month:02d}"
 
     def ordinal(self, value: object, field: str = "business_date") -> int:
         label = self.parse(value, field)
