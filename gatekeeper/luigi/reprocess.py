@@ -132,9 +132,9 @@ def only_planned(cascade: Cascade, chosen: Reprocessing, source: str) -> frozens
         job, period = missing[0]
         raise InvalidInput(
             "plan_file",
-            chosen.policy.value,
-            f"its cascade names {job} {period}, which is "
-            "not a publication below the range's window; plan again",
+            source,
+            f"its cascade names {job} {period}, which is not a publication below the "
+            "range's window; plan again",
         )
     return chosen.cascade_only
 

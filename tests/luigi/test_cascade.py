@@ -327,3 +327,23 @@ def test_a_gap_above_a_stale_day_is_filled_after_the_cascade(
     named = {(i.job, i.business_date): i.attempt for i in month.items}
     assert named[("CascadeConsumer", REPAIRED.isoformat())] == 2
     assert ledger_cfg.stale("CascadeMonthly") == []
+
+
+def test_an_applied_plan_whose_cascade_names_a_pair_not_below_is_refused(
+    ledger_cfg: gk.Ledger, ledger_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history()
+    path = tmp_path / "plan.json"
+    assert main(plan_args(ledger_url, "-o", str(path))) == 1
+    capsys.readouterr()
+    plan = json.loads(path.read_text())
+    plan["cascade"][0]["job"] = "Elsewhere"  # its facts unchanged: only the cascade lies
+    path.write_text(json.dumps(plan))
+    rows = snapshot(ledger_cfg)
+    with pytest.raises(gk.InvalidInput) as caught:
+        quarters(plan_file=str(path)).complete()
+    assert str(caught.value) == (
+        f"invalid plan_file='{path}': its cascade names Elsewhere 2026-09-15, which is not a "
+        "publication below the range's window; plan again"
+    )
+    assert snapshot(ledger_cfg) == rows
