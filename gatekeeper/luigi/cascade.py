@@ -146,14 +146,29 @@ def layers(
 ) -> Iterator[list[PeriodTask]]:
     """The layers of republishes, lowest first, each read from the ledger (``ledger_of()``:
     the process's ledger, asked anew each time: Luigi may resume the range in a forked
-    child) once the one before it is done. StillStale when a publication of the next layer
-    was republished by this invocation already (its latest attempt succeeded, in a run
-    ``mine`` started at or after ``since``): an upstream changed under it again, and
-    republishing it once more could go on for as long as that goes on."""
+    child) once the one before it is done.
+
+    While a publication of the graph is being run by another run (its latest attempt
+    running on a live lease: under luigid, a worker that added the range too may run a pass
+    of it while the worker of the last pass still runs its layer), what is stale is in
+    flux: the layer is then those periods' own tasks, which Luigi's scheduler dedupes with
+    the running one (or which wait for its lease), and the next pass reads again.
+    StillStale when a publication of the next layer was republished by this invocation
+    already (its latest attempt succeeded, in a run ``mine`` started at or after
+    ``since``): an upstream changed under it again, and republishing it once more could go
+    on for as long as that goes on."""
     if cascade is None:
         return
+    waited: set[Pair] = set()
     while True:
         ledger = ledger_of()
+        busy = _busy(cascade, ledger)
+        if busy:
+            if busy <= waited:  # waited for them in this pass and they still run
+                raise StillStale(f"{_held(busy, ledger)}: still running after a wait")
+            waited |= busy
+            yield [cascade.tasks[pair] for pair in sorted(busy)]
+            continue
         stale = stale_now(cascade, ledger)
         layer = next_layer(cascade.graph, stale)
         if not layer:
@@ -171,6 +186,21 @@ def layers(
             republish_task(cascade.tasks[p], _next_attempt(latest.get(p)), stale_reason(stale[p]))
             for p in layer
         ]
+
+
+def _busy(cascade: Cascade, ledger: Ledger) -> set[Pair]:
+    """The publications of ``cascade`` another run is running now (a live lease by the
+    database's clock): one statement per 300 pairs."""
+    now = ledger.db_now()
+    latest = ledger.fleet.latest(cascade.eligible)
+    return {pair for pair, attempt in latest.items() if attempt.lease_live(now)}
+
+
+def _held(busy: set[Pair], ledger: Ledger) -> str:
+    """``JOB PERIOD held by run R`` of the first of ``busy``."""
+    job, period = min(busy)
+    found = ledger.latest(job, period)
+    return f"{job} {period} held by run {found.run_id if found else '?'}"
 
 
 def _republished(attempt: Any, since: dt.datetime, mine: Any) -> bool:

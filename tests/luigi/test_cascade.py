@@ -18,6 +18,7 @@ import pytest
 
 import gatekeeper as gk
 from gatekeeper.cli import main
+from gatekeeper.luigi.cascade import layers
 from tests.helpers import fleet
 from tests.helpers.cascade_tasks import (
     CascadeConsumer,
@@ -347,3 +348,23 @@ def test_an_applied_plan_whose_cascade_names_a_pair_not_below_is_refused(
         "publication below the range's window; plan again"
     )
     assert snapshot(ledger_cfg) == rows
+
+
+def test_a_cascade_waits_for_a_publication_another_run_is_running(ledger_cfg: gk.Ledger) -> None:
+    """Another run holds the stale consumer day (its attempt 2 running on a live lease: under
+    luigid, the worker of the last pass still running its layer while another worker runs
+    the next pass): the next layer is the day's own task, which the scheduler dedupes with
+    the running one or which waits for its lease, not a republish of its own on top of it;
+    once the run has ended, the cascade reads again."""
+    history()
+    key = REPAIRED.isoformat()
+    ledger_cfg.begin_attempt("CascadeConsumer", key, "other-run", lease_seconds=600)
+    rng = quarters(reprocess="stale")
+    never = dt.datetime.max.replace(tzinfo=UTC)
+    passes = layers(rng.session.cascade, lambda: ledger_cfg, never, bool)
+    (waiting,) = next(passes)
+    assert (waiting.job_id, waiting.period_key) == ("CascadeConsumer", key)
+    assert (waiting.attempt, waiting.republish_reason) == (0, None)  # the period, as it is
+    ledger_cfg.record("CascadeConsumer", key, 2, "other-run", "succeeded", dt.datetime.now(UTC))
+    (republish,) = next(passes)  # no longer running: still stale, so republished
+    assert (republish.attempt, republish.republish_reason) == (3, CHAIN[0][2])
