@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gatekeeper.core.cascade import describe_counts
 from gatekeeper.core.causes import HELD, Cause
 from gatekeeper.core.display import printable
 from gatekeeper.core.planning import RangePlan
 from gatekeeper.core.records import Attempt, RunState
+
+#: a key of ``own_keys``: a period key, or a (job, period) pair
+K = TypeVar("K", bound=Hashable)
 
 _TYPED_ERROR = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*): (.*)$", re.DOTALL)
 
@@ -108,10 +112,11 @@ def failed_keys(latest: Mapping[str, Attempt], since: dt.datetime) -> set[str]:
 
 
 def own_keys(
-    latest: Mapping[str, Attempt], since: dt.datetime, mine: Callable[[str], bool]
-) -> set[str]:
-    """Keys whose latest attempt succeeded, started at or after ``since``, in a run ``mine``
-    (a run ID predicate: this invocation's runs) recorded."""
+    latest: Mapping[K, Attempt], since: dt.datetime, mine: Callable[[str], bool]
+) -> set[K]:
+    """Keys (period keys, or (job, period) pairs) whose latest attempt succeeded, started at
+    or after ``since``, in a run ``mine`` (a run ID predicate: this invocation's runs)
+    recorded."""
     return {
         key
         for key, attempt in latest.items()

@@ -33,7 +33,8 @@ import luigi.task
 from gatekeeper.core.backfill import stale_reason
 from gatekeeper.core.cascade import Graph, Pair, counts_by_job, next_layer
 from gatekeeper.core.errors import GatekeeperError
-from gatekeeper.core.records import RunState, Staleness
+from gatekeeper.core.progress import own_keys
+from gatekeeper.core.records import Staleness
 from gatekeeper.ledger import Ledger
 from gatekeeper.luigi.tasks import PeriodTask
 
@@ -174,7 +175,7 @@ def layers(
         if not layer:
             return
         latest = ledger.fleet.latest(layer)
-        again = [p for p in layer if _republished(latest.get(p), since, mine)]
+        again = sorted(own_keys(latest, since, mine))  # what this invocation republished
         if again:
             job, period = again[0]
             raise StillStale(
@@ -203,16 +204,6 @@ def _held(busy: set[Pair], ledger: Ledger) -> str:
     return f"{job} {period} held by run {found.run_id if found else '?'}"
 
 
-def _republished(attempt: Any, since: dt.datetime, mine: Any) -> bool:
-    """``attempt`` (a pair's latest) is this invocation's succeeded republish."""
-    return (
-        attempt is not None
-        and attempt.state is RunState.SUCCEEDED
-        and attempt.started_at >= since
-        and bool(mine(attempt.run_id))
-    )
-
-
 def _next_attempt(latest: Any) -> int:
     return 1 if latest is None else int(latest.attempt) + 1
 
@@ -237,11 +228,5 @@ def republished(
         return {}
     revisions = ledger.fleet.revisions(cascade.eligible)
     latest = ledger.fleet.latest(p for p, n in revisions.items() if n > 1)
-    ours = [
-        (attempt.started_at, pair)
-        for pair, attempt in latest.items()
-        if attempt.state is RunState.SUCCEEDED
-        and attempt.started_at >= since
-        and mine(attempt.run_id)
-    ]
-    return counts_by_job(pair for _, pair in sorted(ours))  # the jobs in the order they ran
+    ours = sorted((latest[pair].started_at, pair) for pair in own_keys(latest, since, mine))
+    return counts_by_job(pair for _, pair in ours)  # the jobs in the order they ran
