@@ -293,43 +293,26 @@ def report(ms: dict[str, float], runs: int, backend: str) -> None:
         "in turn, Luigi's instance cache cleared before each; milliseconds; every result "
         "checked\n"
     )
+
+    def row(name: str, took: float, scope: str) -> tuple[str, str, str, str]:
+        """A figure beside its scope's floor and the range without a cascade."""
+        floor, missing = ms[f"floor {scope}"], ms[f"missing {scope}"]
+        return name, f"{took:.1f}", f"{took / floor:.1f}x", f"{took / missing:.1f}x"
+
     rows = []
     for scope, what in (
         ("daily", "RangeBusinessDaily, 3,653 days"),
         ("monthly", "RangeBusinessMonthly, 120 months"),
     ):
-        base, missing = ms[f"floor {scope}"], ms[f"missing {scope}"]
         for policy in ("stale", "missing"):
-            took = ms[f"{policy} {scope}"]
-            rows.append(
-                (
-                    f"{what}, --reprocess {policy}",
-                    f"{took:.1f}",
-                    f"{took / base:.1f}x",
-                    f"{took / missing:.1f}x",
-                )
-            )
+            rows.append(row(f"{what}, --reprocess {policy}", ms[f"{policy} {scope}"], scope))
+        base, missing = ms[f"floor {scope}"], ms[f"missing {scope}"]
         rows.append((f"  floor ({scope})", f"{base:.1f}", "1.0x", f"{base / missing:.2f}x"))
-    for name in ("Luigi RangeDaily", "Luigi tasks", "Luigi worker"):
-        took = ms[name]
-        rows.append(
-            (
-                name,
-                f"{took:.1f}",
-                f"{took / ms['floor daily']:.1f}x",
-                f"{took / ms['missing daily']:.1f}x",
-            )
-        )
+    luigi_figures = ("Luigi RangeDaily", "Luigi tasks", "Luigi worker")
+    rows += [row(name, ms[name], "daily") for name in luigi_figures]
     for policy in ("stale", "missing"):
-        took = ms[f"plan {policy} monthly"]
-        rows.append(
-            (
-                f"gatekeeper plan Rollup --json (120 months), --reprocess {policy}",
-                f"{took:.1f}",
-                f"{took / ms['floor monthly']:.1f}x",
-                f"{took / ms['missing monthly']:.1f}x",
-            )
-        )
+        name = f"gatekeeper plan Rollup --json (120 months), --reprocess {policy}"
+        rows.append(row(name, ms[f"plan {policy} monthly"], "monthly"))
     print_table(("session + first complete()", "ms", "vs floor", "vs missing"), rows)
     stale = ms["stale daily"]
     print(
